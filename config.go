@@ -1,0 +1,153 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// nodeConfig is the node's configuration, from flags, else the environment
+// (Maelstrom-style harnesses start the binary without arguments but pass
+// their environment on), else the defaults of the contract's table.
+type nodeConfig struct {
+	leaseMs         int64
+	maxLeaseMs      int64
+	acceptors       string // "all", "self", or a comma list of node ids
+	bootWaitMs      int64
+	driftMarginMs   int64
+	driftPPM        int64
+	quorumTimeoutMs int64
+	seed            int64 // 0: derived from the start time
+}
+
+// setting is one row of the configuration table.
+type setting struct {
+	flag, env, usage string
+	def              string
+}
+
+var settings = []setting{
+	{"lease-ms", "LEASE_MS", "lease length T in ms when a request names none", "60000"},
+	{"max-lease-ms", "LEASE_MAX_MS", "M: the longest lease in ms a request may ask for", "60000"},
+	{"acceptors", "LEASE_ACCEPTORS", "all | self | comma list of node ids (identical on every node)", "all"},
+	{"boot-wait-ms", "LEASE_BOOT_WAIT_MS", "ms the acceptor stays silent after start; >= M wherever nodes restart", "0"},
+	{"drift-margin-ms", "LEASE_DRIFT_MARGIN_MS", "ms every reported remaining time is shortened by", "0"},
+	{"drift-ppm", "LEASE_DRIFT_PPM", "bound on clock-rate error in parts per million; acceptors stretch leases by it", "1000"},
+	{"quorum-timeout-ms", "LEASE_QUORUM_TIMEOUT_MS", "ms a request may take before the node answers error 11 (1..2000)", "2000"},
+	{"seed", "LEASE_SEED", "seed of the node's random backoff (0: from the start time)", "0"},
+}
+
+// parseConfig reads args and the environment and validates every value,
+// so a bad setting stops the node at start with one line naming it.
+func parseConfig(args []string, getenv func(string) string) (nodeConfig, error) {
+	fs := flag.NewFlagSet("lease-node", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	raw := map[string]*string{}
+	for _, s := range settings {
+		def := s.def
+		if v := getenv(s.env); v != "" {
+			def = v
+		}
+		raw[s.flag] = fs.String(s.flag, def, s.usage+" (env "+s.env+")")
+	}
+	if err := fs.Parse(args); err != nil {
+		return nodeConfig{}, fmt.Errorf("%v (flags: %s)", err, flagList())
+	}
+	if fs.NArg() > 0 {
+		return nodeConfig{}, fmt.Errorf("unexpected argument %q (flags: %s)", fs.Arg(0), flagList())
+	}
+	return buildConfig(raw)
+}
+
+func flagList() string {
+	var names []string
+	for _, s := range settings {
+		names = append(names, "-"+s.flag)
+	}
+	return strings.Join(names, " ")
+}
+
+func buildConfig(raw map[string]*string) (nodeConfig, error) {
+	var c nodeConfig
+	var errs []error
+	num := func(name string, dst *int64, lo, hi int64) {
+		v, err := strconv.ParseInt(strings.TrimSpace(*raw[name]), 10, 64)
+		if err != nil || v < lo || v > hi {
+			errs = append(errs, fmt.Errorf("-%s (%s) is %q; want a whole number in %d..%d", name, envOf(name), *raw[name], lo, hi))
+			return
+		}
+		*dst = v
+	}
+	const week = 7 * 24 * 3600 * 1000
+	num("max-lease-ms", &c.maxLeaseMs, 1, week)
+	num("lease-ms", &c.leaseMs, 1, week)
+	num("boot-wait-ms", &c.bootWaitMs, 0, week)
+	num("drift-margin-ms", &c.driftMarginMs, 0, week)
+	num("drift-ppm", &c.driftPPM, 0, 499_999)
+	num("quorum-timeout-ms", &c.quorumTimeoutMs, 1, 2000)
+	num("seed", &c.seed, -1<<63, 1<<63-1)
+	c.acceptors = strings.TrimSpace(*raw["acceptors"])
+	errs = append(errs, c.crossCheck()...)
+	return c, errors.Join(errs...)
+}
+
+// crossCheck validates what depends on more than one setting.
+func (c nodeConfig) crossCheck() []error {
+	var errs []error
+	if c.leaseMs > c.maxLeaseMs && c.maxLeaseMs > 0 {
+		errs = append(errs, fmt.Errorf("-lease-ms (LEASE_MS) %d is more than -max-lease-ms (LEASE_MAX_MS) %d", c.leaseMs, c.maxLeaseMs))
+	}
+	if c.driftMarginMs >= c.leaseMs && c.leaseMs > 0 {
+		errs = append(errs, fmt.Errorf("-drift-margin-ms (LEASE_DRIFT_MARGIN_MS) %d must be less than -lease-ms %d, or no lease would be usable", c.driftMarginMs, c.leaseMs))
+	}
+	if _, err := c.acceptorList(nil, ""); err != nil && c.acceptors != "all" && c.acceptors != "self" {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// acceptorList resolves the acceptor setting against init's node ids. With
+// nodeIDs nil it only checks the syntax.
+func (c nodeConfig) acceptorList(nodeIDs []string, self string) ([]string, error) {
+	switch c.acceptors {
+	case "all":
+		return nodeIDs, nil
+	case "self":
+		return []string{self}, nil
+	}
+	ids := strings.Split(c.acceptors, ",")
+	seen := map[string]bool{}
+	for _, id := range ids {
+		switch {
+		case id == "":
+			return nil, fmt.Errorf("-acceptors (LEASE_ACCEPTORS) %q has an empty id; want all, self or a comma list like n1,n2,n3", c.acceptors)
+		case seen[id]:
+			return nil, fmt.Errorf("-acceptors (LEASE_ACCEPTORS) lists %s twice", id)
+		case nodeIDs != nil && !contains(nodeIDs, id):
+			return nil, fmt.Errorf("-acceptors (LEASE_ACCEPTORS) lists %s, which is not in node_ids %v", id, nodeIDs)
+		}
+		seen[id] = true
+	}
+	return ids, nil
+}
+
+func contains(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+func envOf(flagName string) string {
+	for _, s := range settings {
+		if s.flag == flagName {
+			return s.env
+		}
+	}
+	return ""
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"chunklease/lease"
+	"chunklease/maelstrom"
+)
+
+// server is the thin shell around the pure lease core: it reads the clock
+// once per event, feeds the core, and turns the core's output into
+// Maelstrom messages, replies and one wake-up timer. Everything runs on the
+// protocol library's single event loop, so nothing here is locked.
+type server struct {
+	cfg  nodeConfig
+	node *maelstrom.Node
+	core *lease.Node // nil until init
+
+	pending map[uint64]maelstrom.Message // client requests the core has not answered
+	nextID  uint64
+	wake    func() // cancels the pending wake-up timer
+	wakeAt  time.Duration
+}
+
+func newServer(cfg nodeConfig, stdin io.Reader, stdout, stderr io.Writer) *server {
+	s := &server{cfg: cfg, pending: map[uint64]maelstrom.Message{}, wakeAt: lease.Never}
+	s.node = maelstrom.New(stdin, stdout, stderr)
+	s.node.OnInit(s.init)
+	// At end of input the node drains until every client request it took
+	// is answered (at most the quorum timeout), then exits.
+	s.node.SetIdle(func() bool { return len(s.pending) == 0 })
+	for typ := range lease.Ops {
+		s.node.Handle(typ, s.onClient)
+	}
+	for _, typ := range []lease.MsgType{lease.MsgPrepare, lease.MsgPropose, lease.MsgRead, lease.MsgRelease} {
+		s.node.Handle(string(typ), s.onPeer)
+	}
+	s.node.Handle("echo", s.onEcho)
+	return s
+}
+
+// init builds the core once node_ids are known; a misconfigured acceptor
+// list fails init, which stops a Maelstrom test with this text.
+func (s *server) init() error {
+	acc, err := s.cfg.acceptorList(s.node.NodeIDs(), s.node.ID())
+	if err != nil {
+		return err
+	}
+	inc := time.Now().UnixNano()
+	seed := s.cfg.seed
+	if seed == 0 {
+		seed = inc
+	}
+	core, err := lease.NewNode(lease.Config{
+		ID: s.node.ID(), Acceptors: acc, Incarnation: inc,
+		DefaultLeaseMs: s.cfg.leaseMs, MaxLeaseMs: s.cfg.maxLeaseMs, BootWaitMs: s.cfg.bootWaitMs,
+		DriftMarginMs: s.cfg.driftMarginMs, DriftPPM: s.cfg.driftPPM, QuorumTimeoutMs: s.cfg.quorumTimeoutMs,
+		Rand: rand.New(rand.NewPCG(uint64(seed), uint64(inc))),
+	}, s.node.Now())
+	if err != nil {
+		return err
+	}
+	s.core = core
+	s.node.Logf("lease-node %s: acceptors %v, lease %d ms (max %d), boot wait %d ms, drift %d ppm, margin %d ms, quorum timeout %d ms, seed %d",
+		s.node.ID(), acc, s.cfg.leaseMs, s.cfg.maxLeaseMs, s.cfg.bootWaitMs, s.cfg.driftPPM, s.cfg.driftMarginMs, s.cfg.quorumTimeoutMs, seed)
+	return nil
+}
+
+// onClient serves lease_grant, lease_renew, lease_check and lease_release.
+func (s *server) onClient(req maelstrom.Message) error {
+	r, err := lease.DecodeRequest(req.Type, req.Body)
+	if err != nil {
+		return maelstrom.Errorf(maelstrom.Code(err.Code), "%s", err.Text)
+	}
+	s.nextID++
+	r.ID = s.nextID
+	s.pending[r.ID] = req
+	s.apply(s.core.Request(s.node.Now(), r), nil)
+	return nil
+}
+
+// onPeer serves an acceptor request from another node; the core answers it
+// within the same call, and that answer is sent as the reply.
+func (s *server) onPeer(req maelstrom.Message) error {
+	m, err := lease.DecodeMsg(req.Type, req.Src, req.Dest, req.Body)
+	if err != nil {
+		return maelstrom.Errorf(maelstrom.CodeMalformedRequest, "%v", err)
+	}
+	s.apply(s.core.Receive(s.node.Now(), m), &req)
+	return nil
+}
+
+// onPeerReply feeds an acceptor's answer to one of this node's requests
+// back to the core. A timeout needs nothing: the core has its own
+// deadlines, and the library has already forgotten the request.
+func (s *server) onPeerReply(reply maelstrom.Message, err error) {
+	if err != nil {
+		return
+	}
+	m, derr := lease.DecodeMsg(reply.Type, reply.Src, reply.Dest, reply.Body)
+	if derr != nil {
+		s.node.Logf("ignoring %s from %s: %v", reply.Type, reply.Src, derr)
+		return
+	}
+	s.apply(s.core.Receive(s.node.Now(), m), nil)
+}
+
+// apply carries out one core output: peer messages (the answer to peer, if
+// any, as its reply; requests as RPCs), client replies, and the wake-up.
+func (s *server) apply(out *lease.Output, peer *maelstrom.Message) {
+	for _, m := range out.Msgs {
+		s.sendPeer(m, peer)
+	}
+	for _, r := range out.Replies {
+		s.replyClient(r)
+	}
+	s.schedule(out.Wake)
+}
+
+func (s *server) sendPeer(m lease.Msg, peer *maelstrom.Message) {
+	var err error
+	if peer != nil && m.To == peer.Src && m.Type == lease.MsgType(peer.Type)+"_ok" {
+		err = s.node.Reply(*peer, string(m.Type), m.Body())
+	} else {
+		timeout := time.Duration(s.cfg.quorumTimeoutMs) * time.Millisecond
+		err = s.node.RPC(m.To, string(m.Type), m.Body(), timeout, s.onPeerReply)
+	}
+	if err != nil {
+		s.node.Logf("cannot send %s to %s: %v", m.Type, m.To, err)
+	}
+}
+
+// replyClient answers the client request the core decided; the one place
+// where core errors become Maelstrom error codes.
+func (s *server) replyClient(r lease.Reply) {
+	req, ok := s.pending[r.ID]
+	if !ok {
+		return
+	}
+	delete(s.pending, r.ID)
+	var err error
+	if r.Err != nil {
+		err = s.node.ReplyError(req, maelstrom.Code(r.Err.Code), r.Err.Text)
+	} else {
+		err = s.node.Reply(req, r.Type, r.Body)
+	}
+	if err != nil {
+		s.node.Logf("cannot answer %s from %s: %v", req.Type, req.Src, err)
+	}
+}
+
+// schedule keeps exactly one timer, at the core's next wake-up.
+func (s *server) schedule(at time.Duration) {
+	if at == s.wakeAt {
+		return
+	}
+	if s.wake != nil {
+		s.wake()
+		s.wake = nil
+	}
+	s.wakeAt = at
+	if at == lease.Never {
+		return
+	}
+	s.wake = s.node.After(max(at-s.node.Now(), 0), func() {
+		s.wake, s.wakeAt = nil, lease.Never
+		s.apply(s.core.Tick(s.node.Now()), nil)
+	})
+}
+
+// onEcho serves Maelstrom's echo workload, so the binary can be checked
+// with it; the reply carries only echo, as Maelstrom's schema demands.
+func (s *server) onEcho(req maelstrom.Message) error {
+	var body struct {
+		Echo json.RawMessage `json:"echo"`
+	}
+	if err := req.DecodeBody(&body); err != nil {
+		return err
+	}
+	return s.node.Reply(req, "echo_ok", body)
+}

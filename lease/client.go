@@ -1,0 +1,76 @@
+package lease
+
+import "fmt"
+
+// Op is a client operation.
+type Op uint8
+
+// Client operations, in the order of the contract's client table.
+const (
+	OpGrant Op = iota + 1
+	OpRenew
+	OpCheck
+	OpRelease
+)
+
+// String is the Maelstrom request type.
+func (o Op) String() string {
+	switch o {
+	case OpGrant:
+		return "lease_grant"
+	case OpRenew:
+		return "lease_renew"
+	case OpCheck:
+		return "lease_check"
+	case OpRelease:
+		return "lease_release"
+	}
+	return fmt.Sprintf("op(%d)", uint8(o))
+}
+
+// Request is one client request. ID is the caller's handle, echoed in the
+// Reply; it must be unique among the node's pending requests.
+type Request struct {
+	ID     uint64
+	Op     Op
+	Chunk  string
+	Server string // grant, renew, release
+	// LeaseMs is the lease length asked for; 0 means the node's default.
+	LeaseMs int64
+}
+
+// Reply answers one Request: Err, or Type with Body (a struct that
+// marshals to the reply's fields in the task's key order).
+type Reply struct {
+	ID   uint64
+	Type string
+	Body any
+	Err  *Error
+}
+
+// GrantOK answers lease_grant. Primary is the server that holds the chunk:
+// the requester, or the other server that already held it.
+type GrantOK struct {
+	ChunkHandle string `json:"chunk_handle"`
+	Primary     string `json:"primary"`
+	ExpiresInMs int64  `json:"expires_in_ms"`
+}
+
+// RenewOK answers lease_renew.
+type RenewOK struct {
+	NewExpiresInMs int64 `json:"new_expires_in_ms"`
+}
+
+// CheckOK answers lease_check. Primary is null when no acceptor of the
+// majority read ever saw a lease; Expired is true when no server holds the
+// chunk now (Primary then names the most recent holder seen).
+type CheckOK struct {
+	Primary     *string `json:"primary"`
+	RemainingMs int64   `json:"remaining_ms"`
+	Expired     bool    `json:"expired"`
+}
+
+// ReleaseOK answers lease_release.
+type ReleaseOK struct {
+	ChunkHandle string `json:"chunk_handle"`
+}

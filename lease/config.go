@@ -1,0 +1,156 @@
+package lease
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Config fixes one node's lease core. Every node of a cluster must agree on
+// Acceptors, MaxLeaseMs and DriftPPM; the rest is local.
+type Config struct {
+	// ID is this node's id, the same string peers use to address it.
+	ID string
+	// Acceptors is the acceptor set, identical on every node, at most 64
+	// ids. A quorum is a majority of it. A single-element set holding only
+	// ID is the single-process grader mode: safe only while no other node
+	// grants.
+	Acceptors []string
+	// Incarnation distinguishes this process start from every earlier one
+	// of the same node and must grow across restarts (the binary uses the
+	// wall clock in nanoseconds at start). It makes ballots unique without
+	// disk.
+	Incarnation int64
+	// DefaultLeaseMs is the lease length T when a request names none.
+	DefaultLeaseMs int64
+	// MaxLeaseMs is M, the longest lease a request may ask for.
+	MaxLeaseMs int64
+	// BootWaitMs is the paper's restart rule: the acceptor ignores prepare,
+	// propose, read and release this long after the core is created,
+	// stretched by the drift factor. Set it >= MaxLeaseMs wherever a node
+	// can crash and restart, or a restarted acceptor forgets a live lease.
+	BootWaitMs int64
+	// DriftMarginMs is subtracted from every remaining time the proposer
+	// reports to a client: the client's lease ends this much before the
+	// proposer's deadline.
+	DriftMarginMs int64
+	// DriftPPM is rho, the bound on clock-rate error in parts per million.
+	// Acceptors keep a lease of length T live for T*(1+rho)/(1-rho) on
+	// their own clock (contract rule 5), so a fast proposer clock and a
+	// slow acceptor clock cannot open a gap.
+	DriftPPM int64
+	// QuorumTimeoutMs bounds how long a request may take before the node
+	// answers error 11 (grant, renew, check) or gives up (release).
+	QuorumTimeoutMs int64
+	// RoundTimeoutMs bounds one prepare, propose or read round; a round
+	// that gets no decision by then is retried with a fresh ballot or a
+	// fresh read.
+	RoundTimeoutMs int64
+	// BackoffMinMs and BackoffMaxMs bound the random wait before a
+	// contended attempt is retried (the paper's liveness remedy).
+	BackoffMinMs int64
+	BackoffMaxMs int64
+	// Rand supplies every random choice of the core (backoff). It must be
+	// seeded by the caller; the core never reads global randomness.
+	Rand *rand.Rand
+
+	// weaken switches off one safety rule, only in tests (weaken.go).
+	weaken weakening
+}
+
+// Defaults for the optional settings, chosen for Maelstrom latencies of up
+// to about 100 ms a hop.
+const (
+	DefaultQuorumTimeoutMs = 2000
+	DefaultBackoffMinMs    = 5
+	DefaultBackoffMaxMs    = 200
+	maxAcceptors           = 64
+	maxLengthMs            = 7 * 24 * 3600 * 1000 // a week: longer leases are a configuration mistake
+	ppmScale               = 1_000_000
+)
+
+// withDefaults fills the optional settings left at zero.
+func (c Config) withDefaults() Config {
+	if c.QuorumTimeoutMs == 0 {
+		c.QuorumTimeoutMs = DefaultQuorumTimeoutMs
+	}
+	if c.RoundTimeoutMs == 0 {
+		c.RoundTimeoutMs = max(c.QuorumTimeoutMs/2, 1)
+	}
+	if c.BackoffMinMs == 0 {
+		c.BackoffMinMs = DefaultBackoffMinMs
+	}
+	if c.BackoffMaxMs == 0 {
+		c.BackoffMaxMs = max(DefaultBackoffMaxMs, c.BackoffMinMs)
+	}
+	if c.DefaultLeaseMs == 0 {
+		c.DefaultLeaseMs = c.MaxLeaseMs
+	}
+	return c
+}
+
+// validate returns the first setting that is wrong, named so a person can
+// fix it.
+func (c Config) validate() error {
+	switch {
+	case c.ID == "":
+		return errors.New("ID is empty")
+	case len(c.Acceptors) == 0:
+		return errors.New("the acceptor set is empty")
+	case len(c.Acceptors) > maxAcceptors:
+		return fmt.Errorf("%d acceptors, at most %d are supported", len(c.Acceptors), maxAcceptors)
+	case c.MaxLeaseMs <= 0 || c.MaxLeaseMs > maxLengthMs:
+		return fmt.Errorf("MaxLeaseMs is %d, must be in 1..%d (a week)", c.MaxLeaseMs, maxLengthMs)
+	case c.DefaultLeaseMs <= 0 || c.DefaultLeaseMs > c.MaxLeaseMs:
+		return fmt.Errorf("DefaultLeaseMs is %d, must be in 1..%d (MaxLeaseMs)", c.DefaultLeaseMs, c.MaxLeaseMs)
+	case c.BootWaitMs < 0 || c.BootWaitMs > maxLengthMs || c.DriftMarginMs < 0:
+		return fmt.Errorf("BootWaitMs must be in 0..%d and DriftMarginMs >= 0", maxLengthMs)
+	case c.DriftPPM < 0 || c.DriftPPM >= ppmScale/2:
+		return fmt.Errorf("DriftPPM is %d, must be in 0..%d", c.DriftPPM, ppmScale/2-1)
+	case c.QuorumTimeoutMs <= 0 || c.RoundTimeoutMs <= 0:
+		return errors.New("QuorumTimeoutMs and RoundTimeoutMs must be > 0")
+	case c.BackoffMinMs < 0 || c.BackoffMaxMs < c.BackoffMinMs:
+		return fmt.Errorf("backoff range %d..%d ms is empty", c.BackoffMinMs, c.BackoffMaxMs)
+	case c.Rand == nil:
+		return errors.New("Rand is nil: the caller must inject a seeded source")
+	}
+	return c.validateAcceptors()
+}
+
+func (c Config) validateAcceptors() error {
+	seen := make(map[string]bool, len(c.Acceptors))
+	for _, a := range c.Acceptors {
+		if a == "" {
+			return errors.New("the acceptor set contains an empty id")
+		}
+		if seen[a] {
+			return fmt.Errorf("acceptor %q is listed twice", a)
+		}
+		seen[a] = true
+	}
+	return nil
+}
+
+// stretch converts a length measured by a correct clock into the length an
+// acceptor must wait on its own clock, whose rate may be off by rho either
+// way: d*(1+rho)/(1-rho), rounded up.
+//
+// The division is split so that no intermediate product overflows for any
+// length up to maxLengthMs.
+func stretch(d time.Duration, ppm int64) time.Duration {
+	num, den := ppmScale+ppm, int64(ppmScale-ppm)
+	q, r := int64(d)/den, int64(d)%den
+	return time.Duration(q*num + (r*num+den-1)/den)
+}
+
+func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+
+// floorMs converts a remaining time to whole milliseconds, rounding down so
+// that a reported time is never more than the truth.
+func floorMs(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64(d / time.Millisecond)
+}

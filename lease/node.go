@@ -1,0 +1,184 @@
+package lease
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Never is the Wake of an Output when nothing is pending.
+const Never = time.Duration(math.MaxInt64)
+
+// Output is what one call into a Node produced. It is owned by the Node and
+// valid until the next call.
+type Output struct {
+	// Msgs go to other nodes. Messages a node addresses to itself (its own
+	// acceptor) are delivered inside the same call, at the same time.
+	Msgs []Msg
+	// Replies answer client requests, in the order they were decided.
+	Replies []Reply
+	// Wake is when Tick must be called next, or Never.
+	Wake time.Duration
+}
+
+// Node is one node's lease core: a proposer for every chunk it is asked
+// about and, if it is in the acceptor set, an acceptor for every chunk. It
+// is a pure state machine: time comes in as `now` (a monotonic clock with
+// an arbitrary origin), messages and replies go out in Output, and nothing
+// inside reads a clock, performs I/O, starts a goroutine or uses global
+// randomness. It is not safe for concurrent use; one event loop owns it.
+type Node struct {
+	cfg       Config
+	accIdx    map[string]int // acceptor id -> position in cfg.Acceptors
+	quorum    int
+	ballots   ballotSource
+	bootUntil time.Duration
+
+	chunks  map[string]acceptor   // acceptor state, one instance per chunk
+	queues  map[string][]*request // grant and renew requests per chunk; the head runs
+	reads   map[uint64]*request   // check and release requests by read id
+	pending []*request            // every unanswered request, in arrival order
+	readSeq uint64
+	names   map[string]string // interned server and node ids
+
+	loop []Msg // messages to this node's own acceptor, not yet delivered
+	out  Output
+}
+
+// NewNode builds a node's core at time now. The acceptor stays silent until
+// now + BootWaitMs (stretched by the drift factor).
+func NewNode(cfg Config, now time.Duration) (*Node, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	n := &Node{
+		cfg:       cfg,
+		accIdx:    make(map[string]int, len(cfg.Acceptors)),
+		quorum:    majority(len(cfg.Acceptors)),
+		ballots:   ballotSource{incarnation: cfg.Incarnation, node: cfg.ID},
+		bootUntil: now + stretch(ms(cfg.BootWaitMs), cfg.DriftPPM),
+		chunks:    make(map[string]acceptor),
+		queues:    make(map[string][]*request),
+		reads:     make(map[uint64]*request),
+		names:     make(map[string]string),
+	}
+	for i, a := range cfg.Acceptors {
+		n.accIdx[a] = i
+	}
+	return n, nil
+}
+
+// Request starts serving a client request.
+func (n *Node) Request(now time.Duration, r Request) *Output {
+	n.begin()
+	n.handleRequest(now, r)
+	return n.finish(now)
+}
+
+// Receive handles a peer message addressed to this node.
+func (n *Node) Receive(now time.Duration, m Msg) *Output {
+	n.begin()
+	n.dispatch(now, m)
+	return n.finish(now)
+}
+
+// Tick lets time pass: deadlines, round timeouts and backoffs that are due
+// at or before now fire.
+func (n *Node) Tick(now time.Duration) *Output {
+	n.begin()
+	// Timers never add requests, so indexing stays valid; answered
+	// requests are only marked done and dropped in finish.
+	for i := 0; i < len(n.pending); i++ {
+		if r := n.pending[i]; !r.done && r.nextEvent() <= now {
+			n.onTimer(now, r)
+		}
+	}
+	return n.finish(now)
+}
+
+// Pending is the number of unanswered client requests.
+func (n *Node) Pending() int { return len(n.pending) }
+
+func (n *Node) begin() {
+	n.out.Msgs = n.out.Msgs[:0]
+	n.out.Replies = n.out.Replies[:0]
+}
+
+// finish delivers self-addressed messages, drops answered requests and
+// computes the next wake-up.
+func (n *Node) finish(now time.Duration) *Output {
+	for len(n.loop) > 0 {
+		m := n.loop[0]
+		n.loop = n.loop[1:]
+		n.dispatch(now, m)
+	}
+	n.loop = n.loop[:0]
+	n.pending = slices.DeleteFunc(n.pending, func(r *request) bool { return r.done })
+	n.out.Wake = Never
+	for _, r := range n.pending {
+		n.out.Wake = min(n.out.Wake, r.nextEvent())
+	}
+	return &n.out
+}
+
+// send queues m for its destination; a message to this node itself goes to
+// the local acceptor within the same call.
+func (n *Node) send(m Msg) {
+	m.From = n.cfg.ID
+	if m.To == n.cfg.ID {
+		n.loop = append(n.loop, m)
+		return
+	}
+	n.out.Msgs = append(n.out.Msgs, m)
+}
+
+// broadcast sends m to every acceptor.
+func (n *Node) broadcast(m Msg) {
+	for _, a := range n.cfg.Acceptors {
+		m.To = a
+		n.send(m)
+	}
+}
+
+func (n *Node) reply(r *request, typ string, body any) {
+	n.out.Replies = append(n.out.Replies, Reply{ID: r.ID, Type: typ, Body: body})
+	r.done = true
+}
+
+func (n *Node) fail(r *request, err *Error) {
+	n.out.Replies = append(n.out.Replies, Reply{ID: r.ID, Err: err})
+	r.done = true
+}
+
+// dispatch routes a peer message to the acceptor or to the request
+// waiting for it. Answers from nodes outside the acceptor set are ignored:
+// they cannot count towards a quorum.
+func (n *Node) dispatch(now time.Duration, m Msg) {
+	if m.Type.isRequest() {
+		n.accept(now, m)
+		return
+	}
+	idx, ok := n.accIdx[m.From]
+	if !ok {
+		return
+	}
+	switch m.Type {
+	case MsgPrepareResp:
+		n.onPrepareResp(now, m, idx)
+	case MsgProposeResp:
+		n.onProposeResp(now, m, idx)
+	case MsgReadResp:
+		n.onReadResp(now, m, idx)
+	}
+}
+
+// intern returns a shared copy of s, so that idle chunk instances do not
+// each keep their own copy of server and node ids.
+func (n *Node) intern(s string) string {
+	if v, ok := n.names[s]; ok {
+		return v
+	}
+	n.names[s] = s
+	return s
+}

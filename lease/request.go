@@ -1,0 +1,125 @@
+package lease
+
+import (
+	"fmt"
+	"time"
+)
+
+// request is a client request in flight at this node.
+type request struct {
+	Request
+	leaseLen time.Duration
+	// deadline is arrival + QuorumTimeoutMs: by then the request is
+	// answered, with error 11 if nothing better is known.
+	deadline time.Duration
+	done     bool
+
+	// grant and renew: the running attempt, or nil while the request waits
+	// in its chunk's queue or backs off until retryAt.
+	att     *attempt
+	retryAt time.Duration
+	tries   int
+	queued  bool // behind another grant or renew of the same chunk
+
+	// check and release: the running read round, and for release the
+	// ballots already released.
+	rd       *readRound
+	released []Ballot
+	// heard is the most acceptors any round of this request heard from,
+	// for the error text.
+	heard int
+}
+
+// handleRequest validates a request and starts it.
+func (n *Node) handleRequest(now time.Duration, req Request) {
+	r := &request{Request: req, deadline: now + ms(n.cfg.QuorumTimeoutMs)}
+	n.pending = append(n.pending, r)
+	if err := n.validate(req); err != nil {
+		n.fail(r, err)
+		return
+	}
+	r.leaseLen = ms(req.LeaseMs)
+	if req.LeaseMs == 0 {
+		r.leaseLen = ms(n.cfg.DefaultLeaseMs)
+	}
+	switch req.Op {
+	case OpGrant, OpRenew:
+		n.enqueue(now, r)
+	case OpCheck, OpRelease:
+		n.startRead(now, r)
+	}
+}
+
+func (n *Node) validate(req Request) *Error {
+	switch {
+	case req.Op < OpGrant || req.Op > OpRelease:
+		return &Error{Code: CodeNotSupported, Text: fmt.Sprintf("unknown lease operation %v", req.Op)}
+	case req.Chunk == "":
+		return malformed("chunk_handle must be a non-empty string")
+	case req.Op != OpCheck && req.Server == "":
+		return malformed("server must be a non-empty string naming the chunk server")
+	case req.LeaseMs < 0 || req.LeaseMs > n.cfg.MaxLeaseMs:
+		return malformed("lease_ms is %d; it must be in 1..%d (the node's maximum lease, LEASE_MAX_MS)",
+			req.LeaseMs, n.cfg.MaxLeaseMs)
+	}
+	return nil
+}
+
+// nextEvent is when the request next needs Tick.
+func (n *request) nextEvent() time.Duration {
+	t := n.deadline
+	switch {
+	case n.queued:
+	case n.att != nil:
+		t = min(t, n.att.roundEnd, n.att.d)
+	case n.rd != nil:
+		t = min(t, n.rd.roundEnd)
+	default:
+		t = min(t, n.retryAt)
+	}
+	return t
+}
+
+// onTimer handles whatever is due for r at now.
+func (n *Node) onTimer(now time.Duration, r *request) {
+	if now >= r.deadline {
+		n.expire(now, r)
+		return
+	}
+	switch r.Op {
+	case OpGrant, OpRenew:
+		n.attemptTimer(now, r)
+	case OpCheck, OpRelease:
+		n.readTimer(now, r)
+	}
+}
+
+// expire answers a request whose quorum timeout has passed.
+func (n *Node) expire(now time.Duration, r *request) {
+	switch r.Op {
+	case OpGrant, OpRenew:
+		n.finishAttempts(now, r, n.noMajority(r, "nothing was granted"))
+	case OpCheck:
+		delete(n.reads, r.rd.id)
+		n.fail(r, n.noMajority(r, "could not read a consistent majority"))
+	case OpRelease:
+		delete(n.reads, r.rd.id)
+		n.finishRelease(r)
+	}
+}
+
+func (n *Node) noMajority(r *request, what string) *Error {
+	return unavailable("no majority of the %d acceptors %v answered within %d ms (heard from %d, need %d); %s",
+		len(n.cfg.Acceptors), n.cfg.Acceptors, n.cfg.QuorumTimeoutMs, r.heard, n.quorum, what)
+}
+
+// backoff is the random wait before retry number tries: it doubles with
+// every retry, up to BackoffMaxMs, so dueling proposers drift apart.
+func (n *Node) backoff(tries int) time.Duration {
+	lo := ms(n.cfg.BackoffMinMs)
+	hi := min(ms(n.cfg.BackoffMaxMs), lo<<min(tries, 16))
+	if hi <= lo {
+		return lo
+	}
+	return lo + time.Duration(n.cfg.Rand.Int64N(int64(hi-lo)))
+}

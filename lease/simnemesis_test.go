@@ -1,0 +1,129 @@
+package lease_test
+
+import (
+	"encoding/json"
+	"time"
+
+	"chunklease/workloads"
+)
+
+// partitionShapes are the simulated nemesis targets: Jepsen's symmetric
+// shapes plus one-directional cuts, which real Maelstrom also produces
+// (its drop sets are per receiver), and a slow node whose outgoing
+// messages are all held back for up to spikeMax (a congested link), so
+// that every copy of what it sends arrives late together.
+var partitionShapes = []string{"one", "majority", "ring", "deaf", "mute", "slow"}
+
+// flipPartition alternates between starting a partition and healing, as
+// Jepsen's partition nemesis does, and records both in the history.
+func (w *world) flipPartition() {
+	if w.nemesis {
+		for i := range w.blocked {
+			clear(w.blocked[i])
+		}
+		w.slow = -1
+		w.nemesis = false
+		w.recordNemesis("stop-partition", nil, "network-healed")
+		for _, e := range w.held {
+			e.at = w.now + w.sc.latency.draw(w.rng)
+			w.push(e)
+		}
+		w.held = w.held[:0]
+	} else {
+		shape := partitionShapes[w.rng.IntN(len(partitionShapes))]
+		w.cut(shape)
+		w.nemesis = true
+		w.recordNemesis("start-partition", shape, []any{"isolated", w.grudge()})
+	}
+	w.push(event{at: w.expDelay(w.sc.partition), kind: evNemesis})
+}
+
+// cut applies one shape to the drop sets.
+func (w *world) cut(shape string) {
+	n := w.sc.nodes
+	perm := w.rng.Perm(n)
+	x := perm[0]
+	switch shape {
+	case "one": // x alone, both ways
+		for i := range n {
+			if i != x {
+				w.blocked[x][i], w.blocked[i][x] = true, true
+			}
+		}
+	case "majority": // a minority and a majority, both ways
+		minority := map[int]bool{}
+		for _, i := range perm[:n/2] {
+			minority[i] = true
+		}
+		for i := range n {
+			for j := range n {
+				w.blocked[i][j] = minority[i] != minority[j]
+			}
+		}
+	case "ring": // each node hears only its ring neighbours (directed at n=3)
+		pos := make([]int, n)
+		for k, i := range perm {
+			pos[i] = k
+		}
+		for i := range n {
+			for j := range n {
+				d := (pos[j] - pos[i] + n) % n
+				w.blocked[i][j] = i != j && d != n-1 && (n == 3 || d != 1)
+			}
+		}
+	case "deaf": // x receives nothing but is still heard
+		for i := range n {
+			w.blocked[x][i] = i != x
+		}
+	case "mute": // x hears everyone but nobody hears x
+		for i := range n {
+			w.blocked[i][x] = i != x
+		}
+	case "slow": // x's messages all arrive late
+		w.slow = x
+	}
+}
+
+// grudge renders the drop sets as receiver -> senders dropped.
+func (w *world) grudge() map[string][]string {
+	g := map[string][]string{}
+	for i, row := range w.blocked {
+		for j, b := range row {
+			if b {
+				g[w.ids[i]] = append(g[w.ids[i]], w.ids[j])
+			}
+		}
+	}
+	return g
+}
+
+func (w *world) recordNemesis(f string, invoke, done any) {
+	iv, _ := json.Marshal(invoke)
+	dv, _ := json.Marshal(done)
+	w.record(workloads.Op{Process: workloads.NemesisProcess, Type: workloads.Invoke, F: f, Value: iv})
+	w.record(workloads.Op{Process: workloads.NemesisProcess, Type: workloads.Info, F: f, Value: dv})
+}
+
+// crashOne kills a random running node, or in a storm a random majority
+// or the whole cluster (a power loss), losing all their state; each
+// restarts after a random downtime and then waits out its boot wait. A
+// whole-cluster restart resets every ballot counter while messages from
+// before it may still be in flight: the case the acceptors' refusal to
+// overwrite a live lease (rule 4) exists for.
+func (w *world) crashOne() {
+	victims := 1
+	if w.rng.Float64() < w.sc.storm {
+		victims = w.sc.nodes/2 + 1
+		if w.rng.IntN(2) == 0 {
+			victims = w.sc.nodes
+		}
+	}
+	for _, i := range w.rng.Perm(w.sc.nodes)[:victims] {
+		if n := w.nodes[i]; n.core != nil {
+			n.core, n.wakeAt = nil, -1
+			down := time.Duration(50+w.rng.Int64N(2*w.sc.leaseMs)) * time.Millisecond
+			w.push(event{at: w.now + down, kind: evRestart, node: i})
+		}
+	}
+	w.push(event{at: w.expDelay(w.sc.crash), kind: evCrash})
+}

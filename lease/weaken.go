@@ -1,0 +1,39 @@
+package lease
+
+// weakening switches off exactly one safety rule. It exists so the
+// simulation can prove that each rule is needed: with the rule off, the
+// checker must find two primaries within the default seed budget. The type
+// and the Config field are unexported and only export_test.go sets them, so
+// no program outside this package's tests can switch a rule off.
+type weakening uint8
+
+const (
+	// strong: every rule on.
+	strong weakening = iota
+	// weakLateTimer starts the attempt deadline at the prepare quorum
+	// (the 2012 paper's step 3) instead of at the prepare send (rule 1).
+	weakLateTimer
+	// weakOverwrite lets an acceptor accept a proposal over another
+	// server's live lease (drops rule 4's second half, the revision's A2).
+	weakOverwrite
+	// weakPerMessage counts quorums per response message, so a duplicated
+	// response counts twice (drops rule 2).
+	weakPerMessage
+	// weakReleaseByServer makes release clear any lease of the server,
+	// whatever its ballot (drops rule 6).
+	weakReleaseByServer
+	// weakNoStretch keeps acceptor leases live for T on the acceptor's
+	// clock, without the drift factor (drops rule 5).
+	weakNoStretch
+)
+
+var weakeningNames = map[weakening]string{
+	strong:              "none",
+	weakLateTimer:       "late-timer",
+	weakOverwrite:       "overwrite-live",
+	weakPerMessage:      "per-message-quorum",
+	weakReleaseByServer: "release-by-server",
+	weakNoStretch:       "no-drift-stretch",
+}
+
+func (w weakening) String() string { return weakeningNames[w] }

@@ -1,0 +1,90 @@
+package lease
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// TestMsgRoundTrip: every peer message type survives Body -> JSON ->
+// DecodeMsg unchanged, the fields a type needs are on the wire, and a
+// zero msg-level value (ok=false, read_id=0) is written, not dropped.
+func TestMsgRoundTrip(t *testing.T) {
+	b := Ballot{Counter: 7, Incarnation: 1732250000123456789, Node: "n2"}
+	rec := &Record{Server: "cs1", Ballot: b, RemainingMs: 950}
+	msgs := []Msg{
+		{Type: MsgPrepare, Chunk: "ch_1", Ballot: b},
+		{Type: MsgPrepareResp, Chunk: "ch_1", Ballot: b, OK: false, Promised: b, Lease: rec},
+		{Type: MsgPropose, Chunk: "ch_1", Ballot: b, Server: "cs1", LeaseMs: 1000},
+		{Type: MsgProposeResp, Chunk: "ch_1", Ballot: b, Server: "cs1", LeaseMs: 1000, OK: true, Promised: b},
+		{Type: MsgRead, Chunk: "ch_1", ReadID: 0},
+		{Type: MsgReadResp, Chunk: "ch_1", ReadID: 3, Promised: b, Lease: &Record{Server: "cs2", Ballot: b, Expired: true}},
+		{Type: MsgRelease, Chunk: "ch_1", Ballot: b, Server: "cs1"},
+		{Type: MsgReleaseResp, Chunk: "ch_1", Ballot: b, Server: "cs1", OK: false, Promised: b},
+	}
+	for _, m := range msgs {
+		m.From, m.To = "n2", "n1"
+		body, err := json.Marshal(m.Body())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeMsg(string(m.Type), "n2", "n1", body)
+		if err != nil {
+			t.Fatalf("%s %s: %v", m.Type, body, err)
+		}
+		if !reflect.DeepEqual(got, m) {
+			t.Errorf("%s round trip:\n got %+v\nwant %+v\nwire %s", m.Type, got, m, body)
+		}
+	}
+}
+
+func TestDecodeMsgRejectsIncompleteBodies(t *testing.T) {
+	for _, tt := range []struct{ typ, body string }{
+		{"prepare", `{"ballot":{"counter":1,"incarnation":1,"node":"n1"}}`},
+		{"prepare", `{"chunk_handle":"c"}`},
+		{"propose", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1,"node":"n1"},"server":"s"}`},
+		{"read", `{"chunk_handle":"c"}`},
+		{"prepare_ok", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1,"node":"n1"}}`},
+		{"release", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1,"node":"n1"}}`},
+		{"prepare", `{"chunk_handle":"c","ballot":"high"}`},
+		{"gossip", `{"chunk_handle":"c"}`},
+	} {
+		if _, err := DecodeMsg(tt.typ, "n2", "n1", []byte(tt.body)); err == nil {
+			t.Errorf("DecodeMsg(%s, %s) accepted an incomplete body", tt.typ, tt.body)
+		}
+	}
+}
+
+func TestDecodeRequest(t *testing.T) {
+	tests := []struct {
+		typ, body string
+		want      Request
+		code      int
+		text      string
+	}{
+		{"lease_grant", `{"chunk_handle":"ch_001","server":"cs1","msg_id":2}`, Request{Op: OpGrant, Chunk: "ch_001", Server: "cs1"}, 0, ""},
+		{"lease_renew", `{"chunk_handle":"c","server":"s","lease_ms":1000.0}`, Request{Op: OpRenew, Chunk: "c", Server: "s", LeaseMs: 1000}, 0, ""},
+		{"lease_check", `{"chunk_handle":"c"}`, Request{Op: OpCheck, Chunk: "c"}, 0, ""},
+		{"lease_release", `{"chunk_handle":"c","server":"s"}`, Request{Op: OpRelease, Chunk: "c", Server: "s"}, 0, ""},
+		{"lease_grant", `{"server":"s"}`, Request{}, 12, "lease_grant needs chunk_handle, a non-empty string"},
+		{"lease_grant", `{"chunk_handle":7,"server":"s"}`, Request{}, 12, "lease_grant: chunk_handle must be a string, got 7"},
+		{"lease_grant", `{"chunk_handle":"","server":"s"}`, Request{}, 12, "lease_grant: chunk_handle must not be empty"},
+		{"lease_renew", `{"chunk_handle":"c"}`, Request{}, 12, "lease_renew needs server, a non-empty string"},
+		{"lease_grant", `{"chunk_handle":"c","server":"s","lease_ms":1.5}`, Request{}, 12, "lease_grant: lease_ms must be a whole number of milliseconds, got 1.5"},
+		{"lease_grant", `{"chunk_handle":"c","server":"s","lease_ms":"60s"}`, Request{}, 12, `lease_grant: lease_ms must be a whole number of milliseconds, got "60s"`},
+		{"lease_grant", `{"chunk_handle":"c","server":"s","lease_ms":0}`, Request{}, 12, "lease_grant: lease_ms must be > 0, got 0 (leave it out for the node's default)"},
+		{"lease_grant", `[1,2]`, Request{}, 12, "lease_grant: the body must be a JSON object"},
+		{"lease_steal", `{}`, Request{}, 10, `"lease_steal" is not a lease request type`},
+	}
+	for _, tt := range tests {
+		got, err := DecodeRequest(tt.typ, []byte(tt.body))
+		switch {
+		case tt.code == 0 && err != nil:
+			t.Errorf("%s %s: unexpected %v", tt.typ, tt.body, err)
+		case tt.code == 0 && got != tt.want:
+			t.Errorf("%s %s: got %+v, want %+v", tt.typ, tt.body, got, tt.want)
+		case tt.code != 0 && (err == nil || err.Code != tt.code || err.Text != tt.text):
+			t.Errorf("%s %s: got %v, want error %d %q", tt.typ, tt.body, err, tt.code, tt.text)
+		}
+	}
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var seedFlag = flag.Uint64("seed", 0, "seed for the runs (0: pick one from the clock)")
+
+func testSeed(t *testing.T) string {
+	t.Helper()
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano()) >> 1
+	}
+	t.Logf("seed %d (replay with -seed %d)", seed, seed)
+	return strconv.FormatUint(seed, 10)
+}
+
+// fakeNode is the harness's scripted node program, built once.
+var fakeNode string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "maelstrom-cli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	fakeNode = filepath.Join(dir, "fakenode")
+	build := exec.Command("go", "build", "-o", fakeNode, "../../harness/testdata/fakenode")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the fake node: %v\n%s", err, out)
+		os.Exit(2)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// runCLI runs the command line and returns its status and output.
+func runCLI(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var out bytes.Buffer
+	code := run(context.Background(), args, &out, &out)
+	return code, out.String()
+}
+
+// results reads store/latest/results.json.
+func results(t *testing.T, store string) map[string]json.RawMessage {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(store, "latest", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestEndToEnd(t *testing.T) {
+	cases := []struct {
+		name     string
+		args     []string
+		exit     int
+		valid    string
+		reportOf string // a file the run must have written
+	}{
+		{"echo valid", []string{"-w", "echo", "--node-count", "2", "--", "echo"}, 0, "true", "latency-raw.png"},
+		{"echo wrong", []string{"-w", "echo", "--node-count", "2", "--", "wrong-echo"}, 1, "false", "rate.png"},
+		{"lease single node valid", []string{"-w", "lease", "--nodes", "n1", "--lease-ms", "300", "--", "lease"}, 0, "true", "lease-timeline.html"},
+		{"lease split brain invalid", []string{"-w", "lease", "--node-count", "3", "--concurrency", "2n", "--", "lease"}, 1, "false", "lease-timeline.html"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			store := filepath.Join(t.TempDir(), "store")
+			seed := testSeed(t)
+			args := append([]string{"test", "--bin", fakeNode, "--time-limit", "2", "--rate", "100",
+				"--latency", "2", "--store", store, "--seed", seed}, c.args...)
+			code, out := runCLI(t, args...)
+			if code != c.exit {
+				t.Fatalf("exit %d, want %d\n%s", code, c.exit, out)
+			}
+			if !strings.Contains(out, "seed "+seed) || !strings.Contains(out, store+"/latest/") {
+				t.Errorf("output lacks the seed or the report path:\n%s", out)
+			}
+			r := results(t, store)
+			if string(r["valid"]) != c.valid || string(r["seed"]) != seed {
+				t.Errorf("results.json valid %s seed %s", r["valid"], r["seed"])
+			}
+			var command []string
+			json.Unmarshal(r["command"], &command)
+			if len(command) != len(args)+1 || command[0] != "maelstrom" {
+				t.Errorf("command %v", command)
+			}
+			if _, err := os.Stat(filepath.Join(store, "latest", c.reportOf)); err != nil {
+				t.Errorf("missing %s: %v", c.reportOf, err)
+			}
+		})
+	}
+}
+
+// TestNemesisEndToEnd: partitions on the lease workload with a correct
+// single-authority node still validate, and show up in the history.
+func TestNemesisEndToEnd(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	code, out := runCLI(t, "test", "-w", "lease", "--bin", fakeNode, "--nodes", "n1", "--time-limit", "2",
+		"--rate", "100", "--nemesis", "partition", "--nemesis-interval", "0.3", "--store", store,
+		"--seed", testSeed(t), "--", "lease")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	hist, _ := os.ReadFile(filepath.Join(store, "latest", "history.jsonl"))
+	if !strings.Contains(string(hist), `"process":"nemesis","type":"info","f":"start-partition"`) {
+		t.Error("no nemesis op in the history")
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve"}, `unknown command "serve"`},
+		{[]string{"test"}, "expected a --bin PATH_TO_BINARY"},
+		{[]string{"test", "--bin", fakeNode, "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"test", "--bin", "/nonexistent/node"}, "--bin /nonexistent/node: no such file"},
+		{[]string{"test", "--bin", fakeNode, "-w", "lin-kv"}, `unknown workload "lin-kv"`},
+		{[]string{"test", "--bin", fakeNode, "--nodes", "n1,c2"}, `node id "c2" starts with 'c'`},
+		{[]string{"test", "--bin", fakeNode, "--nodes", "n1,n1"}, `node id "n1" given twice`},
+		{[]string{"test", "--bin", fakeNode, "--latency-dist", "exponential"}, "needs --latency > 0"},
+		{[]string{"test", "--bin", fakeNode, "--latency-dist", "normal", "--latency", "5"}, "unknown latency distribution"},
+		{[]string{"test", "--bin", fakeNode, "--nemesis", "kill"}, "only partition is supported"},
+		{[]string{"test", "--bin", fakeNode, "--nemesis-interval", "0"}, "--nemesis-interval must be a positive"},
+		{[]string{"test", "--bin", fakeNode, "--time-limit", "0"}, "--time-limit must be a positive"},
+		{[]string{"test", "--bin", fakeNode, "--concurrency", "0"}, `--concurrency "0"`},
+		{[]string{"test", "--bin", fakeNode, "--availability", "2"}, `--availability "2"`},
+		{[]string{"test", "--bin", fakeNode, "--rate", "-1"}, "--rate must be a number >= 0"},
+		{[]string{"test", "--bin", fakeNode, "--servers", "0"}, "--servers, --chunks and --lease-ms must be >= 1"},
+	}
+	for _, c := range cases {
+		code, out := runCLI(t, append(c.args, "--store", store)...)
+		if code != 2 || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, output %q; want exit 2 and %q", c.args, code, out, c.want)
+		}
+	}
+	if _, err := os.Stat(store); err == nil {
+		t.Error("a run with bad arguments created the store")
+	}
+	if code, out := runCLI(t, "test", "--help"); code != 0 || !strings.Contains(out, "--nemesis-interval") {
+		t.Errorf("--help: exit %d\n%s", code, out)
+	}
+}
+
+func TestNodeIDsAndConcurrency(t *testing.T) {
+	cases := []struct {
+		args        []string
+		nodes       string
+		concurrency int
+	}{
+		{nil, "n1,n2,n3,n4,n5", 5},
+		{[]string{"--node-count", "3"}, "n0,n1,n2", 3},
+		{[]string{"--node-count", "3", "--nodes", "a,b"}, "n0,n1,n2", 3},
+		{[]string{"--nodes", "a,b", "--concurrency", "3n"}, "a,b", 6},
+		{[]string{"-n", "x", "--node", "y", "--concurrency", "7"}, "x,y", 7},
+	}
+	for _, c := range cases {
+		o, err := parseTest(append([]string{"--bin", fakeNode}, c.args...), &bytes.Buffer{})
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if got := strings.Join(o.Nodes, ","); got != c.nodes || o.Concurrency != c.concurrency {
+			t.Errorf("%v: nodes %s concurrency %d, want %s %d", c.args, got, o.Concurrency, c.nodes, c.concurrency)
+		}
+	}
+}
+
+func TestDefaultsAreMaelstroms(t *testing.T) {
+	o, err := parseTest([]string{"--bin", fakeNode, "--seed", "9", "--", "a", "b"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.TimeLimit != 60*time.Second || o.Latency.MeanMs != 0 || o.Latency.Dist != "constant" || o.Nemesis ||
+		o.NemesisInterval != 10*time.Second || !o.Strict || o.LogStderr || o.Seed != 9 || o.StoreDir != "store" ||
+		o.Workload.Name() != "lease" || o.AvailabilityMin != nil {
+		t.Errorf("defaults %+v", o)
+	}
+	f := o.Config.(*testFlags)
+	if f.Rate != 5 || f.LeaseMs != 1000 || strings.Join(f.Args, " ") != "a b" {
+		t.Errorf("rate %v lease-ms %d args %v", f.Rate, f.LeaseMs, f.Args)
+	}
+}

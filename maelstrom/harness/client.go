@@ -1,0 +1,94 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"chunklease/maelstrom/netsim"
+)
+
+// Client timeouts (maelstrom-spec D.4).
+const (
+	InitTimeout   = 10 * time.Second // init must be answered within this
+	ClientTimeout = 5 * time.Second  // every other request (echo, lease ops)
+)
+
+// errTimeout is a request whose reply did not come in time.
+var errTimeout = errors.New("timed out")
+
+// client is one Maelstrom client c<k>: its own msg_id counter from 1 and
+// at most one request in flight (the caller's loop guarantees it).
+type client struct {
+	name      string
+	lastMsgID int64
+}
+
+// call sends one request from c to dest and waits up to timeout for the
+// reply whose in_reply_to equals the request's msg_id (a JSON integer).
+// Every other message the client receives is discarded, as Maelstrom's
+// client does: stale replies, duplicates, unsolicited messages. It
+// returns errTimeout when no reply came, and ctx's error when the run is
+// being aborted.
+func (c *client) call(ctx context.Context, net *netsim.Net, dest string, req json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	c.lastMsgID++
+	msgID := c.lastMsgID
+	body, err := withMsgID(req, msgID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := net.Send(c.name, dest, body); err != nil {
+		return nil, err
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		m, err := net.Recv(waitCtx, c.name)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if errors.Is(err, context.DeadlineExceeded) {
+				return nil, errTimeout
+			}
+			return nil, err
+		}
+		if repliesTo(m.Body, msgID) {
+			return m.Body, nil
+		}
+	}
+}
+
+// withMsgID adds "msg_id" to a request body (a JSON object), keeping the
+// workload's key order.
+func withMsgID(req json.RawMessage, msgID int64) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, req); err != nil || kindOf(buf.Bytes()) != "object" {
+		return nil, fmt.Errorf("workload request is not a JSON object: %s", req)
+	}
+	obj := buf.Bytes()
+	out := append([]byte{}, obj[:len(obj)-1]...)
+	if len(obj) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, `"msg_id":`...)
+	out = strconv.AppendInt(out, msgID, 10)
+	return append(out, '}'), nil
+}
+
+// repliesTo reports whether body's in_reply_to is the JSON integer msgID
+// (1.0, "1" and null do not match, as with Maelstrom's Clojure =).
+func repliesTo(body json.RawMessage, msgID int64) bool {
+	var b struct {
+		InReplyTo json.RawMessage `json:"in_reply_to"`
+	}
+	if json.Unmarshal(body, &b) != nil || !isJSONInt(b.InReplyTo) {
+		return false
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(b.InReplyTo)), 10, 64)
+	return err == nil && n == msgID
+}

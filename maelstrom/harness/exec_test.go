@@ -1,0 +1,217 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"chunklease/workloads"
+)
+
+// TestEchoValidWithRealProcesses runs three fake echo nodes for a short
+// time and checks the verdict, the store layout and the cleanup.
+func TestEchoValidWithRealProcesses(t *testing.T) {
+	o, rec, console := execOptions(t, "echo", 3)
+	out := runExec(t, o, rec)
+	if out.Exit != ExitValid {
+		t.Fatalf("exit %d (%v), want valid\n%s", out.Exit, out.Err, console)
+	}
+	for _, name := range []string{"history.jsonl", "results.json", "latency-raw.png", "rate.png",
+		"node-logs/n0.log", "node-logs/n1.log", "node-logs/n2.log"} {
+		if _, err := os.Stat(filepath.Join(out.Dir, name)); err != nil {
+			t.Errorf("missing %s: %v", name, err)
+		}
+	}
+	latest, err := filepath.EvalSymlinks(filepath.Join(o.StoreDir, "latest"))
+	if want, _ := filepath.EvalSymlinks(out.Dir); err != nil || latest != want {
+		t.Errorf("store/latest -> %s (%v), want %s", latest, err, want)
+	}
+	if out.Results.Stats.OKCount == 0 || !out.Results.Valid {
+		t.Errorf("results %+v", out.Results)
+	}
+}
+
+// TestLaunchLikeMaelstrom: canonical --bin, positional args, cwd the temp
+// dir, the parent's environment, stderr in node-logs/<id>.log.
+func TestLaunchLikeMaelstrom(t *testing.T) {
+	t.Setenv("FAKE_ENV", "passed-through")
+	link := filepath.Join(t.TempDir(), "node-link")
+	if err := os.Symlink(fakeNodeBin, link); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := CanonicalBin(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := filepath.EvalSymlinks(fakeNodeBin); bin != want {
+		t.Fatalf("canonical bin %s, want %s", bin, want)
+	}
+	o, rec, _ := execOptions(t, "echo", 1)
+	o.Launch = rec.wrap(ExecLauncher(bin, []string{"echo", "extra-arg"}))
+	out := runExec(t, o, rec)
+	if out.Exit != ExitValid {
+		t.Fatalf("exit %d: %v", out.Exit, out.Err)
+	}
+	log, err := os.ReadFile(filepath.Join(out.Dir, "node-logs", "n0.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "started echo extra-arg cwd=" + os.TempDir() + " FAKE_ENV=passed-through\n"
+	if !strings.HasPrefix(string(log), want) {
+		t.Errorf("log starts %q, want %q", firstLine(string(log)), want)
+	}
+	if !strings.Contains(string(log), "got init from c0\n") || !strings.Contains(string(log), "got echo from c2\n") {
+		t.Errorf("log lacks init from c0 or echo from c2 (workers start at c(2n)):\n%s", log)
+	}
+}
+
+func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] + "\n" }
+
+func TestCanonicalBinErrors(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	os.WriteFile(plain, []byte("x"), 0o644)
+	for bin, want := range map[string]string{
+		filepath.Join(dir, "missing"): "no such file",
+		dir:                           "is a directory",
+		plain:                         "not executable",
+	} {
+		if _, err := CanonicalBin(bin); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("CanonicalBin(%s) = %v, want %q", bin, err, want)
+		}
+	}
+}
+
+// TestStrictRejectsEachBadOutput: every kind of line Maelstrom rejects
+// fails the run at once, naming the node and quoting the line.
+func TestStrictRejectsEachBadOutput(t *testing.T) {
+	kinds := map[string]string{
+		"nonjson":        "not well-formed JSON",
+		"blank":          "blank line",
+		"array":          "JSON array, not an object",
+		"nonobject-body": `"body" is a JSON string`,
+		"missing-src":    `missing "src"`,
+		"missing-dest":   `missing "dest"`,
+		"missing-body":   `missing "body"`,
+		"extra-key":      `extra top-level key "trace"`,
+		"float-id":       `"id" must be an integer`,
+		"unknown-src":    `src "n99": not a node or open client`,
+		"unknown-dest":   `dest "n99": not a node or open client`,
+		"closed-client":  `dest "c0": client is closed`,
+	}
+	for kind, want := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			o, rec, console := execOptions(t, "bad="+kind, 2)
+			out := runExec(t, o, rec)
+			var bad *OutputError
+			if out.Exit != ExitFailed || !errors.As(out.Err, &bad) {
+				t.Fatalf("exit %d, err %v; want exit 2 with an OutputError\n%s", out.Exit, out.Err, console)
+			}
+			if bad.Node != "n0" && bad.Node != "n1" {
+				t.Errorf("diagnostic names node %q", bad.Node)
+			}
+			msg := out.Err.Error()
+			if !strings.Contains(msg, want) || !strings.Contains(msg, "node "+bad.Node+" printed") ||
+				!strings.Contains(msg, "line: "+strconv.Quote(bad.Line)) {
+				t.Errorf("diagnostic %q lacks %q, the node or the quoted line", msg, want)
+			}
+			if !strings.Contains(console.String(), msg) {
+				t.Errorf("the console does not show the diagnostic:\n%s", console)
+			}
+			if out.Results == nil || out.Results.Valid || out.Results.Error == "" {
+				t.Errorf("results.json must record the failure: %+v", out.Results)
+			}
+		})
+	}
+}
+
+// TestEarlyExitIsReported: a node that exits on its own, even with status
+// 0, fails the run with its status and its last lines.
+func TestEarlyExitIsReported(t *testing.T) {
+	for _, status := range []int{0, 3} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			t.Parallel()
+			o, rec, _ := execOptions(t, "exit-after-init="+strconv.Itoa(status), 2)
+			out := runExec(t, o, rec)
+			var exit *ExitError
+			if out.Exit != ExitFailed || !errors.As(out.Err, &exit) {
+				t.Fatalf("exit %d, err %v; want exit 2 with an ExitError", out.Exit, out.Err)
+			}
+			if exit.Status != "exit status "+strconv.Itoa(status) {
+				t.Errorf("status %q", exit.Status)
+			}
+			if !strings.Contains(strings.Join(exit.Stdout, "\n"), "last words on stdout") ||
+				!strings.Contains(strings.Join(exit.Stderr, "\n"), "last words on stderr") {
+				t.Errorf("last lines missing: stdout %q stderr %q", exit.Stdout, exit.Stderr)
+			}
+			if !strings.Contains(out.Err.Error(), "node "+exit.Node+" exited early") {
+				t.Errorf("diagnostic %q", out.Err)
+			}
+		})
+	}
+}
+
+func TestInitErrors(t *testing.T) {
+	cases := map[string]string{
+		"init-error":      "answered init with an error (code 13",
+		"init-wrong-type": `answered init with a "echo_ok" message`,
+	}
+	for mode, want := range cases {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			o, rec, _ := execOptions(t, mode, 2)
+			out := runExec(t, o, rec)
+			if out.Exit != ExitFailed || out.Err == nil || !strings.Contains(out.Err.Error(), want) {
+				t.Fatalf("exit %d, err %v; want exit 2 with %q", out.Exit, out.Err, want)
+			}
+		})
+	}
+}
+
+// TestChildProcessesAreStopped: a node's own children die with it (the
+// harness kills the node's process group).
+func TestChildProcessesAreStopped(t *testing.T) {
+	o, rec, _ := execOptions(t, "spawn-child", 1)
+	out := runExec(t, o, rec)
+	if out.Exit != ExitValid {
+		t.Fatalf("exit %d: %v", out.Exit, out.Err)
+	}
+	log, _ := os.ReadFile(filepath.Join(out.Dir, "node-logs", "n0.log"))
+	_, after, ok := strings.Cut(string(log), "child-pid ")
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(after, "\n", 2)[0]))
+	if !ok || err != nil {
+		t.Fatalf("no child pid in the log:\n%s", log)
+	}
+	assertGone(t, []int{pid})
+}
+
+// cancelOnFirstOp is an echo workload that cancels the run's context when
+// asked for its first op: Ctrl-C in the middle of a run.
+type cancelOnFirstOp struct {
+	workloads.Workload
+	cancel context.CancelFunc
+}
+
+func (c cancelOnFirstOp) Next(now time.Duration, worker int) (workloads.Invocation, bool) {
+	c.cancel()
+	return c.Workload.Next(now, worker)
+}
+
+func TestInterruptStopsEverything(t *testing.T) {
+	o, rec, _ := execOptions(t, "echo", 3)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o.Workload = cancelOnFirstOp{o.Workload, cancel}
+	o.TimeLimit = time.Hour
+	out := Run(ctx, o)
+	assertGone(t, rec.all())
+	if out.Exit != ExitFailed || !errors.Is(out.Err, errInterrupted) {
+		t.Fatalf("exit %d, err %v; want exit 2, interrupted", out.Exit, out.Err)
+	}
+}

@@ -1,0 +1,112 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"chunklease/maelstrom/netsim"
+	"chunklease/workloads"
+)
+
+// Options is one test run, as the CLI parsed it.
+type Options struct {
+	Workload workloads.Workload // owned by the run: one goroutine drives it
+	Nodes    []string           // node ids in CLI order ("n0".. with --node-count)
+	Launch   Launcher           // starts a node program (ExecLauncher for --bin)
+
+	TimeLimit       time.Duration // no op is invoked after first op + TimeLimit
+	Concurrency     int           // client workers; worker i talks to Nodes[i % n]
+	Latency         netsim.Latency
+	Nemesis         bool          // --nemesis partition
+	NemesisInterval time.Duration // mean gap between nemesis ops
+	// AvailabilityMin, when set, is --availability: the least ok fraction
+	// of client ops for a valid run (1 for "total"); nil means any.
+	AvailabilityMin *float64
+
+	LogStderr bool   // mirror node stderr on the console
+	Strict    bool   // fail the run on node output Maelstrom would reject
+	Seed      uint64 // fixes latencies, nemesis targets, grudges and times
+	StoreDir  string // runs go to <StoreDir>/<workload>/<timestamp>/
+
+	Command []string // the command line, recorded in results.json
+	Config  any      // the parsed flags, recorded in results.json
+
+	Stdout io.Writer // start banner and final summary
+	Stderr io.Writer // warnings, mirrored node stderr, progress line on a terminal
+
+	// InitTimeout is how long a node has to answer init; zero means
+	// Maelstrom's 10 s. Tests shorten it.
+	InitTimeout time.Duration
+}
+
+// validate reports every problem with the options at once.
+func (o *Options) validate() error {
+	var errs []error
+	if o.Workload == nil {
+		errs = append(errs, errors.New("no workload"))
+	}
+	if o.Launch == nil {
+		errs = append(errs, errors.New("no node program (--bin)"))
+	}
+	errs = append(errs, validateNodes(o.Nodes)...)
+	if o.TimeLimit <= 0 {
+		errs = append(errs, fmt.Errorf("--time-limit must be > 0, got %v", o.TimeLimit))
+	}
+	if o.Concurrency < 1 {
+		errs = append(errs, fmt.Errorf("--concurrency must be >= 1, got %d", o.Concurrency))
+	}
+	if err := o.Latency.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Nemesis && o.NemesisInterval <= 0 {
+		errs = append(errs, fmt.Errorf("--nemesis-interval must be > 0, got %v", o.NemesisInterval))
+	}
+	if o.AvailabilityMin != nil && (*o.AvailabilityMin < 0 || *o.AvailabilityMin > 1) {
+		errs = append(errs, fmt.Errorf("--availability must be total or a number in [0, 1], got %v", *o.AvailabilityMin))
+	}
+	if o.StoreDir == "" {
+		errs = append(errs, errors.New("no store directory"))
+	}
+	return errors.Join(errs...)
+}
+
+// validateNodes rejects empty, duplicate and client-like node ids: a
+// name starting with 'c' would be treated as a client by the network
+// (zero latency, never partitioned), as in Maelstrom.
+func validateNodes(nodes []string) []error {
+	if len(nodes) == 0 {
+		return []error{errors.New("no nodes: use --node-count N or --nodes n1,n2,...")}
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, id := range nodes {
+		switch {
+		case id == "":
+			errs = append(errs, errors.New("empty node id"))
+		case strings.HasPrefix(id, "c"):
+			errs = append(errs, fmt.Errorf("node id %q starts with 'c', which marks clients (zero latency, never partitioned): choose another name", id))
+		case seen[id]:
+			errs = append(errs, fmt.Errorf("node id %q given twice", id))
+		}
+		seen[id] = true
+	}
+	return errs
+}
+
+// WorkloadSeed derives the workload's seed from the run's seed, so that
+// the workload's choices do not correlate with the network's.
+func WorkloadSeed(seed uint64) int64 {
+	return int64(mix(seed, 4) >> 1)
+}
+
+// mix derives independent seeds for the run's random streams
+// (splitmix64 of seed + stream).
+func mix(seed, stream uint64) uint64 {
+	z := seed + stream*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}

@@ -1,0 +1,237 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"chunklease/maelstrom/netsim"
+	"chunklease/workloads"
+)
+
+// Results is results.json: the verdict of every checker and the figures
+// of the run. Its top-level "valid" is the run's verdict.
+type Results struct {
+	Valid    bool
+	Error    string // why the run failed; "" when it did not (written as null)
+	Workload string
+	// Checker is the workload checker's verdict, written under the
+	// workload's name ("lease", "echo"); nil when the checker did not run.
+	Checker      any
+	Checks       Checks
+	Stats        OpStats
+	Availability AvailabilityResult
+	// WorkloadStats is the workload's own statistics (StatsReporter:
+	// availability inside and outside partitions, latency percentiles,
+	// failover, messages per op over all messages), when it has some.
+	WorkloadStats any
+	Net           NetResult
+	Perf          PerfResult
+	Reports       []string // files the workload's reporter wrote
+	Seed          uint64
+	Command       []string
+	Config        any
+	Started       time.Time
+	Duration      time.Duration
+	ExitCode      int
+}
+
+// Checks is each checker's verdict; a nil workload verdict means the
+// workload checker did not run (the run failed) or crashed.
+type Checks struct {
+	Workload     *bool `json:"workload"`
+	Stats        bool  `json:"stats"`
+	Availability bool  `json:"availability"`
+	Net          bool  `json:"net"`
+	Perf         bool  `json:"perf"`
+}
+
+// MarshalJSON writes the keys in a fixed, readable order, with the
+// checker's details under the workload's name.
+func (r Results) MarshalJSON() ([]byte, error) {
+	var errText any
+	if r.Error != "" {
+		errText = r.Error
+	}
+	fields := []struct {
+		key   string
+		value any
+	}{
+		{"valid", r.Valid}, {"error", errText}, {"exit_code", r.ExitCode},
+		{"workload", r.Workload}, {r.Workload, r.Checker}, {"checks", r.Checks},
+		{"stats", r.Stats}, {"availability", r.Availability}, {"workload_stats", r.WorkloadStats},
+		{"net", r.Net}, {"perf", r.Perf}, {"reports", r.Reports},
+		{"seed", r.Seed}, {"command", r.Command}, {"config", r.Config},
+		{"started", r.Started.Format(time.RFC3339Nano)}, {"duration_s", r.Duration.Seconds()},
+	}
+	var b bytes.Buffer
+	b.WriteString("{")
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		key, _ := json.Marshal(f.key)
+		value, err := json.Marshal(f.value)
+		if err != nil {
+			return nil, fmt.Errorf("results.json %q: %w", f.key, err)
+		}
+		b.Write(key)
+		b.WriteString(":")
+		b.Write(value)
+	}
+	b.WriteString("}")
+	return b.Bytes(), nil
+}
+
+// OpStats is Jepsen's stats checker over client completions: invalid when
+// some f never completed ok.
+type OpStats struct {
+	Count     int               `json:"count"`
+	OKCount   int               `json:"ok_count"`
+	FailCount int               `json:"fail_count"`
+	InfoCount int               `json:"info_count"`
+	ByF       map[string]FStats `json:"by_f"`
+	Valid     bool              `json:"valid"`
+}
+
+// FStats are the completion counts of one f.
+type FStats struct {
+	Count     int  `json:"count"`
+	OKCount   int  `json:"ok_count"`
+	FailCount int  `json:"fail_count"`
+	InfoCount int  `json:"info_count"`
+	Valid     bool `json:"valid"`
+}
+
+// computeStats counts client completions by type, overall and per f.
+func computeStats(history []workloads.Op) OpStats {
+	s := OpStats{ByF: map[string]FStats{}, Valid: true}
+	for _, op := range history {
+		if op.Process.Nemesis || op.Type == workloads.Invoke {
+			continue
+		}
+		f := s.ByF[op.F]
+		s.Count++
+		f.Count++
+		switch op.Type {
+		case workloads.OK:
+			s.OKCount++
+			f.OKCount++
+		case workloads.Fail:
+			s.FailCount++
+			f.FailCount++
+		default:
+			s.InfoCount++
+			f.InfoCount++
+		}
+		s.ByF[op.F] = f
+	}
+	for name, f := range s.ByF {
+		f.Valid = f.OKCount > 0
+		s.ByF[name] = f
+		s.Valid = s.Valid && f.Valid
+	}
+	return s
+}
+
+// AvailabilityResult is Maelstrom's availability checker: the ok fraction
+// of client invocations, judged against --availability when given.
+type AvailabilityResult struct {
+	OKFraction float64  `json:"ok_fraction"` // 1 when nothing was invoked
+	Expected   *float64 `json:"expected"`    // null: any fraction is valid
+	Valid      bool     `json:"valid"`
+}
+
+func computeAvailability(history []workloads.Op, min *float64) AvailabilityResult {
+	invoked, ok := 0, 0
+	for _, op := range history {
+		switch {
+		case op.Process.Nemesis:
+		case op.Type == workloads.Invoke:
+			invoked++
+		case op.Type == workloads.OK:
+			ok++
+		}
+	}
+	a := AvailabilityResult{OKFraction: 1, Expected: min, Valid: true}
+	if invoked > 0 {
+		a.OKFraction = float64(ok) / float64(invoked)
+	}
+	if min != nil {
+		a.Valid = a.OKFraction >= *min
+	}
+	return a
+}
+
+// NetResult is Maelstrom's net checker: message counts over the whole run
+// (init included), overall, client traffic and node-to-node traffic.
+type NetResult struct {
+	All     NetGroup `json:"all"`
+	Clients NetGroup `json:"clients"`
+	Servers NetGroup `json:"servers"`
+	Valid   bool     `json:"valid"` // always true, as in Maelstrom
+}
+
+// NetGroup is one traffic group's counts; MsgsPerOp (msg_count over
+// client invocations) is given for all and servers when there were
+// invocations, as in Maelstrom.
+type NetGroup struct {
+	netsim.Counts
+	MsgsPerOp *float64 `json:"msgs_per_op,omitempty"`
+}
+
+func computeNet(s netsim.Stats, history []workloads.Op) NetResult {
+	invoked := 0
+	for _, op := range history {
+		if !op.Process.Nemesis && op.Type == workloads.Invoke {
+			invoked++
+		}
+	}
+	perOp := func(c netsim.Counts) *float64 {
+		if invoked == 0 {
+			return nil
+		}
+		v := float64(c.MsgCount) / float64(invoked)
+		return &v
+	}
+	return NetResult{
+		All:     NetGroup{s.All, perOp(s.All)},
+		Clients: NetGroup{Counts: s.Clients},
+		Servers: NetGroup{s.Servers, perOp(s.Servers)},
+		Valid:   true,
+	}
+}
+
+// PerfResult names the pictures; Error says why one could not be drawn.
+type PerfResult struct {
+	LatencyGraph string `json:"latency_graph"`
+	RateGraph    string `json:"rate_graph"`
+	Error        string `json:"error"`
+	Valid        bool   `json:"valid"`
+}
+
+// writeResults writes results.json into dir.
+func writeResults(dir string, res *Results) error {
+	raw, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "results.json"), append(raw, '\n'), 0o644)
+}
+
+// listFiles returns the names of the regular files directly in dir.
+func listFiles(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	slices.Sort(names)
+	return names
+}

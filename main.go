@@ -1,0 +1,43 @@
+// Command lease-node is a Maelstrom node that grants GFS-style chunk
+// leases through PaxosLease. Every node is a proposer and an acceptor;
+// each chunk handle is an independent lease. See README.md for the
+// messages and the configuration, lease/doc.go for the protocol.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// run is the whole program with its streams and environment passed in, so
+// tests drive it without a process. It returns the exit status: 0 at end
+// of input, 2 for a bad configuration, 1 if stdout failed.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	cfg, err := parseConfig(args, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "lease-node: %v\n", oneLine(err))
+		return 2
+	}
+	s := newServer(cfg, stdin, stdout, stderr)
+	if err := s.node.Run(); err != nil {
+		fmt.Fprintf(stderr, "lease-node: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// oneLine joins a multi-error into one line, as the contract asks.
+func oneLine(err error) string {
+	b := []byte(err.Error())
+	for i, c := range b {
+		if c == '\n' {
+			b[i] = ';'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,130 @@
+package workloads
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"testing"
+)
+
+// The history value shapes, as structs: the builder writes hand-made
+// histories with them, and they are the oracle for the workload's own
+// appending encoders.
+type (
+	leaseAskValue struct { // grant and renew invokes
+		Chunk   string `json:"chunk"`
+		Server  string `json:"server"`
+		LeaseMs int64  `json:"lease_ms"`
+	}
+	grantOKValue struct {
+		leaseAskValue
+		Primary     string `json:"primary"`
+		ExpiresInMs int64  `json:"expires_in_ms"`
+	}
+	renewOKValue struct {
+		leaseAskValue
+		NewExpiresInMs int64 `json:"new_expires_in_ms"`
+	}
+	checkValue struct {
+		Chunk string `json:"chunk"`
+	}
+	checkOKValue struct {
+		Chunk       string  `json:"chunk"`
+		Primary     *string `json:"primary"`
+		RemainingMs int64   `json:"remaining_ms"`
+		Expired     bool    `json:"expired"`
+	}
+	releaseValue struct { // release invokes and ok completions
+		Chunk  string `json:"chunk"`
+		Server string `json:"server"`
+	}
+)
+
+// hb builds hand-made histories with times in milliseconds. Ops are
+// sorted by time (stably, so an invoke added before its completion stays
+// first) and indexed when history() is called.
+type hb struct {
+	t   *testing.T
+	ops []Op
+}
+
+func newHB(t *testing.T) *hb { return &hb{t: t} }
+
+func ms(v float64) int64 { return int64(v * 1e6) }
+
+func (b *hb) raw(v any) json.RawMessage {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return raw
+}
+
+// pair adds an invoke at inv and a completion of type typ at done; typ ""
+// leaves the op open.
+func (b *hb) pair(proc int, f string, inv, done float64, typ string, invValue, doneValue any, node string) {
+	p := Process{ID: proc}
+	b.ops = append(b.ops, Op{Time: ms(inv), Process: p, Type: Invoke, F: f, Node: node, Value: b.raw(invValue)})
+	if typ == "" {
+		return
+	}
+	op := Op{Time: ms(done), Process: p, Type: typ, F: f, Node: node, Value: b.raw(doneValue)}
+	if typ != OK {
+		op.Value, op.Error = b.raw(invValue), "temporarily-unavailable: test"
+	}
+	b.ops = append(b.ops, op)
+}
+
+func ask(chunk, server string) leaseAskValue { return leaseAskValue{chunk, server, 1000} }
+
+// grant adds an ok grant answered with primary and expires_in_ms.
+func (b *hb) grant(proc int, inv, done float64, chunk, server, primary string, expiresMs int64) {
+	b.pair(proc, FGrant, inv, done, OK, ask(chunk, server),
+		grantOKValue{ask(chunk, server), primary, expiresMs}, "n1")
+}
+
+// grantOutcome adds a grant that failed or is unknown (typ fail/info/"").
+func (b *hb) grantOutcome(proc int, inv, done float64, chunk, server, typ string) {
+	b.pair(proc, FGrant, inv, done, typ, ask(chunk, server), nil, "n1")
+}
+
+// renew adds an ok renew through node.
+func (b *hb) renew(proc int, inv, done float64, chunk, server string, newExpiresMs int64, node string) {
+	b.pair(proc, FRenew, inv, done, OK, ask(chunk, server),
+		renewOKValue{ask(chunk, server), newExpiresMs}, node)
+}
+
+func (b *hb) renewOutcome(proc int, inv, done float64, chunk, server, typ string) {
+	b.pair(proc, FRenew, inv, done, typ, ask(chunk, server), nil, "n2")
+}
+
+// check adds an ok check; primary "" is written as null.
+func (b *hb) check(proc int, inv, done float64, chunk, primary string, expired bool) {
+	var p *string
+	if primary != "" {
+		p = &primary
+	}
+	b.pair(proc, FCheck, inv, done, OK, checkValue{chunk}, checkOKValue{chunk, p, 0, expired}, "n3")
+}
+
+// release adds a release with completion typ (ok, fail, info or "" for none).
+func (b *hb) release(proc int, inv, done float64, chunk, server, typ string) {
+	v := releaseValue{chunk, server}
+	b.pair(proc, FRelease, inv, done, typ, v, v, "n1")
+}
+
+// nemesis adds a nemesis op pair (invoke, then completion) at times.
+func (b *hb) nemesis(f string, inv, done float64) {
+	b.ops = append(b.ops,
+		Op{Time: ms(inv), Process: NemesisProcess, Type: Invoke, F: f, Value: json.RawMessage(`"majority"`)},
+		Op{Time: ms(done), Process: NemesisProcess, Type: Info, F: f, Value: json.RawMessage(`null`)})
+}
+
+func (b *hb) history() []Op {
+	ops := slices.Clone(b.ops)
+	slices.SortStableFunc(ops, func(a, c Op) int { return cmp.Compare(a.Time, c.Time) })
+	for i := range ops {
+		ops[i].Index = i
+	}
+	return ops
+}

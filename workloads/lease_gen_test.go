@@ -1,0 +1,333 @@
+package workloads
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+func leaseOpts() LeaseOptions {
+	return LeaseOptions{Servers: 3, Chunks: 4, LeaseMs: 400, Rate: 50, Workers: 10}
+}
+
+func simCfg(workers int, duration time.Duration) simConfig {
+	return simConfig{workers: workers, nodes: 5, duration: duration, timeout: 100 * time.Millisecond}
+}
+
+// runIdeal simulates the lease workload against a correct service with
+// delays, lost replies and definite failures.
+func runIdeal(tb testing.TB, opts LeaseOptions, seed int64, duration time.Duration) []Op {
+	svc := newIdeal(seed)
+	svc.lossRate, svc.failRate = 0.03, 0.05
+	return simulate(tb, NewLease(opts, seed), svc, simCfg(opts.Workers, duration))
+}
+
+func historyBytes(t *testing.T, ops []Op) string {
+	var b bytes.Buffer
+	if err := WriteHistory(&b, ops); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestLeaseGeneratorIsDeterministic(t *testing.T) {
+	seed := testSeed(t)
+	a := historyBytes(t, runIdeal(t, leaseOpts(), seed, 5*time.Second))
+	b := historyBytes(t, runIdeal(t, leaseOpts(), seed, 5*time.Second))
+	if a != b {
+		t.Fatal("the same seed gave two different histories")
+	}
+	if c := historyBytes(t, runIdeal(t, leaseOpts(), seed+1, 5*time.Second)); c == a {
+		t.Error("a different seed gave the same history")
+	}
+}
+
+// pairKey names the (server, chunk) pair of a grant, renew or release.
+func pairKey(t *testing.T, op Op) (string, bool) {
+	var v LeaseValue
+	if err := json.Unmarshal(op.Value, &v); err != nil {
+		t.Fatalf("op %d value %s: %v", op.Index, op.Value, err)
+	}
+	return v.Server + "/" + v.Chunk, op.F != FCheck
+}
+
+func TestLeaseGeneratorOneOpInFlightPerPair(t *testing.T) {
+	seed := testSeed(t)
+	ops := runIdeal(t, leaseOpts(), seed, 20*time.Second)
+	open := map[string]int{} // pair -> invoke index of its open op
+	byProcess := map[Process]string{}
+	for _, op := range ops {
+		key, paired := pairKey(t, op)
+		if !paired {
+			continue
+		}
+		if op.Type == Invoke {
+			if prev, busy := open[key]; busy {
+				t.Fatalf("op %d (%s %s) invoked while op %d on the same pair is in flight", op.Index, op.F, key, prev)
+			}
+			open[key], byProcess[op.Process] = op.Index, key
+			continue
+		}
+		delete(open, byProcess[op.Process])
+	}
+}
+
+// halfLife is the renewal time the generator must use after an ok grant
+// to itself or an ok renew: reply + (invoke + expires - reply)/2.
+func halfLife(inv, done Op, expiresMs int64) time.Duration {
+	end := time.Duration(inv.Time) + time.Duration(expiresMs)*time.Millisecond
+	return time.Duration(done.Time) + (end-time.Duration(done.Time))/2
+}
+
+func TestLeaseGeneratorRenewsAtHalfLife(t *testing.T) {
+	seed := testSeed(t)
+	opts := leaseOpts()
+	opts.Workers, opts.Rate = 64, 20 // a worker is always free, so renewals go out exactly on time
+	ops := runIdeal(t, opts, seed, 30*time.Second)
+	pairs, _ := PairOps(ops)
+	type last struct {
+		renewAt  time.Duration // half-life of the last ok holding op; -1 if none
+		freedAt  time.Duration // completion of the last op on the pair
+		believes bool
+	}
+	state := map[string]*last{}
+	var renews, endReleases int
+	for _, p := range pairs { // in invoke order; one op per pair at a time (tested above)
+		key, paired := pairKey(t, p.Invoke)
+		if !paired || p.Completion == nil {
+			continue
+		}
+		st := state[key]
+		if st == nil {
+			st = &last{renewAt: -1}
+			state[key] = st
+		}
+		at := time.Duration(p.Invoke.Time)
+		want := max(st.renewAt, st.freedAt)
+		switch {
+		case p.Invoke.F == FRenew:
+			renews++
+			if !st.believes || at != want {
+				t.Fatalf("renew op %d at %v, want at %v (half-life %v, pair free at %v, believes %v)",
+					p.Invoke.Index, at, want, st.renewAt, st.freedAt, st.believes)
+			}
+		case p.Invoke.F == FRelease && st.believes && at == want:
+			endReleases++
+		}
+		st.freedAt = time.Duration(p.Completion.Time)
+		var v LeaseValue
+		_ = json.Unmarshal(p.Completion.Value, &v)
+		ok := p.Completion.Type == OK
+		switch {
+		case ok && p.Invoke.F == FRenew:
+			st.renewAt, st.believes = halfLife(p.Invoke, *p.Completion, *v.NewExpiresInMs), true
+		case ok && p.Invoke.F == FGrant && *v.Primary == v.Server:
+			st.renewAt, st.believes = halfLife(p.Invoke, *p.Completion, *v.ExpiresInMs), true
+		case p.Invoke.F == FGrant && !ok:
+			// a failed or unknown grant changes no belief
+		default:
+			st.believes = false // released, renew failed, or another server is primary
+		}
+	}
+	if renews < 20 || endReleases < 5 {
+		t.Errorf("only %d renewals and %d plan-ending releases in 30s", renews, endReleases)
+	}
+}
+
+func TestLeaseGeneratorStaysWithinRateInFailStorm(t *testing.T) {
+	for _, loss := range []bool{false, true} {
+		t.Run(map[bool]string{false: "errors", true: "timeouts"}[loss], func(t *testing.T) {
+			seed := testSeed(t)
+			opts := leaseOpts()
+			opts.Workers = 64
+			svc := newIdeal(seed)
+			svc.stormFrom, svc.stormLoss = 3*time.Second, loss
+			ops := simulate(t, NewLease(opts, seed), svc, simCfg(opts.Workers, 13*time.Second))
+			lease := time.Duration(opts.LeaseMs) * time.Millisecond
+			invoked, okBefore := 0, 0
+			renewsInStorm := map[string]int{} // pair -> renews invoked during the storm
+			for _, op := range ops {
+				at := time.Duration(op.Time)
+				if op.Type == OK && at < svc.stormFrom {
+					okBefore++
+				}
+				if op.Type != Invoke || at < svc.stormFrom {
+					continue
+				}
+				invoked++
+				if op.F != FRenew {
+					continue
+				}
+				key, _ := pairKey(t, op)
+				if renewsInStorm[key]++; renewsInStorm[key] > 1 {
+					t.Errorf("renew op %d: %s renewed again after a failed renew", op.Index, key)
+				}
+				if at >= svc.stormFrom+lease {
+					t.Errorf("renew op %d at %v: no lease can be believed past %v", op.Index, at, svc.stormFrom+lease)
+				}
+			}
+			// Scheduled ops follow the rate; on top, each pair believed held
+			// when the storm began may try one renewal or release.
+			stormS := 10.0
+			limit := int(1.2*opts.Rate*stormS) + opts.Servers*opts.Chunks
+			if invoked > limit || invoked < int(0.8*opts.Rate*stormS) || okBefore == 0 {
+				t.Errorf("%d ops invoked in a %.0fs storm at rate %.0f (limit %d); %d ok before it",
+					invoked, stormS, opts.Rate, limit, okBefore)
+			}
+		})
+	}
+}
+
+func TestLeaseSimulationAgainstIdealServiceIsValid(t *testing.T) {
+	seed := testSeed(t)
+	ops := runIdeal(t, leaseOpts(), seed, 60*time.Second)
+	res := CheckLease(ops)
+	if !res.Valid {
+		t.Fatalf("a correct service was judged invalid: %+v %+v", res.Violations, res.Problems)
+	}
+	fo := Failover(res.Holdings)
+	var grantsAnsweredOther, releasesOK, renewsOK, infos int
+	for _, op := range ops {
+		var v LeaseValue
+		_ = json.Unmarshal(op.Value, &v)
+		switch {
+		case op.Type == Info:
+			infos++
+		case op.Type != OK:
+		case op.F == FGrant && *v.Primary != v.Server:
+			grantsAnsweredOther++
+		case op.F == FRelease:
+			releasesOK++
+		case op.F == FRenew:
+			renewsOK++
+		}
+	}
+	servers := map[string]bool{}
+	for _, h := range res.Holdings {
+		servers[h.Server] = true
+	}
+	if fo.Count == 0 || grantsAnsweredOther == 0 || releasesOK == 0 || renewsOK == 0 || infos == 0 || len(servers) < 3 {
+		t.Errorf("the run did not exercise the protocol: failovers %d, contended grants %d, releases %d, renews %d, info %d, holders %d",
+			fo.Count, grantsAnsweredOther, releasesOK, renewsOK, infos, len(servers))
+	}
+}
+
+func TestLeaseSimulationAgainstBrokenServiceIsInvalid(t *testing.T) {
+	seed := testSeed(t)
+	svc := newIdeal(seed)
+	svc.grantBlindly = true
+	ops := simulate(t, NewLease(leaseOpts(), seed), svc, simCfg(10, 10*time.Second))
+	res := CheckLease(ops)
+	if res.Valid || len(res.Violations) == 0 || res.Violations[0].Kind != TwoPrimaries {
+		t.Fatalf("a service granting blindly was not caught: valid=%v violations=%d", res.Valid, len(res.Violations))
+	}
+}
+
+func TestLeaseOptions(t *testing.T) {
+	if err := (LeaseOptions{Rate: 1}).Validate(); err != nil {
+		t.Errorf("zero options with defaults: %v", err)
+	}
+	err := LeaseOptions{Servers: -1, Chunks: -2, LeaseMs: -3, Rate: -4, Workers: -5, MaxRenewals: -6}.Validate()
+	for _, want := range []string{"servers", "chunks", "lease_ms", "rate", "workers", "max renewals"} {
+		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(want)) {
+			t.Errorf("Validate error %v does not mention %s", err, want)
+		}
+	}
+	w := NewLease(LeaseOptions{Rate: 0}, 1)
+	if w.Wake() != Never {
+		t.Errorf("rate 0: Wake = %v, want Never", w.Wake())
+	}
+	if _, ok := w.Next(time.Hour, 0); ok {
+		t.Error("rate 0 produced an op")
+	}
+}
+
+func TestLeaseRequestsAndReplies(t *testing.T) {
+	l := newLease(LeaseOptions{Servers: 3, Chunks: 2, LeaseMs: 1000, Rate: 1}, 1)
+	grant := leaseCall{f: FGrant, chunk: "ch_2", server: "cs3", leaseMs: 1000}.invocation()
+	if got, want := string(grant.Value), `{"chunk":"ch_2","server":"cs3","lease_ms":1000}`; got != want {
+		t.Errorf("grant value %s, want %s", got, want)
+	}
+	if got, want := string(l.Request(grant)), `{"type":"lease_grant","chunk_handle":"ch_2","server":"cs3","lease_ms":1000}`; got != want {
+		t.Errorf("grant request %s, want %s", got, want)
+	}
+	check := leaseCall{f: FCheck, chunk: "ch_1"}.invocation()
+	release := leaseCall{f: FRelease, chunk: "ch_1", server: "cs1"}.invocation()
+	renew := leaseCall{f: FRenew, chunk: "ch_1", server: "cs1", leaseMs: 1000}.invocation()
+	cases := []struct {
+		inv          Invocation
+		reply        string
+		typ, value   string
+		errSubstring string
+	}{
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998,"token":4,"in_reply_to":1}`, OK,
+			`{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs3","expires_in_ms":998}`, ""},
+		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":999}`, OK,
+			`{"chunk":"ch_1","server":"cs1","lease_ms":1000,"new_expires_in_ms":999}`, ""},
+		{check, `{"type":"lease_check_ok","primary":null,"remaining_ms":0,"expired":true}`, OK,
+			`{"chunk":"ch_1","primary":null,"remaining_ms":0,"expired":true}`, ""},
+		{check, `{"type":"lease_check_ok","primary":"cs2","remaining_ms":40,"expired":false}`, OK,
+			`{"chunk":"ch_1","primary":"cs2","remaining_ms":40,"expired":false}`, ""},
+		{release, `{"type":"lease_release_ok","chunk_handle":"ch_1"}`, OK, `{"chunk":"ch_1","server":"cs1"}`, ""},
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_1","primary":"cs3","expires_in_ms":998}`, Info, "", `chunk_handle is "ch_1"`},
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998.0}`, Info, "", "expires_in_ms is 998.0"},
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","expires_in_ms":998}`, Info, "", "primary is missing"},
+		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":-1}`, Info, "", "new_expires_in_ms is -1"},
+		{check, `{"type":"lease_check_ok","remaining_ms":0,"expired":true}`, Info, "", "missing primary"},
+		{check, `{"type":"lease_check_ok","primary":null,"remaining_ms":0,"expired":"no"}`, Info, "", `expired is "no"`},
+		{release, `{"type":"lease_grant_ok","chunk_handle":"ch_1"}`, Info, "", `want "lease_release_ok"`},
+		{renew, `{"type":"error","code":22,"text":"held by cs2"}`, Fail, "", "precondition-failed: held by cs2"},
+		{grant, `{"type":"error","code":13,"text":"crash"}`, Info, "", "crash: crash"},
+		{grant, ``, Info, "", "net-timeout"},
+		{check, ``, Fail, "", "net-timeout"},
+		{check, `{"type":"error","code":13}`, Fail, "", "crash"},
+	}
+	for _, c := range cases {
+		var reply json.RawMessage
+		if c.reply != "" {
+			reply = json.RawMessage(c.reply)
+		}
+		got := l.Complete(time.Second, 0, c.inv, reply)
+		if got.Type != c.typ || (c.value != "" && string(got.Value) != c.value) || !bytes.Contains([]byte(got.Error), []byte(c.errSubstring)) {
+			t.Errorf("%s reply %s: got %s %s %q, want %s %s ~%q", c.inv.F, c.reply, got.Type, got.Value, got.Error, c.typ, c.value, c.errSubstring)
+		}
+		if c.typ != OK && string(got.Value) != string(c.inv.Value) {
+			t.Errorf("%s %s completion value %s, want the invoke value", c.inv.F, c.typ, got.Value)
+		}
+	}
+}
+
+func TestLeaseEncodersMatchEncodingJSON(t *testing.T) {
+	marshal := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, name := range []string{"ch_1", "cs12", `we"ird\name`, "tab\there", "<&>", "ünï", ""} {
+		ask := leaseAskValue{Chunk: name, Server: name + "s", LeaseMs: 1234}
+		grant := leaseCall{f: FGrant, chunk: name, server: name + "s", leaseMs: 1234}
+		if got, want := string(grant.invocation().Value), marshal(ask); got != want {
+			t.Errorf("grant value %s, want %s", got, want)
+		}
+		var req map[string]any
+		if err := json.Unmarshal(grant.request(), &req); err != nil || req["chunk_handle"] != name || req["server"] != name+"s" {
+			t.Errorf("grant request %s does not decode to the names (%v)", grant.request(), err)
+		}
+		r := leaseReply{ChunkHandle: json.RawMessage(marshal(name)), Primary: json.RawMessage(marshal(name)),
+			ExpiresInMs: json.RawMessage("7"), RemainingMs: json.RawMessage("3"), Expired: json.RawMessage("false")}
+		if out, p := grantOK(grant, r); name != "" && (p != "" || string(out.c.Value) != marshal(grantOKValue{ask, name, 7})) {
+			t.Errorf("grant ok value %s (%s), want %s", out.c.Value, p, marshal(grantOKValue{ask, name, 7}))
+		}
+		check := leaseCall{f: FCheck, chunk: name}
+		if out, p := checkOK(check, r); p != "" || string(out.c.Value) != marshal(checkOKValue{name, &name, 3, false}) {
+			t.Errorf("check ok value %s (%s)", out.c.Value, p)
+		}
+		release := leaseCall{f: FRelease, chunk: name, server: name}
+		if got, want := string(release.invocation().Value), marshal(releaseValue{name, name}); got != want {
+			t.Errorf("release value %s, want %s", got, want)
+		}
+	}
+}

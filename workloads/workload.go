@@ -1,0 +1,78 @@
+package workloads
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Workload is one Maelstrom-style workload: a pure generator of client
+// calls with explicit time, the wire form of those calls, and a checker.
+// The harness drives it in real time; the lease simulation drives the same
+// code in virtual time. Implementations are not safe for concurrent use:
+// one scheduler owns a Workload.
+type Workload interface {
+	// Name is the workload name used by -w and the store path ("lease", "echo").
+	Name() string
+	// Next asks for an operation for the free worker `worker` at time `now`
+	// (time since the test started). ok=false means nothing is due for this
+	// worker now; ask again at Wake().
+	Next(now time.Duration, worker int) (inv Invocation, ok bool)
+	// Wake is the earliest time at which Next may return an operation for
+	// some free worker. The scheduler sleeps until then or until a
+	// completion arrives, whichever is first.
+	Wake() time.Duration
+	// Request renders an invocation as the Maelstrom request body, with
+	// "type" and the operation's fields; the client adds msg_id.
+	Request(inv Invocation) json.RawMessage
+	// Complete turns the node's reply body (nil when the client timed out)
+	// into the completion op and lets the generator learn the outcome.
+	Complete(now time.Duration, worker int, inv Invocation, reply json.RawMessage) Completion
+	// Check judges a whole history (client and nemesis ops, in index order).
+	Check(history []Op) Result
+}
+
+// Invocation is what a generator asks a client to do.
+type Invocation struct {
+	F     string          // history "f": grant, renew, check, release, echo
+	Value json.RawMessage // history "value" of the invoke op
+}
+
+// Completion is how a client op ended.
+type Completion struct {
+	Type  string          // "ok", "fail" or "info"
+	Value json.RawMessage // history "value" of the completion op
+	Error string          // why it failed or is unknown; empty on ok
+}
+
+// Result is a checker's verdict. Details is rendered into results.json
+// under the workload's name.
+type Result struct {
+	Valid   bool
+	Details any
+}
+
+// Reporter is implemented by workloads that write extra report files
+// (the lease timeline). The harness calls Report after checking, with the
+// run's store directory, the whole history and the checker's result; an
+// error is reported but does not change the verdict.
+type Reporter interface {
+	Report(dir string, history []Op, res Result) error
+}
+
+// StatsReporter is implemented by workloads that add statistics to
+// results.json (availability, latency, failover, messages per op). The
+// harness calls Stats after the run with the history and the number of
+// network messages it carried, and stores the value under "stats".
+type StatsReporter interface {
+	Stats(history []Op, messages int) any
+}
+
+// Compile-time checks that the workloads implement what the harness
+// looks for.
+var (
+	_ Workload      = (*Echo)(nil)
+	_ Workload      = (*Lease)(nil)
+	_ StatsReporter = (*Echo)(nil)
+	_ StatsReporter = (*Lease)(nil)
+	_ Reporter      = (*Lease)(nil)
+)
