@@ -2,6 +2,7 @@ package lease_test
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"chunklease/workloads"
@@ -12,7 +13,7 @@ import (
 // (its drop sets are per receiver), and a slow node whose outgoing
 // messages are all held back for up to spikeMax (a congested link), so
 // that every copy of what it sends arrives late together.
-var partitionShapes = []string{"one", "majority", "ring", "deaf", "mute", "slow"}
+var partitionShapes = []string{"one", "majority", "ring", "deaf", "mute", "slow", "lag"}
 
 // flipPartition alternates between starting a partition and healing, as
 // Jepsen's partition nemesis does, and records both in the history.
@@ -21,7 +22,7 @@ func (w *world) flipPartition() {
 		for i := range w.blocked {
 			clear(w.blocked[i])
 		}
-		w.slow = -1
+		w.slow, w.lag = -1, 0
 		w.nemesis = false
 		w.recordNemesis("stop-partition", nil, "network-healed")
 		for _, e := range w.held {
@@ -31,11 +32,19 @@ func (w *world) flipPartition() {
 		w.held = w.held[:0]
 	} else {
 		shape := partitionShapes[w.rng.IntN(len(partitionShapes))]
+		if forceShape != "" {
+			fs := strings.Split(forceShape, "+")
+			shape = fs[w.rng.IntN(len(fs))]
+		}
 		w.cut(shape)
 		w.nemesis = true
 		w.recordNemesis("start-partition", shape, []any{"isolated", w.grudge()})
 	}
-	w.push(event{at: w.expDelay(w.sc.partition), kind: evNemesis})
+	next := w.expDelay(w.sc.partition)
+	if protoDur != nil {
+		next = w.now + protoDur(w, w.nemesis)
+	}
+	w.push(event{at: next, kind: evNemesis})
 }
 
 // cut applies one shape to the drop sets.
@@ -81,6 +90,9 @@ func (w *world) cut(shape string) {
 		}
 	case "slow": // x's messages all arrive late
 		w.slow = x
+	case "lag":
+		w.slow = x
+		w.lag = time.Duration(w.sc.leaseMs)*time.Millisecond/10 + time.Duration(w.rng.Int64N(w.sc.leaseMs*int64(time.Millisecond)*4/10))
 	}
 }
 

@@ -113,6 +113,7 @@ type world struct {
 	nemesis bool     // a partition is in force
 	held    []event  // messages a holding partition keeps until heal
 	slow    int      // the node whose outgoing messages are slow, or -1
+	lag     time.Duration
 
 	wl       workloads.Workload
 	hist     *workloads.Writer
@@ -278,7 +279,10 @@ func (w *world) send(m lease.Msg) {
 			continue
 		}
 		d := w.sc.latency.draw(w.rng)
-		if w.rng.Float64() < w.sc.spikeP || w.slow == w.index(m.From) {
+		switch {
+		case w.slow == w.index(m.From) && w.lag > 0:
+			d += w.lag + time.Duration(w.rng.Int64N(int64(w.lag/10)+1))
+		case w.rng.Float64() < w.sc.spikeP || w.slow == w.index(m.From):
 			d += time.Duration(w.rng.Int64N(int64(w.sc.spikeMax)))
 		}
 		w.push(event{at: w.now + d, kind: evDeliver, node: w.index(m.To), msg: m})

@@ -33,5 +33,10 @@ expect 0 echo -w echo --node-count 1 --time-limit 5 --rate 50
 expect 0 lease-3-nodes -w lease --node-count 3 --time-limit 10 --rate 50
 expect 0 lease-5-nodes-partitions -w lease --node-count 5 --time-limit 30 --rate 50 --latency 10 \
   --nemesis partition --nemesis-interval 2 --lease-ms 1000
+# ... and the majority side kept granting while partitions were in force.
+in_partitions=$(grep -o '"holdings_in_partitions": *[0-9]*' \
+  "$store/lease-5-nodes-partitions/latest/results.json" | grep -o '[0-9]*$')
+echo "holdings that began inside partitions: ${in_partitions:-none}"
+[ "${in_partitions:-0}" -gt 0 ] || { echo "no lease was granted during partitions" >&2; exit 1; }
 LEASE_ACCEPTORS=self expect 1 negative-control-acceptors-self -w lease --node-count 3 --time-limit 20 \
   --rate 50 --nemesis partition --nemesis-interval 2

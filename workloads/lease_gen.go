@@ -138,8 +138,9 @@ func (l *Lease) scheduledCall() leaseCall {
 	return leaseCall{f: FCheck, chunk: l.chunkNames[l.rng.IntN(l.opts.Chunks)]}
 }
 
-// pickGrantPair picks a pair with nothing in flight, half the time a
-// chunk another server is believed to hold (contention).
+// pickGrantPair picks a pair with nothing in flight whose server does not
+// hold the chunk, half the time a chunk another server is believed to hold
+// (contention).
 func (l *Lease) pickGrantPair() (int, bool) {
 	if len(l.holders) > 0 && l.opts.Servers > 1 && l.rng.Float64() < contendShare {
 		h := l.holders[l.rng.IntN(len(l.holders))]
@@ -149,7 +150,10 @@ func (l *Lease) pickGrantPair() (int, bool) {
 			return p, true
 		}
 	}
-	return l.pickFreePair(func(*pairState) bool { return true })
+	// A server asks to be granted only a chunk it does not believe it holds;
+	// one it holds it renews at half-life. (Granting a held pair again
+	// would move the half-life forward and starve renewals at high rates.)
+	return l.pickFreePair(func(ps *pairState) bool { return !ps.held })
 }
 
 // pickFreePair draws random pairs with nothing in flight that satisfy ok.

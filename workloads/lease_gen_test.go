@@ -331,3 +331,29 @@ func TestLeaseEncodersMatchEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestGrantsSkipHeldPairs: at a rate far above what renewals need, the
+// generator never asks to grant a chunk to a server that believes it holds
+// it, so renewals still come due (a re-grant would push the half-life
+// forward).
+func TestGrantsSkipHeldPairs(t *testing.T) {
+	l := newLease(LeaseOptions{Servers: 2, Chunks: 1, LeaseMs: 1000, Rate: 10000, Workers: 1}, 7)
+	l.acquire(0, 0, time.Second) // cs1 holds ch_1 until 1 s
+	l.pairs[0].renewalsLeft = 1
+	for i := range 600 {
+		now := time.Duration(i) * time.Millisecond
+		inv, ok := l.Next(now, 0)
+		if !ok {
+			continue
+		}
+		c, _ := l.inflightCall(0, inv)
+		l.forget(0)
+		if c.f == FGrant && c.server == "cs1" {
+			t.Fatalf("at %v the generator granted ch_1 to cs1, which holds it", now)
+		}
+		if c.f == FRenew {
+			return
+		}
+	}
+	t.Fatal("no renewal came due by 600 ms for a 1 s lease held from 0 (half-life 500 ms)")
+}

@@ -12,6 +12,10 @@ import (
 type LeaseStatsResult struct {
 	Stats
 	Failover FailoverStats `json:"failover"`
+	// HoldingsInPartitions counts holdings (ok grants naming the requester,
+	// ok renews) that began while a partition was in force: leases the
+	// side with a majority kept granting.
+	HoldingsInPartitions int `json:"holdings_in_partitions"`
 }
 
 // FailoverStats measures how long chunks went without a primary after a
@@ -32,7 +36,24 @@ type FailoverStats struct {
 // LeaseStats computes availability, latency, messages per op and failover
 // from a lease history and the network's message count.
 func LeaseStats(history []Op, messages int) LeaseStatsResult {
-	return LeaseStatsResult{Stats: ComputeStats(history, messages), Failover: Failover(CheckLease(history).Holdings)}
+	holdings := CheckLease(history).Holdings
+	return LeaseStatsResult{Stats: ComputeStats(history, messages), Failover: Failover(holdings),
+		HoldingsInPartitions: holdingsIn(holdings, Partitions(history))}
+}
+
+// holdingsIn counts the holdings whose start lies inside one of the
+// intervals.
+func holdingsIn(holdings []Holding, intervals []Interval) int {
+	n := 0
+	for _, h := range holdings {
+		for _, iv := range intervals {
+			if h.StartNs >= iv.StartNs && h.StartNs < iv.EndNs {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 // Failover computes FailoverStats from a checker's holdings.

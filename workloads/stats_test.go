@@ -71,3 +71,16 @@ func TestFailover(t *testing.T) {
 		t.Errorf("failover %+v, want %+v", f, want)
 	}
 }
+
+// TestHoldingsIn counts only holdings that began inside a partition, and
+// each once even where intervals touch.
+func TestHoldingsIn(t *testing.T) {
+	parts := []Interval{{StartNs: 100, EndNs: 200}, {StartNs: 200, EndNs: 300}}
+	hs := []Holding{{StartNs: 50}, {StartNs: 100}, {StartNs: 199}, {StartNs: 200}, {StartNs: 300}}
+	if got := holdingsIn(hs, parts); got != 3 {
+		t.Fatalf("holdingsIn = %d, want 3 (starts 100, 199, 200)", got)
+	}
+	if got := holdingsIn(hs, nil); got != 0 {
+		t.Fatalf("holdingsIn without partitions = %d, want 0", got)
+	}
+}
