@@ -1,21 +1,13 @@
 package workloads
 
 import (
-	"flag"
 	"testing"
-	"time"
+
+	"chunklease/internal/testseed"
 )
 
-var seedFlag = flag.Int64("seed", 0, "seed for the randomized tests (0: draw one and print it)")
-
-// testSeed returns the -seed flag, or a fresh seed, and logs it so that a
-// failure can be replayed with -seed.
+// testSeed returns this test's seed (-seed to replay; see testseed).
 func testSeed(t *testing.T) int64 {
 	t.Helper()
-	seed := *seedFlag
-	if seed == 0 {
-		seed = time.Now().UnixNano()
-	}
-	t.Logf("seed %d (replay with: go test ./workloads -run '%s' -seed=%d)", seed, t.Name(), seed)
-	return seed
+	return int64(testseed.Get(t))
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,18 +12,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"chunklease/internal/testseed"
 )
 
-var seedFlag = flag.Uint64("seed", 0, "seed for the runs (0: pick one from the clock)")
-
+// testSeed returns this test's seed as a --seed argument (-seed to replay;
+// see testseed).
 func testSeed(t *testing.T) string {
 	t.Helper()
-	seed := *seedFlag
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano()) >> 1
-	}
-	t.Logf("seed %d (replay with -seed %d)", seed, seed)
-	return strconv.FormatUint(seed, 10)
+	return strconv.FormatUint(testseed.Get(t), 10)
 }
 
 // fakeNode is the harness's scripted node program, built once.
