@@ -1,9 +1,13 @@
 package lease_test
 
 import (
+	"flag"
 	"fmt"
 	"testing"
 )
+
+var controlRates = flag.Bool("control-rates", false,
+	"run every negative control (and every other weakening) over the whole budget and print how many schedules fail")
 
 // control is a negative control: a configuration the checker must catch
 // within the simulation's default seed budget.
@@ -12,21 +16,41 @@ type control struct {
 	draw func(seed uint64) scenario
 }
 
+// weakened draws the default mix with one rule switched off.
+func weakened(name string) control {
+	return control{name, func(seed uint64) scenario { return drawScenario(seed, name) }}
+}
+
 // controls run with the normal test suite. Each must produce at least one
 // failing schedule, or the simulation (or the checker) has lost its teeth.
+// Measured over 1000-schedule runs from several base seeds (-control-rates
+// prints the figures), each fails in at least 1% of the default mix's
+// schedules (overwrite-live, the rarest, 1.0% to 1.7%), so passing all
+// 1000 has odds below one in 20000: a real regression, not bad luck. The
+// mix's profiles exist for them: "sites" for release-by-server and
+// overwrite-live, "clocks" for no-drift-stretch (simscenario_test.go).
 var controls = []control{
 	{"acceptors=self", func(seed uint64) scenario {
 		s := drawScenario(seed, "none")
-		s.self = true // each node its own sole acceptor: unsafe with 3 nodes
-		s.nodes = 3
-		if s.partition == 0 {
-			s.partition = 500e6
-		}
+		s.selfAcceptors()
 		return s
 	}},
-	{"per-message-quorum", func(seed uint64) scenario { return drawScenario(seed, "per-message-quorum") }},
-	{"release-by-server", func(seed uint64) scenario { return drawScenario(seed, "release-by-server") }},
+	weakened("per-message-quorum"),
+	weakened("release-by-server"),
+	weakened("overwrite-live"),
+	weakened("no-drift-stretch"),
 }
+
+// unasserted are the weakenings no control asserts. late-timer cannot
+// cause two primaries in this design: propose goes out at the very instant
+// of the prepare quorum and every acceptor accepts after that, so even the
+// late deadline (quorum + T) ends before any accepting acceptor's
+// protection (accept + T, stretched). However old the prepare answers,
+// what protects the lease are the accepts: an acceptor accepts over no
+// other server's live lease (rule 4), and a restarted one stays silent
+// until every record it may have had has ended (rule 7). -control-rates
+// measures it anyway, in case that changes.
+var unasserted = []string{"late-timer"}
 
 // TestNegativeControls runs each control until its first failing schedule
 // and fails if the whole default budget passes.
@@ -36,17 +60,41 @@ func TestNegativeControls(t *testing.T) {
 	}
 	base := baseSeed(t)
 	for _, c := range controls {
-		t.Run(c.name, func(t *testing.T) {
-			res := runMany(base, *simSchedules, c.draw, 1)
-			for i, o := range res {
-				if len(o.violations) > 0 {
-					fmt.Printf("lease-sim control %s: caught at schedule %d (seed=%d): %s\n",
-						c.name, i+1, o.sc.seed, o.violations[0].Text)
-					return
-				}
-			}
-			t.Fatalf("control %s passed %d schedules from seed %d: the simulation no longer catches it",
-				c.name, len(res), base)
-		})
+		t.Run(c.name, func(t *testing.T) { runControl(t, c, base, true) })
+	}
+	if *controlRates {
+		for _, name := range unasserted {
+			t.Run(name, func(t *testing.T) { runControl(t, weakened(name), base, false) })
+		}
+	}
+}
+
+// runControl plays the control's schedules from base: until the first
+// failure, or with -control-rates the whole budget. If must, passing the
+// whole budget fails the test.
+func runControl(t *testing.T, c control, base uint64, must bool) {
+	stopAfter := 1
+	if *controlRates {
+		stopAfter = 0
+	}
+	res := runMany(base, budget(), c.draw, stopAfter)
+	failed, first := 0, 0
+	for i, o := range res {
+		if len(o.violations) == 0 {
+			continue
+		}
+		if failed++; first == 0 {
+			first = i + 1
+			fmt.Printf("lease-sim control %s: caught at schedule %d (seed=%d): %s\n",
+				c.name, first, o.sc.seed, o.violations[0].Text)
+		}
+	}
+	if *controlRates {
+		fmt.Printf("lease-sim control %s: %d of %d schedules failed (first: %d, 0 for none), base seed %d\n",
+			c.name, failed, len(res), first, base)
+	}
+	if must && failed == 0 {
+		t.Fatalf("control %s passed %d schedules from seed %d: the simulation no longer catches it",
+			c.name, len(res), base)
 	}
 }

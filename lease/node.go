@@ -61,7 +61,12 @@ func NewNode(cfg Config, now time.Duration) (*Node, error) {
 		chunks:    make(map[string]acceptor),
 		queues:    make(map[string][]*request),
 		reads:     make(map[uint64]*request),
-		names:     make(map[string]string),
+		// Read ids start at the incarnation, like ballots carry it: an
+		// answer to a read of an earlier incarnation of this node (late, on
+		// a slow link) must never match a read of this one. The earlier
+		// incarnation issued fewer reads than nanoseconds passed since.
+		readSeq: uint64(cfg.Incarnation),
+		names:   make(map[string]string),
 	}
 	for i, a := range cfg.Acceptors {
 		n.accIdx[a] = i

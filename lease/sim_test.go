@@ -16,14 +16,25 @@ import (
 
 var (
 	simSeed      = flag.Uint64("seed", 0, "base seed of the simulation (0: a fresh one, printed); with -schedules=1 it replays one schedule")
-	simSchedules = flag.Int("schedules", defaultSchedules, "schedules the simulation runs")
+	simSchedules = flag.Int("schedules", 0, "schedules the simulation runs (0: the default budget)")
 	simSoak      = flag.Bool("soak", false, "run the long soak (100000 schedules) for release checks")
 	simKeep      = flag.String("keep", "", "directory to write the history of every failing schedule into")
 )
 
 // defaultSchedules is the default seed budget; it is smaller under the race
-// detector, which slows the simulation about tenfold (race_test.go).
+// detector, which slows the simulation about tenfold (race_test.go). It is
+// read when a test runs, not when the flag is defined: race_test.go's init
+// runs after the package's variables are initialized.
 var defaultSchedules = 1000
+
+// budget is the number of schedules a test runs: -schedules, or the
+// default budget.
+func budget() int {
+	if *simSchedules > 0 {
+		return *simSchedules
+	}
+	return defaultSchedules
+}
 
 // raceEnabled is set under -race; the negative controls then skip, since
 // a tenth of the budget cannot promise to catch them. scripts/run_tests.sh
@@ -106,7 +117,7 @@ func baseSeed(t *testing.T) uint64 {
 // full protocol under every fault the simulation injects, each history
 // checked for two primaries and for reads that saw the wrong holder.
 func TestSimulation(t *testing.T) {
-	base, count := baseSeed(t), *simSchedules
+	base, count := baseSeed(t), budget()
 	if *simSoak {
 		count = 100_000
 	}

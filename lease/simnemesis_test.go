@@ -2,7 +2,6 @@ package lease_test
 
 import (
 	"encoding/json"
-	"strings"
 	"time"
 
 	"chunklease/workloads"
@@ -13,7 +12,7 @@ import (
 // (its drop sets are per receiver), and a slow node whose outgoing
 // messages are all held back for up to spikeMax (a congested link), so
 // that every copy of what it sends arrives late together.
-var partitionShapes = []string{"one", "majority", "ring", "deaf", "mute", "slow", "lag"}
+var partitionShapes = []string{"one", "majority", "ring", "deaf", "mute", "slow"}
 
 // flipPartition alternates between starting a partition and healing, as
 // Jepsen's partition nemesis does, and records both in the history.
@@ -22,7 +21,7 @@ func (w *world) flipPartition() {
 		for i := range w.blocked {
 			clear(w.blocked[i])
 		}
-		w.slow, w.lag = -1, 0
+		w.slow = -1
 		w.nemesis = false
 		w.recordNemesis("stop-partition", nil, "network-healed")
 		for _, e := range w.held {
@@ -32,19 +31,11 @@ func (w *world) flipPartition() {
 		w.held = w.held[:0]
 	} else {
 		shape := partitionShapes[w.rng.IntN(len(partitionShapes))]
-		if forceShape != "" {
-			fs := strings.Split(forceShape, "+")
-			shape = fs[w.rng.IntN(len(fs))]
-		}
 		w.cut(shape)
 		w.nemesis = true
 		w.recordNemesis("start-partition", shape, []any{"isolated", w.grudge()})
 	}
-	next := w.expDelay(w.sc.partition)
-	if protoDur != nil {
-		next = w.now + protoDur(w, w.nemesis)
-	}
-	w.push(event{at: next, kind: evNemesis})
+	w.push(event{at: w.expDelay(w.sc.partition), kind: evNemesis})
 }
 
 // cut applies one shape to the drop sets.
@@ -90,9 +81,6 @@ func (w *world) cut(shape string) {
 		}
 	case "slow": // x's messages all arrive late
 		w.slow = x
-	case "lag":
-		w.slow = x
-		w.lag = time.Duration(w.sc.leaseMs)*time.Millisecond/10 + time.Duration(w.rng.Int64N(w.sc.leaseMs*int64(time.Millisecond)*4/10))
 	}
 }
 
@@ -131,11 +119,20 @@ func (w *world) crashOne() {
 		}
 	}
 	for _, i := range w.rng.Perm(w.sc.nodes)[:victims] {
-		if n := w.nodes[i]; n.core != nil {
-			n.core, n.wakeAt = nil, -1
-			down := time.Duration(50+w.rng.Int64N(2*w.sc.leaseMs)) * time.Millisecond
-			w.push(event{at: w.now + down, kind: evRestart, node: i})
-		}
+		w.crash(i)
 	}
 	w.push(event{at: w.expDelay(w.sc.crash), kind: evCrash})
+}
+
+// crash kills node i, if it runs, and books its restart after a random
+// downtime, which it returns (0 if the node was already down).
+func (w *world) crash(i int) time.Duration {
+	n := w.nodes[i]
+	if n.core == nil {
+		return 0
+	}
+	n.core, n.wakeAt = nil, -1
+	down := time.Duration(50+w.rng.Int64N(2*w.sc.leaseMs)) * time.Millisecond
+	w.push(event{at: w.now + down, kind: evRestart, node: i})
+	return down
 }

@@ -3,6 +3,7 @@ package lease_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -10,8 +11,9 @@ import (
 // is drawn from the schedule's seed, so the seed alone replays it.
 type scenario struct {
 	seed      uint64
-	profile   string // "mixed" or "stale"
+	profile   string // "mixed", "stale", "sites" or "clocks"
 	nodes     int
+	acceptors []int // the acceptor nodes, by index; nil: every node
 	servers   int
 	chunks    int
 	workers   int
@@ -28,7 +30,14 @@ type scenario struct {
 	crash     time.Duration // mean time between crashes; 0: none
 	storm     float64       // probability that a crash takes a majority down at once
 	driftPPM  int64         // clock rates lie in [1-rho, 1+rho]
+	clockEdge bool          // every clock rate is exactly 1-rho or 1+rho
 	self      bool          // every node its own sole acceptor (unsafe)
+	balanced  bool          // each request goes to a random live node, as through a load balancer
+	// Two sites (profile "sites"): the acceptors form the main site, the
+	// other nodes a remote one. Every message a remote node sends takes
+	// uplink more (plus up to a tenth of it in jitter).
+	uplink    time.Duration
+	outage    time.Duration // mean time between main-site power losses; 0: none
 	weakening string        // a rule switched off, or "none"
 }
 
@@ -52,10 +61,30 @@ func (l latency) draw(rng *rand.Rand) time.Duration {
 // contract names: latency distributions, loss, duplication, reordering,
 // symmetric and one-directional partitions, crash and restart with state
 // loss, clock-rate error, and messages delayed past lease lengths (the
-// stale proposes and releases the safety rules exist for).
+// stale proposes and releases the safety rules exist for). A third of the
+// schedules are "mixed"; the other profiles (stale 20%, sites 30%, clocks
+// 15%) aim faults where a rule is needed, and their shares keep each
+// single-rule negative control caught within the default budget
+// (controls_test.go).
 func drawScenario(seed uint64, weakening string) scenario {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	s := scenario{seed: seed, weakening: weakening}
+	s.mixed(rng)
+	switch r := rng.IntN(20); {
+	case r < 4:
+		s.stale(rng)
+	case r < 10:
+		s.sites(rng)
+	case r < 13:
+		s.clocks(rng)
+	}
+	return s
+}
+
+// mixed draws every setting independently, each fault present in about
+// half the schedules.
+func (s *scenario) mixed(rng *rand.Rand) {
+	s.profile = "mixed"
 	s.nodes = []int{3, 5}[rng.IntN(2)]
 	s.servers = 2 + rng.IntN(3)
 	s.chunks = 1 + rng.IntN(2)
@@ -78,11 +107,6 @@ func drawScenario(seed uint64, weakening string) scenario {
 		s.storm = pick(rng, 0.5, rng.Float64())
 	}
 	s.driftPPM = pickInt(rng, 0.5, rng.Int64N(20_000))
-	s.profile = "mixed"
-	if rng.IntN(4) == 0 {
-		s.stale(rng)
-	}
-	return s
 }
 
 // stale turns a scenario into a slow, flapping network under heavy
@@ -106,6 +130,67 @@ func (s *scenario) stale(rng *rand.Rand) {
 	s.storm = 0.5 + 0.5*rng.Float64()
 }
 
+// sites turns a scenario into a two-site deployment: three acceptors at
+// the main site and two proposer-only nodes at a remote site, whose
+// congested uplink delays everything they send (Jepsen's net/slow shapes
+// a node's egress the same way). Clients reach any live node through a
+// load balancer. Two faults of such deployments meet here:
+//   - A release through a remote node reaches the acceptors an uplink
+//     delay after its read round finished, while the same server's next
+//     grant, through a main-site node, takes a few LAN hops: a late
+//     release meets a newer lease of its server (rule 6).
+//   - The main site loses power now and then: its nodes crash together and
+//     the link between the sites drops with them. What the remote nodes
+//     send meanwhile waits in their connections and arrives, in order,
+//     when the link is back, after the site restarted and sat out its boot
+//     wait. A propose that was on the slow uplink at the outage then
+//     reaches acceptors that forgot every promise and may hold another
+//     server's lease (rule 4, A2).
+//
+// Its schedules run longer than mixed ones, so that each sees a few
+// outages.
+func (s *scenario) sites(rng *rand.Rand) {
+	s.profile = "sites"
+	s.nodes = 5
+	s.workers = 5 + rng.IntN(10)
+	s.acceptors = rng.Perm(s.nodes)[:3]
+	slices.Sort(s.acceptors)
+	s.balanced = true
+	s.duration = time.Duration(8+rng.IntN(5)) * time.Second
+	lease := time.Duration(s.leaseMs) * time.Millisecond
+	s.uplink = time.Duration(float64(lease) * (0.05 + 0.25*rng.Float64()))
+	s.outage = time.Duration(500+rng.IntN(1500)) * time.Millisecond
+	s.partition = 0 // the outage is this profile's partition
+}
+
+// clocks is a fast LAN with long leases and every clock at the edge of the
+// configured rate bound. Without the drift stretch (rule 5) an acceptor
+// whose clock runs fast forgets a lease up to about T*rho early in real
+// time: tens of milliseconds, a gap only a network this fast lets a
+// competitor's grant fit in.
+func (s *scenario) clocks(rng *rand.Rand) {
+	s.profile = "clocks"
+	s.servers, s.chunks = 2, 1
+	s.leaseMs = 700 + rng.Int64N(300)
+	s.rate = 50 + 30*rng.Float64()
+	s.latency = latency{kind: "uniform", mean: time.Millisecond}
+	s.lossP, s.dupP, s.spikeP = 0, 0, 0
+	s.partition, s.crash = 0, 0
+	s.driftPPM = 10_000 + rng.Int64N(10_001)
+	s.clockEdge = true
+}
+
+// selfAcceptors turns s into the unsafe single-process mode: three nodes,
+// each its own sole acceptor, under partitions (the acceptors=self
+// negative control).
+func (s *scenario) selfAcceptors() {
+	s.self, s.nodes = true, 3
+	s.acceptors, s.uplink, s.outage, s.balanced = nil, 0, 0, false
+	if s.partition == 0 {
+		s.partition = 500 * time.Millisecond
+	}
+}
+
 func pick(rng *rand.Rand, p, v float64) float64 {
 	if rng.Float64() < p {
 		return v
@@ -122,11 +207,14 @@ func pickInt(rng *rand.Rand, p float64, v int64) int64 {
 
 func (s scenario) String() string {
 	acc := "all"
-	if s.self {
+	switch {
+	case s.self:
 		acc = "self"
+	case s.acceptors != nil:
+		acc = fmt.Sprint(s.acceptors)
 	}
 	return fmt.Sprintf("seed=%d profile=%s nodes=%d acceptors=%s servers=%d chunks=%d workers=%d lease=%dms rate=%.0f/s "+
-		"duration=%v latency=%s/%v loss=%.3f dup=%.3f spike=%.3f partition=%v hold=%v crash=%v storm=%.2f drift=%dppm weakening=%s",
+		"duration=%v latency=%s/%v loss=%.3f dup=%.3f spike=%.3f partition=%v hold=%v crash=%v storm=%.2f drift=%dppm edge=%v balanced=%v uplink=%v outage=%v weakening=%s",
 		s.seed, s.profile, s.nodes, acc, s.servers, s.chunks, s.workers, s.leaseMs, s.rate, s.duration,
-		s.latency.kind, s.latency.mean, s.lossP, s.dupP, s.spikeP, s.partition, s.hold, s.crash, s.storm, s.driftPPM, s.weakening)
+		s.latency.kind, s.latency.mean, s.lossP, s.dupP, s.spikeP, s.partition, s.hold, s.crash, s.storm, s.driftPPM, s.clockEdge, s.balanced, s.uplink, s.outage, s.weakening)
 }

@@ -16,9 +16,15 @@ import (
 // The simulated world: one virtual real-time clock, a heap of timed
 // events, nodes whose local clocks run at their own rate, a network that
 // loses, duplicates, delays and partitions messages, and client workers
-// driven by the lease workload generator. Everything random comes from the
-// scenario's seed, so a schedule replays exactly.
+// driven by the lease workload generator, each bound to one node as in
+// Maelstrom or behind a load balancer (simsites_test.go). Everything
+// random comes from the scenario's seed, so a schedule replays exactly.
 
+// clientTimeout must stay above quorumTimeoutMs: a node answers every
+// request within its quorum timeout, so when a client gives up, its request
+// has stopped acting. A release still reading after its client timed out
+// could find, and release by its exact ballot, the lease the same server
+// was granted after that timeout: rule 6 cannot tell the two apart.
 const (
 	clientTimeout   = 3 * time.Second
 	quorumTimeoutMs = 1000
@@ -35,6 +41,8 @@ const (
 	evNemesis
 	evCrash
 	evRestart
+	evOutage
+	evRestore
 )
 
 type event struct {
@@ -102,18 +110,18 @@ type simWorker struct {
 }
 
 type world struct {
-	sc      scenario
-	rng     *rand.Rand
-	now     time.Duration
-	events  eventHeap
-	seq     uint64
-	ids     []string
-	nodes   []*simNode
-	blocked [][]bool // blocked[receiver][sender]
-	nemesis bool     // a partition is in force
-	held    []event  // messages a holding partition keeps until heal
-	slow    int      // the node whose outgoing messages are slow, or -1
-	lag     time.Duration
+	sc       scenario
+	rng      *rand.Rand
+	now      time.Duration
+	events   eventHeap
+	seq      uint64
+	ids      []string
+	nodes    []*simNode
+	blocked  [][]bool // blocked[receiver][sender]
+	nemesis  bool     // a partition is in force
+	held     []event  // messages a holding partition keeps until heal
+	slow     int      // the node whose outgoing messages are slow, or -1
+	linkDown bool     // the main site is out, and the link between the sites with it
 
 	wl       workloads.Workload
 	hist     *workloads.Writer
@@ -123,7 +131,6 @@ type world struct {
 	callSeq  uint64
 	pollAt   time.Duration
 	messages int
-	diagMsg  lease.Msg
 }
 
 func newWorld(sc scenario) *world {
@@ -153,16 +160,9 @@ func newWorld(sc scenario) *world {
 func (w *world) boot(i int, bootWaitMs int64) {
 	n := w.nodes[i]
 	n.start, n.base = w.now, time.Duration(w.rng.Int64N(int64(time.Hour)))
-	n.ppm = 0
-	if w.sc.driftPPM > 0 {
-		n.ppm = w.rng.Int64N(2*w.sc.driftPPM+1) - w.sc.driftPPM
-	}
+	n.ppm = w.drawRate()
 	n.inc = int64(w.now) + 1
-	acc := w.ids
-	if w.sc.self {
-		acc = []string{n.id}
-	}
-	cfg := lease.Config{ID: n.id, Acceptors: acc, Incarnation: n.inc, DefaultLeaseMs: w.sc.leaseMs,
+	cfg := lease.Config{ID: n.id, Acceptors: w.acceptorIDs(i), Incarnation: n.inc, DefaultLeaseMs: w.sc.leaseMs,
 		MaxLeaseMs: w.sc.leaseMs, BootWaitMs: bootWaitMs, DriftPPM: w.sc.driftPPM,
 		QuorumTimeoutMs: quorumTimeoutMs, RoundTimeoutMs: roundTimeoutMs, BackoffMinMs: 2, BackoffMaxMs: 50,
 		Rand: rand.New(rand.NewPCG(w.sc.seed, uint64(i)<<32|uint64(n.inc)))}
@@ -179,6 +179,39 @@ func (w *world) boot(i int, bootWaitMs int64) {
 	n.core, n.wakeAt = core, -1
 }
 
+// drawRate draws a clock's rate error in ppm, within the configured bound.
+func (w *world) drawRate() int64 {
+	rho := w.sc.driftPPM
+	switch {
+	case rho == 0:
+		return 0
+	case w.sc.clockEdge:
+		return []int64{-rho, rho}[w.rng.IntN(2)]
+	}
+	return w.rng.Int64N(2*rho+1) - rho
+}
+
+// acceptorIDs is node i's acceptor set: its own id in the unsafe self
+// mode, else the configured set, the same on every node.
+func (w *world) acceptorIDs(i int) []string {
+	switch {
+	case w.sc.self:
+		return []string{w.ids[i]}
+	case w.sc.acceptors == nil:
+		return w.ids
+	}
+	return w.names(w.sc.acceptors)
+}
+
+// names maps node indices to node ids.
+func (w *world) names(nodes []int) []string {
+	ids := make([]string, len(nodes))
+	for k, i := range nodes {
+		ids[k] = w.ids[i]
+	}
+	return ids
+}
+
 func (w *world) push(e event) {
 	w.seq++
 	e.seq = w.seq
@@ -193,6 +226,9 @@ func (w *world) run() []byte {
 	}
 	if w.sc.crash > 0 {
 		w.push(event{at: w.expDelay(w.sc.crash), kind: evCrash})
+	}
+	if w.sc.outage > 0 {
+		w.push(event{at: w.expDelay(w.sc.outage), kind: evOutage})
 	}
 	for w.events.Len() > 0 {
 		e := heap.Pop(&w.events).(event)
@@ -242,14 +278,15 @@ func (w *world) handle(e event) {
 		w.crashOne()
 	case evRestart:
 		w.boot(e.node, w.sc.leaseMs)
+	case evOutage:
+		w.siteOutage()
+	case evRestore:
+		w.restoreLink()
 	}
 }
 
 // absorb sends a node's messages, answers its clients and books its wake.
 func (w *world) absorb(i int, out *lease.Output) {
-	if diagAbsorb != nil {
-		diagAbsorb(w, i, out)
-	}
 	for _, m := range out.Msgs {
 		w.send(m)
 	}
@@ -278,11 +315,8 @@ func (w *world) send(m lease.Msg) {
 		if w.rng.Float64() < w.sc.lossP {
 			continue
 		}
-		d := w.sc.latency.draw(w.rng)
-		switch {
-		case w.slow == w.index(m.From) && w.lag > 0:
-			d += w.lag + time.Duration(w.rng.Int64N(int64(w.lag/10)+1))
-		case w.rng.Float64() < w.sc.spikeP || w.slow == w.index(m.From):
+		d := w.sc.latency.draw(w.rng) + w.uplinkDelay(w.index(m.From))
+		if w.rng.Float64() < w.sc.spikeP || w.slow == w.index(m.From) {
 			d += time.Duration(w.rng.Int64N(int64(w.sc.spikeMax)))
 		}
 		w.push(event{at: w.now + d, kind: evDeliver, node: w.index(m.To), msg: m})
@@ -298,10 +332,12 @@ func (w *world) index(id string) int {
 // partition in force drops it (checked at delivery). A holding partition
 // keeps the message and delivers it after the heal, as a TCP connection
 // that reconnects would: the stale messages the safety rules exist for.
+// The link between the sites always holds while it is down.
 func (w *world) deliver(e event) {
 	n := w.nodes[e.node]
-	if w.blocked[e.node][w.index(e.msg.From)] {
-		if w.sc.hold {
+	from := w.index(e.msg.From)
+	if cut := w.siteCut(from, e.node); cut || w.blocked[e.node][from] {
+		if cut || w.sc.hold {
 			w.held = append(w.held, e)
 		}
 		return
@@ -309,9 +345,7 @@ func (w *world) deliver(e event) {
 	if n.core == nil {
 		return
 	}
-	w.diagMsg = e.msg
 	w.absorb(e.node, n.core.Receive(n.local(w.now), e.msg))
-	w.diagMsg = lease.Msg{}
 }
 
 // poll offers every free worker an operation, and books the next poll.
@@ -335,7 +369,7 @@ func (w *world) poll() {
 
 func (w *world) invoke(worker int, inv workloads.Invocation) {
 	w.callSeq++
-	c := &simCall{id: w.callSeq, worker: worker, node: worker % w.sc.nodes, inv: inv}
+	c := &simCall{id: w.callSeq, worker: worker, node: w.route(worker), inv: inv}
 	w.calls[c.id] = c
 	w.workers[worker].call = c
 	w.record(workloads.Op{Process: workloads.Process{ID: w.workers[worker].process}, Type: workloads.Invoke,
