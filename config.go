@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -126,21 +127,12 @@ func (c nodeConfig) acceptorList(nodeIDs []string, self string) ([]string, error
 			return nil, fmt.Errorf("-acceptors (LEASE_ACCEPTORS) %q has an empty id; want all, self or a comma list like n1,n2,n3", c.acceptors)
 		case seen[id]:
 			return nil, fmt.Errorf("-acceptors (LEASE_ACCEPTORS) lists %s twice", id)
-		case nodeIDs != nil && !contains(nodeIDs, id):
+		case nodeIDs != nil && !slices.Contains(nodeIDs, id):
 			return nil, fmt.Errorf("-acceptors (LEASE_ACCEPTORS) lists %s, which is not in node_ids %v", id, nodeIDs)
 		}
 		seen[id] = true
 	}
 	return ids, nil
-}
-
-func contains(ids []string, id string) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 func envOf(flagName string) string {

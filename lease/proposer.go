@@ -82,10 +82,7 @@ func (n *Node) onPrepareResp(now time.Duration, m Msg, idx int) {
 		return
 	}
 	a := r.att
-	s := sample{}
-	if m.Lease != nil && !m.Lease.Expired {
-		s = sample{server: m.Lease.Server, remainingMs: m.Lease.RemainingMs}
-	}
+	s := sampleOf(m.Lease)
 	a.samples = append(a.samples, s)
 	r.heard = max(r.heard, a.prepared.count())
 	if m.OK && (s.server == "" || s.server == r.Server) {
@@ -106,7 +103,7 @@ func (n *Node) decidePrepare(now time.Duration, r *request) {
 	if a.open.count()+total-a.prepared.count() >= n.quorum {
 		return
 	}
-	holder, decided := judgeRead(a.servers(), total, n.quorum)
+	holder, decided := judgeRead(serversOf(a.samples), total, n.quorum)
 	if decided && holder != "" && holder != r.Server {
 		n.answerHeld(now, r, holder)
 		return
@@ -231,9 +228,20 @@ func (n *Node) finishAttempts(now time.Duration, r *request, err *Error) {
 	}
 }
 
-func (a *attempt) servers() []string {
-	out := make([]string, len(a.samples))
-	for i, s := range a.samples {
+// sampleOf is what one answer says about the live lease: its server and
+// remaining time, or nothing when none is live.
+func sampleOf(rec *Record) sample {
+	if rec == nil || rec.Expired {
+		return sample{}
+	}
+	return sample{server: rec.Server, remainingMs: rec.RemainingMs}
+}
+
+// serversOf lists the server each answer reported live ("" for none), the
+// input of judgeRead.
+func serversOf(samples []sample) []string {
+	out := make([]string, len(samples))
+	for i, s := range samples {
 		out[i] = s.server
 	}
 	return out

@@ -1,6 +1,9 @@
 package lease
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // tally is a set of acceptors, indexed by their position in the configured
 // acceptor list. Quorums are counted by distinct acceptor (contract rule 2):
@@ -65,7 +68,7 @@ func judgeRead(servers []string, n, q int) (holder string, decided bool) {
 	threshold := q + r - n
 	found := 0
 	for i, s := range servers {
-		if s == "" || seenBefore(servers[:i], s) {
+		if s == "" || slices.Contains(servers[:i], s) {
 			continue
 		}
 		if countOf(servers, s) >= threshold {
@@ -77,15 +80,6 @@ func judgeRead(servers []string, n, q int) (holder string, decided bool) {
 		return "", false
 	}
 	return holder, true
-}
-
-func seenBefore(servers []string, s string) bool {
-	for _, x := range servers {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func countOf(servers []string, s string) int {

@@ -35,16 +35,10 @@ func (n *Node) onReadResp(now time.Duration, m Msg, idx int) {
 		return
 	}
 	rd := r.rd
-	s := sample{}
-	if rec := m.Lease; rec != nil {
-		if !rec.Expired {
-			s = sample{server: rec.Server, remainingMs: rec.RemainingMs}
-		}
-		if rd.last == nil || rd.last.Ballot.Less(rec.Ballot) {
-			rd.last = rec
-		}
+	if rec := m.Lease; rec != nil && (rd.last == nil || rd.last.Ballot.Less(rec.Ballot)) {
+		rd.last = rec
 	}
-	rd.samples = append(rd.samples, s)
+	rd.samples = append(rd.samples, sampleOf(m.Lease))
 	r.heard = max(r.heard, rd.heard.count())
 	if r.Op == OpCheck {
 		n.decideCheck(now, r)
@@ -62,11 +56,7 @@ func (n *Node) onReadResp(now time.Duration, m Msg, idx int) {
 // than guess.
 func (n *Node) decideCheck(now time.Duration, r *request) {
 	rd := r.rd
-	servers := make([]string, len(rd.samples))
-	for i, s := range rd.samples {
-		servers[i] = s.server
-	}
-	holder, decided := judgeRead(servers, len(n.cfg.Acceptors), n.quorum)
+	holder, decided := judgeRead(serversOf(rd.samples), len(n.cfg.Acceptors), n.quorum)
 	if !decided {
 		return
 	}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseConfig(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		getenv  func(string) string
+		check   func(nodeConfig) bool
+		wantErr string
+	}{
+		{"defaults", nil, env(), func(c nodeConfig) bool {
+			return c.leaseMs == 60000 && c.maxLeaseMs == 60000 && c.acceptors == "all" && c.quorumTimeoutMs == 2000 && c.driftPPM == 1000
+		}, ""},
+		{"environment", nil, env("LEASE_MS", "1000", "LEASE_ACCEPTORS", "self"), func(c nodeConfig) bool {
+			return c.leaseMs == 1000 && c.acceptors == "self"
+		}, ""},
+		{"a flag wins over the environment", []string{"-lease-ms", "2000"}, env("LEASE_MS", "1000"), func(c nodeConfig) bool {
+			return c.leaseMs == 2000
+		}, ""},
+		{"a fixed acceptor list", []string{"-acceptors", "n1,n2,n3"}, env(), func(c nodeConfig) bool {
+			return c.acceptors == "n1,n2,n3"
+		}, ""},
+		{"not a number", nil, env("LEASE_MS", "1s"), nil, `-lease-ms (LEASE_MS) is "1s"; want a whole number in 1..604800000`},
+		{"quorum timeout above 2000", []string{"-quorum-timeout-ms", "2001"}, env(), nil, "-quorum-timeout-ms (LEASE_QUORUM_TIMEOUT_MS)"},
+		{"lease above the maximum", []string{"-lease-ms", "70000"}, env(), nil, "-lease-ms (LEASE_MS) 70000 is more than -max-lease-ms (LEASE_MAX_MS) 60000"},
+		{"margin as long as the lease", []string{"-lease-ms", "100", "-drift-margin-ms", "100"}, env(), nil, "must be less than -lease-ms 100"},
+		{"acceptor listed twice", []string{"-acceptors", "n1,n1"}, env(), nil, "lists n1 twice"},
+		{"negative boot wait", nil, env("LEASE_BOOT_WAIT_MS", "-1"), nil, "-boot-wait-ms (LEASE_BOOT_WAIT_MS)"},
+		{"unknown flag", []string{"-lease", "5"}, env(), nil, "flag provided but not defined: -lease"},
+		{"stray argument", []string{"extra"}, env(), nil, `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		c, err := parseConfig(tt.args, tt.getenv)
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("%s: unexpected error %v", tt.name, err)
+		case tt.wantErr == "" && !tt.check(c):
+			t.Errorf("%s: got %+v", tt.name, c)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.wantErr)
+		}
+	}
+}
