@@ -42,6 +42,17 @@ func (c leaseCall) invocation() Invocation {
 func (c leaseCall) appendValue(b []byte, closed bool) []byte {
 	b = append(b, `{"chunk":`...)
 	b = appendJSONString(b, c.chunk)
+	b = c.appendOpFields(b)
+	if closed {
+		b = append(b, '}')
+	}
+	return b
+}
+
+// appendOpFields appends the fields after the chunk that the op carries:
+// server (all but check) and lease_ms (grant and renew), the same in the
+// history value and on the wire.
+func (c leaseCall) appendOpFields(b []byte) []byte {
 	if c.f != FCheck {
 		b = append(b, `,"server":`...)
 		b = appendJSONString(b, c.server)
@@ -49,9 +60,6 @@ func (c leaseCall) appendValue(b []byte, closed bool) []byte {
 	if c.f == FGrant || c.f == FRenew {
 		b = append(b, `,"lease_ms":`...)
 		b = strconv.AppendInt(b, c.leaseMs, 10)
-	}
-	if closed {
-		b = append(b, '}')
 	}
 	return b
 }
@@ -63,14 +71,7 @@ func (c leaseCall) request() json.RawMessage {
 	b = append(b, c.f...)
 	b = append(b, `","chunk_handle":`...)
 	b = appendJSONString(b, c.chunk)
-	if c.f != FCheck {
-		b = append(b, `,"server":`...)
-		b = appendJSONString(b, c.server)
-	}
-	if c.f == FGrant || c.f == FRenew {
-		b = append(b, `,"lease_ms":`...)
-		b = strconv.AppendInt(b, c.leaseMs, 10)
-	}
+	b = c.appendOpFields(b)
 	return append(b, '}')
 }
 
