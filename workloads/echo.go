@@ -125,7 +125,7 @@ func (e *Echo) Check(history []Op) Result {
 }
 
 // Stats computes the generic run statistics for results.json.
-func (e *Echo) Stats(history []Op, messages int) any {
+func (e *Echo) Stats(history []Op, _ Result, messages int) any {
 	return ComputeStats(history, messages)
 }
 

@@ -150,9 +150,13 @@ func (l *Lease) Check(history []Op) Result {
 	return Result{Valid: r.Valid, Details: r}
 }
 
-// Stats computes LeaseStats for results.json.
-func (l *Lease) Stats(history []Op, messages int) any {
-	return LeaseStats(history, messages)
+// Stats computes LeaseStats for results.json from the checker's holdings.
+func (l *Lease) Stats(history []Op, res Result, messages int) any {
+	check, ok := res.Details.(LeaseResult)
+	if !ok {
+		check = CheckLease(history)
+	}
+	return LeaseStats(history, check.Holdings, messages)
 }
 
 // Report writes the lease timeline (lease-timeline.html) into dir.

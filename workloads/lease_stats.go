@@ -34,9 +34,9 @@ type FailoverStats struct {
 }
 
 // LeaseStats computes availability, latency, messages per op and failover
-// from a lease history and the network's message count.
-func LeaseStats(history []Op, messages int) LeaseStatsResult {
-	holdings := CheckLease(history).Holdings
+// from a lease history, the holdings CheckLease found in it, and the
+// network's message count.
+func LeaseStats(history []Op, holdings []Holding, messages int) LeaseStatsResult {
 	return LeaseStatsResult{Stats: ComputeStats(history, messages), Failover: Failover(holdings),
 		HoldingsInPartitions: holdingsIn(holdings, Partitions(history))}
 }

@@ -36,7 +36,7 @@ func TestComputeStatsSplitsAvailabilityByPartition(t *testing.T) {
 	if s.ClientInvocations != 5 || s.MessagesPerOp != 10 {
 		t.Errorf("invocations %d messages/op %v, want 5 and 10", s.ClientInvocations, s.MessagesPerOp)
 	}
-	if _, err := json.Marshal(LeaseStats(b.history(), 50)); err != nil {
+	if _, err := json.Marshal(LeaseStats(b.history(), CheckLease(b.history()).Holdings, 50)); err != nil {
 		t.Errorf("stats do not marshal: %v", err)
 	}
 }

@@ -61,10 +61,11 @@ type Reporter interface {
 
 // StatsReporter is implemented by workloads that add statistics to
 // results.json (availability, latency, failover, messages per op). The
-// harness calls Stats after the run with the history and the number of
-// network messages it carried, and stores the value under "stats".
+// harness calls Stats after checking, with the history, the checker's
+// result (so nothing is checked twice) and the number of network messages
+// it carried, and stores the value under "workload_stats".
 type StatsReporter interface {
-	Stats(history []Op, messages int) any
+	Stats(history []Op, res Result, messages int) any
 }
 
 // Compile-time checks that the workloads implement what the harness

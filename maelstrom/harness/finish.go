@@ -54,7 +54,7 @@ func (r *runner) analyze(res *Results, history []workloads.Op) error {
 	res.Checks.Workload = &check.Valid
 	if s, ok := r.o.Workload.(workloads.StatsReporter); ok {
 		r.guard("the workload statistics", func() {
-			res.WorkloadStats = s.Stats(history, int(r.net.Stats().All.MsgCount))
+			res.WorkloadStats = s.Stats(history, check, int(r.net.Stats().All.MsgCount))
 		})
 	}
 	res.Perf = r.drawPerf(history)
