@@ -113,10 +113,10 @@ func (n *Node) begin() {
 // finish delivers self-addressed messages, drops answered requests and
 // computes the next wake-up.
 func (n *Node) finish(now time.Duration) *Output {
-	for len(n.loop) > 0 {
-		m := n.loop[0]
-		n.loop = n.loop[1:]
-		n.dispatch(now, m)
+	// Delivering may queue more (an acceptor's answer to its own node);
+	// indexing sees them, and the buffer is reused by the next call.
+	for i := 0; i < len(n.loop); i++ {
+		n.dispatch(now, n.loop[i])
 	}
 	n.loop = n.loop[:0]
 	n.pending = slices.DeleteFunc(n.pending, func(r *request) bool { return r.done })

@@ -66,16 +66,16 @@ func (n *Node) validate(req Request) *Error {
 }
 
 // nextEvent is when the request next needs Tick.
-func (n *request) nextEvent() time.Duration {
-	t := n.deadline
+func (r *request) nextEvent() time.Duration {
+	t := r.deadline
 	switch {
-	case n.queued:
-	case n.att != nil:
-		t = min(t, n.att.roundEnd, n.att.d)
-	case n.rd != nil:
-		t = min(t, n.rd.roundEnd)
+	case r.queued:
+	case r.att != nil:
+		t = min(t, r.att.roundEnd, r.att.d)
+	case r.rd != nil:
+		t = min(t, r.rd.roundEnd)
 	default:
-		t = min(t, n.retryAt)
+		t = min(t, r.retryAt)
 	}
 	return t
 }
