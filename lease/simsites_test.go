@@ -1,28 +1,29 @@
 package lease_test
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // The two-site deployment of the "sites" profile (simscenario_test.go):
 // the acceptors form the main site, the other nodes a remote site with a
 // slow uplink, and clients reach any live node through a load balancer.
 
-// remote reports whether node i sits at the remote site.
-func (w *world) remote(i int) bool {
-	if w.sc.uplink == 0 {
-		return false
+// remoteSite lists, by node index, which nodes sit at the remote site:
+// the non-acceptors of a two-site scenario. It is fixed for the schedule,
+// so the world computes it once instead of on every message.
+func remoteSite(sc scenario) []bool {
+	remote := make([]bool, sc.nodes)
+	for i := range remote {
+		remote[i] = sc.uplink > 0 && !slices.Contains(sc.acceptors, i)
 	}
-	for _, a := range w.sc.acceptors {
-		if a == i {
-			return false
-		}
-	}
-	return true
+	return remote
 }
 
 // uplinkDelay is the extra delay of a message sent by node i: the uplink
 // delay, plus up to a tenth of it in jitter, from the remote site.
 func (w *world) uplinkDelay(i int) time.Duration {
-	if !w.remote(i) {
+	if !w.remote[i] {
 		return 0
 	}
 	return w.sc.uplink + time.Duration(w.rng.Int64N(int64(w.sc.uplink/10)+1))
@@ -31,7 +32,7 @@ func (w *world) uplinkDelay(i int) time.Duration {
 // siteCut reports whether a message between the two nodes would cross the
 // link between the sites while it is down.
 func (w *world) siteCut(from, to int) bool {
-	return w.linkDown && w.remote(from) != w.remote(to)
+	return w.linkDown && w.remote[from] != w.remote[to]
 }
 
 // route picks the node a worker's request goes to: Maelstrom's fixed

@@ -122,6 +122,7 @@ type world struct {
 	held     []event  // messages a holding partition keeps until heal
 	slow     int      // the node whose outgoing messages are slow, or -1
 	linkDown bool     // the main site is out, and the link between the sites with it
+	remote   []bool   // remote[i]: node i sits at the remote site (simsites_test.go)
 
 	wl       workloads.Workload
 	hist     *workloads.Writer
@@ -136,6 +137,7 @@ type world struct {
 func newWorld(sc scenario) *world {
 	w := &world{sc: sc, rng: rand.New(rand.NewPCG(sc.seed, 0xface)), calls: map[uint64]*simCall{}, pollAt: -1, slow: -1}
 	w.hist = workloads.NewWriter(&w.buf)
+	w.remote = remoteSite(sc)
 	for i := range sc.nodes {
 		w.ids = append(w.ids, "n"+strconv.Itoa(i+1))
 	}
