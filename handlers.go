@@ -35,7 +35,7 @@ func newServer(cfg nodeConfig, stdin io.Reader, stdout, stderr io.Writer) *serve
 	for typ := range lease.Ops {
 		s.node.Handle(typ, s.onClient)
 	}
-	for _, typ := range []lease.MsgType{lease.MsgPrepare, lease.MsgPropose, lease.MsgRead, lease.MsgRelease} {
+	for _, typ := range []lease.MsgType{lease.MsgPrepare, lease.MsgPropose, lease.MsgRead, lease.MsgRelease, lease.MsgSync} {
 		s.node.Handle(string(typ), s.onPeer)
 	}
 	s.node.Handle("echo", s.onEcho)
@@ -49,13 +49,14 @@ func (s *server) init() error {
 	if err != nil {
 		return err
 	}
-	inc := time.Now().UnixNano()
+	wall := time.Now()
+	inc := wall.UnixMicro() // grows across restarts; below 2^53 until the year 2255
 	seed := s.cfg.seed
 	if seed == 0 {
 		seed = inc
 	}
 	core, err := lease.NewNode(lease.Config{
-		ID: s.node.ID(), Acceptors: acc, Incarnation: inc,
+		ID: s.node.ID(), Acceptors: acc, Nodes: s.node.NodeIDs(), Incarnation: inc, WallMs: wall.UnixMilli(),
 		DefaultLeaseMs: s.cfg.leaseMs, MaxLeaseMs: s.cfg.maxLeaseMs, BootWaitMs: s.cfg.bootWaitMs,
 		DriftMarginMs: s.cfg.driftMarginMs, DriftPPM: s.cfg.driftPPM, QuorumTimeoutMs: s.cfg.quorumTimeoutMs,
 		Rand: rand.New(rand.NewPCG(uint64(seed), uint64(inc))),
@@ -64,8 +65,10 @@ func (s *server) init() error {
 		return err
 	}
 	s.core = core
-	s.node.Logf("lease-node %s: acceptors %v, lease %d ms (max %d), boot wait %d ms, drift %d ppm, margin %d ms, quorum timeout %d ms, seed %d",
-		s.node.ID(), acc, s.cfg.leaseMs, s.cfg.maxLeaseMs, s.cfg.bootWaitMs, s.cfg.driftPPM, s.cfg.driftMarginMs, s.cfg.quorumTimeoutMs, seed)
+	// A restarted node starts recovering its ballot floor at once.
+	s.apply(core.Tick(s.node.Now()), nil)
+	s.node.Logf("lease-node %s (incarnation %d): acceptors %v, lease %d ms (max %d), boot wait %d ms, drift %d ppm, margin %d ms, quorum timeout %d ms, seed %d",
+		s.node.ID(), inc, acc, s.cfg.leaseMs, s.cfg.maxLeaseMs, s.cfg.bootWaitMs, s.cfg.driftPPM, s.cfg.driftMarginMs, s.cfg.quorumTimeoutMs, seed)
 	return nil
 }
 

@@ -3,129 +3,221 @@ package lease
 import "time"
 
 // acceptor is one chunk's acceptor state, kept in memory only (paper
-// section 3). An idle chunk instance is exactly this struct.
+// section 3). An idle chunk instance (no lease protected) is this struct
+// with a nil lease: 40 bytes.
 type acceptor struct {
-	// promised is the highest ballot this acceptor promised; it only grows
-	// (until the process restarts, which the boot wait covers).
+	// promised is the highest ballot this acceptor promised or accepted;
+	// it only grows (until the process restarts, which the boot wait and
+	// recovery cover, or the instance is reclaimed, which the node's floor
+	// covers).
 	promised Ballot
-	// rec is the last accepted lease, kept after it expires so a check can
-	// name the last holder.
-	rec record
+	// token and server name the latest lease instance accepted, kept after
+	// it ends so a check can name the last holder. server is an interned
+	// id (Node.servers); 0: never accepted.
+	token  uint64
+	server uint32
+	// lease is what is protected while any instance of server may still
+	// run; nil once everything ended.
+	lease *protection
 }
 
-// record is an accepted lease as the acceptor stores it, in its own clock.
-type record struct {
-	server string
-	ballot Ballot
-	// endAt is acceptance + T: what a read reports as remaining.
-	endAt time.Duration
-	// liveUntil is acceptance + T*(1+rho)/(1-rho): until then no proposal
-	// of another server is accepted and the lease is reported as live.
-	liveUntil time.Duration
+// protection is the union of every instance of one server this acceptor
+// accepted while that server's lease was live (contract rule 10:
+// protection never shrinks, whatever length a later instance asked for).
+// The latest two instances are kept by token, so a release can end either
+// (a client that renewed may release both its tokens); older ones only
+// as a span, which ends on its own.
+type protection struct {
+	own, prev instance
+	rest      span
 }
 
-func (r *record) live(now time.Duration) bool { return r.server != "" && now < r.liveUntil }
-
-// report renders the record for a response; nil when there is nothing to
-// report (never accepted, or expired and onlyLive).
-func (r *record) report(now time.Duration, onlyLive bool) *Record {
-	live := r.live(now)
-	if r.server == "" || (onlyLive && !live) {
-		return nil
-	}
-	return &Record{Server: r.server, Ballot: r.ballot, RemainingMs: floorMs(r.endAt - now), Expired: !live}
+// instance is one accepted lease instance.
+type instance struct {
+	token    uint64
+	released bool
+	span
 }
 
-// onPrepare promises ballot b if it is not below the promise (rule 4) and
-// reports the live lease either way, so the answer doubles as a read.
-func (a *acceptor) onPrepare(now time.Duration, b Ballot) (ok bool, rec *Record) {
-	if !b.Less(a.promised) {
-		a.promised = b
-		ok = true
-	}
-	return ok, a.rec.report(now, true)
+// span is one protection: until end the lease is reported as running
+// (what a read reports as remaining), until live no other server's
+// proposal is accepted (end stretched by the drift factor, rule 5).
+type span struct {
+	end, live time.Duration
 }
 
-// onPropose accepts (server, T) at ballot b only if b is not below the
-// promise AND no other server's lease is live here (rule 4, the revision's
-// A2): an accept left in flight by an abandoned attempt must never replace
-// a lease somebody holds. Accepting raises the promise.
-func (a *acceptor) onPropose(now time.Duration, b Ballot, server string, leaseLen time.Duration, w weakening, ppm int64) (ok bool, rec *Record) {
-	if b.Less(a.promised) {
-		return false, a.rec.report(now, true)
-	}
-	if w != weakOverwrite && a.rec.live(now) && a.rec.server != server {
-		return false, a.rec.report(now, true)
-	}
-	exclusion := stretch(leaseLen, ppm)
-	if w == weakNoStretch {
-		exclusion = leaseLen
-	}
-	a.promised = b
-	a.rec = record{server: server, ballot: b, endAt: now + leaseLen, liveUntil: now + exclusion}
-	return true, a.rec.report(now, true)
-}
+func (s span) union(o span) span { return span{max(s.end, o.end), max(s.live, o.live)} }
 
-// onRelease drops the lease only if it is exactly (server, b) and live
-// (rule 6): a release that arrives late never erases a newer lease of the
-// same server. The record keeps the server so a check can still name it.
-func (a *acceptor) onRelease(now time.Duration, b Ballot, server string, w weakening) bool {
-	match := a.rec.server == server && (a.rec.ballot == b || w == weakReleaseByServer)
-	if !match || !a.rec.live(now) {
+// total is the whole protection.
+func (p *protection) total() span { return p.own.span.union(p.prev.span).union(p.rest) }
+
+// live reports whether any instance is protected at now; an ended
+// protection is dropped on the way, so idle chunks keep no lease state.
+func (a *acceptor) live(now time.Duration) bool {
+	if a.lease == nil {
 		return false
 	}
-	a.rec.endAt, a.rec.liveUntil = now, now
+	if now < a.lease.total().live {
+		return true
+	}
+	a.lease = nil
+	return false
+}
+
+// holds reports whether server's lease is live here.
+func (a *acceptor) holds(now time.Duration, server uint32) bool {
+	return a.live(now) && a.server == server
+}
+
+// accepted reports whether ballot b of server is the latest instance
+// accepted here: a duplicated propose must not create it a second time.
+func (a *acceptor) accepted(b Ballot, server uint32) bool {
+	return a.server == server && a.token == b.Counter && a.promised == b
+}
+
+// onPrepare promises ballot b for server unless another server's lease
+// is live here: then the prepare cannot be open, and promising would only
+// push the holder's next renewal off its ballot (renew starvation). Either
+// way it reports the live lease, so the answer doubles as a read.
+func (n *Node) onPrepare(now time.Duration, a *acceptor, b Ballot, server uint32) bool {
+	if a.live(now) && a.server != server {
+		return false
+	}
+	if !b.atLeast(n.promiseOf(a)) {
+		return false
+	}
+	a.promised = b
 	return true
 }
 
-// accept serves a request addressed to this node's acceptor. A node outside
-// the acceptor set, or one still in its boot wait (rule 7), stays silent:
-// a restarted acceptor has forgotten leases it may have accepted, and must
-// not vote, report or release until every one of them has ended.
+// onPropose accepts (server, T) at ballot b only if b keeps the promise
+// AND no other server's lease is live here (rule 4, the revision's A2): an
+// accept left in flight by an abandoned attempt must never replace a lease
+// somebody holds. A fast (prepare-less) propose is accepted only over a
+// live lease of the same server: it extends a protection, never creates
+// one. An instance of the server that holds the record is merged (rule
+// 10). Accepting raises the promise.
+func (n *Node) onPropose(now time.Duration, a *acceptor, b Ballot, server uint32, leaseLen time.Duration, fast bool) bool {
+	w := n.cfg.weaken
+	switch {
+	case w != weakNoPromiseCheck && !(fast && w == weakFastNoPromise) && !b.atLeast(n.promiseOf(a)):
+		return false
+	case w != weakOverwrite && a.live(now) && a.server != server:
+		return false
+	case fast && !a.holds(now, server):
+		return false
+	case a.accepted(b, server):
+		// A duplicate: already done, unless released since.
+		return a.lease != nil && a.lease.own.token == b.Counter && !a.lease.own.released
+	}
+	own := instance{token: b.Counter, span: span{now + leaseLen, now + stretch(leaseLen, n.cfg.DriftPPM)}}
+	if w == weakNoStretch {
+		own.live = own.end
+	}
+	p := &protection{own: own}
+	if a.holds(now, server) && w != weakShrink {
+		old := a.lease
+		p.prev, p.rest = old.own, old.prev.span.union(old.rest)
+	}
+	a.promised, a.token, a.server, a.lease = b, b.Counter, server, p
+	return true
+}
+
+// onRelease ends the lease instance named by (server, token), if it is
+// one of the two latest here and still running (rule 6): a release that
+// arrives late never ends a newer instance of the same server, whose
+// token differs. Older instances of the server stay protected until they
+// end: their holder was told of them and did not release them.
+func (n *Node) onRelease(now time.Duration, a *acceptor, server uint32, token int64) bool {
+	if !a.holds(now, server) {
+		return false
+	}
+	p := a.lease
+	for _, in := range []*instance{&p.own, &p.prev} {
+		match := in.token == uint64(token) || (n.cfg.weaken == weakReleaseByServer && in == &p.own)
+		if match && !in.released && now < in.live {
+			in.span, in.released = span{now, now}, true
+			return true
+		}
+	}
+	return false
+}
+
+// promiseOf is the chunk's effective promise: its own, or the node's
+// floor (recovered after a restart, or left by reclaimed instances) when
+// that is higher.
+func (n *Node) promiseOf(a *acceptor) Ballot {
+	if a.promised.Counter < n.floor {
+		return Ballot{Counter: n.floor}
+	}
+	return a.promised
+}
+
+// report renders the lease for a response; nil when there is nothing to
+// report (never accepted, or ended and onlyLive).
+func (n *Node) report(now time.Duration, a *acceptor, onlyLive bool) *Record {
+	live := a.live(now)
+	if a.server == 0 || (onlyLive && !live) {
+		return nil
+	}
+	rec := &Record{Server: n.servers[a.server], Token: int64(a.token), Expired: !live}
+	if live {
+		rec.RemainingMs = floorMs(a.lease.total().end - now)
+	}
+	return rec
+}
+
+// serving reports whether this node's acceptor answers lease messages: it
+// is in the acceptor set, past its boot wait (rule 7), and done
+// recovering its ballot floor (recovery.go). A restarted acceptor has
+// forgotten leases it may have accepted, and must not vote, report or
+// release until every one of them has ended.
+func (n *Node) serving(now time.Duration) bool {
+	_, ok := n.accIdx[n.cfg.ID]
+	return ok && now >= n.bootUntil && !n.recovering
+}
+
+// accept serves a request addressed to this node's acceptor.
 func (n *Node) accept(now time.Duration, m Msg) {
-	if _, ok := n.accIdx[n.cfg.ID]; !ok || now < n.bootUntil || m.Chunk == "" {
+	if m.Type == MsgSync {
+		n.answerSync(m)
 		return
 	}
-	n.ballots.observe(m.Ballot)
-	resp := Msg{Type: respType(m.Type), To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReadID: m.ReadID}
-	if m.Type == MsgRead {
-		a := n.chunks[m.Chunk]
-		resp.Lease, resp.Promised = a.rec.report(now, false), a.promised
-		n.send(resp)
+	if !n.serving(now) || m.Chunk == "" {
 		return
 	}
+	n.ballots.observe(m.Ballot.Counter)
+	resp := Msg{Type: respType(m.Type), To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID}
 	a, known := n.chunks[m.Chunk]
 	switch m.Type {
+	case MsgRead:
+		resp.Lease = n.report(now, &a, false)
 	case MsgPrepare:
-		resp.OK, resp.Lease = a.onPrepare(now, n.internBallot(m.Ballot))
+		resp.OK = n.onPrepare(now, &a, m.Ballot, n.intern(m.Server))
+		resp.Lease = n.report(now, &a, true)
 	case MsgPropose:
 		resp.Server, resp.LeaseMs = m.Server, m.LeaseMs
-		resp.OK, resp.Lease = n.propose(now, &a, m)
+		resp.OK = n.propose(now, &a, m)
+		resp.Lease = n.report(now, &a, true)
 	case MsgRelease:
-		resp.Server = m.Server
-		resp.OK = a.onRelease(now, m.Ballot, m.Server, n.cfg.weaken)
+		resp.Server, resp.Token = m.Server, m.Token
+		resp.OK = known && n.onRelease(now, &a, n.intern(m.Server), m.Token)
 	}
-	resp.Promised = a.promised
-	if known || m.Type != MsgRelease {
-		n.chunks[m.Chunk] = a
+	resp.Promised = n.promiseOf(&a)
+	if known || resp.OK && (m.Type == MsgPrepare || m.Type == MsgPropose) {
+		n.touch(now, m.Chunk, a)
 	}
 	n.send(resp)
 }
 
-// propose refuses a lease longer than M or without a server outright: the
-// boot wait only covers leases up to M, so accepting a longer one from a
-// misconfigured peer would break the restart rule.
-func (n *Node) propose(now time.Duration, a *acceptor, m Msg) (bool, *Record) {
-	if m.LeaseMs <= 0 || m.LeaseMs > n.cfg.MaxLeaseMs || m.Server == "" {
-		return false, a.rec.report(now, true)
+// propose refuses a lease longer than M outright: the boot wait only
+// covers leases up to M, so accepting a longer one from a misconfigured
+// peer would break the restart rule.
+func (n *Node) propose(now time.Duration, a *acceptor, m Msg) bool {
+	if m.LeaseMs <= 0 || m.LeaseMs > n.cfg.MaxLeaseMs {
+		return false
 	}
-	return a.onPropose(now, n.internBallot(m.Ballot), n.intern(m.Server),
-		ms(m.LeaseMs), n.cfg.weaken, n.cfg.DriftPPM)
+	return n.onPropose(now, a, m.Ballot, n.intern(m.Server), ms(m.LeaseMs), m.Fast)
 }
 
 func respType(t MsgType) MsgType { return t + "_ok" }
-
-func (n *Node) internBallot(b Ballot) Ballot {
-	b.Node = n.intern(b.Node)
-	return b
-}

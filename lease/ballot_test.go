@@ -6,17 +6,16 @@ import (
 )
 
 func TestBallotCompare(t *testing.T) {
-	b := func(c uint64, inc int64, n string) Ballot { return Ballot{Counter: c, Incarnation: inc, Node: n} }
+	b := func(c uint64, inc int64) Ballot { return Ballot{Counter: c, Incarnation: inc} }
 	tests := []struct {
 		a, b Ballot
 		want int
 	}{
-		{b(1, 1, "n1"), b(1, 1, "n1"), 0},
-		{b(1, 9, "n9"), b(2, 1, "n1"), -1}, // counter first: catching up beats everything else
-		{b(2, 1, "n1"), b(1, 9, "n9"), 1},
-		{b(3, 1, "n2"), b(3, 2, "n1"), -1}, // then incarnation: a restart never reuses a ballot
-		{b(3, 2, "n1"), b(3, 2, "n2"), -1}, // then node: two nodes never issue the same ballot
-		{Ballot{}, b(1, 0, ""), -1},        // the zero ballot is below every issued one
+		{b(1, 1), b(1, 1), 0},
+		{b(1, 9), b(2, 1), -1}, // counter first: catching up beats everything else
+		{b(2, 1), b(1, 9), 1},
+		{b(3, 1), b(3, 2), -1},  // then incarnation
+		{Ballot{}, b(1, 0), -1}, // the zero ballot is below every issued one
 	}
 	for _, tt := range tests {
 		if got := tt.a.Compare(tt.b); got != tt.want {
@@ -28,23 +27,70 @@ func TestBallotCompare(t *testing.T) {
 	}
 }
 
-func TestBallotSourceCatchesUpAndStaysUnique(t *testing.T) {
-	old := ballotSource{incarnation: 1, node: "n1"}
-	first := old.next()
-	old.observe(Ballot{Counter: 41, Incarnation: 7, Node: "n2"})
-	if b := old.next(); b.Counter != 42 {
-		t.Fatalf("after observing counter 41 the next ballot is %v, want counter 42", b)
+// TestAtLeastRefusesAReissuedCounter pins the acceptor's promise test: the
+// promised ballot itself passes (duplicates), a larger counter passes, and
+// an equal counter of another incarnation fails, so a restarted proposer
+// can never get a second lease instance accepted under an old token.
+func TestAtLeastRefusesAReissuedCounter(t *testing.T) {
+	p := Ballot{Counter: 129, Incarnation: 5}
+	for _, tt := range []struct {
+		b    Ballot
+		want bool
+	}{
+		{p, true},
+		{Ballot{Counter: 130, Incarnation: 1}, true},
+		{Ballot{Counter: 129, Incarnation: 6}, false},
+		{Ballot{Counter: 129, Incarnation: 4}, false},
+		{Ballot{Counter: 128, Incarnation: 9}, false},
+	} {
+		if got := tt.b.atLeast(p); got != tt.want {
+			t.Errorf("%v.atLeast(%v) = %v, want %v", tt.b, p, got, tt.want)
+		}
 	}
-	old.observe(Ballot{Counter: 3}) // lower ballots never move the counter back
-	if b := old.next(); b.Counter != 43 {
-		t.Fatalf("observing a lower ballot moved the counter: %v", b)
+}
+
+func TestBallotSourceLanesCatchUpAndStayUnique(t *testing.T) {
+	src := ballotSource{lane: 3, incarnation: 1}
+	first := src.next(0)
+	if first.Counter != 1<<LaneBits|3 {
+		t.Fatalf("first ballot of lane 3 is %v, want counter %d", first, 1<<LaneBits|3)
 	}
-	// A restart without disk starts the counter again but at a higher
-	// incarnation: the first ballot after restart differs from the first
-	// before it.
-	restarted := ballotSource{incarnation: 2, node: "n1"}
-	if again := restarted.next(); again == first || again.Compare(first) <= 0 {
-		t.Fatalf("ballot after restart %v is not above the first ballot before it %v", again, first)
+	src.observe(41<<LaneBits | 5) // another lane's ballot
+	if b := src.next(0); b.Counter != 42<<LaneBits|3 {
+		t.Fatalf("after observing 41 in lane 5 the next ballot is %v, want 42 in lane 3", b)
+	}
+	src.observe(3) // lower counters never move it back
+	if b := src.next(0); b.Counter != 43<<LaneBits|3 {
+		t.Fatalf("observing a lower counter moved the source: %v", b)
+	}
+	src.observe(maxWire) // a counter beyond 2^53 is ignored
+	if b := src.next(0); b.Counter != 44<<LaneBits|3 {
+		t.Fatalf("observing a counter beyond 2^53 moved the source: %v", b)
+	}
+	// Two lanes never issue the same counter.
+	other := ballotSource{lane: 4, incarnation: 1}
+	if b := other.next(0); b.Counter == first.Counter {
+		t.Fatalf("lanes 3 and 4 both issued %d", b.Counter)
+	}
+}
+
+// TestBallotSourceFollowsTheWallClock: with a wall clock at start, the
+// counter never falls below it in milliseconds, so tokens keep growing
+// across a restart of the whole cluster (no acceptor remembers anything)
+// when the clocks agree.
+func TestBallotSourceFollowsTheWallClock(t *testing.T) {
+	src := ballotSource{lane: 1, incarnation: 1, wallMs: 1_000_000, start: 5 * time.Second}
+	a := src.next(5 * time.Second)
+	if a.Counter>>LaneBits != 1_000_000 {
+		t.Fatalf("first ballot %v, want the wall clock 1000000 ms in the counter", a)
+	}
+	b := src.next(7 * time.Second)
+	if b.Counter>>LaneBits != 1_002_000 {
+		t.Fatalf("ballot 2 s later %v, want 1002000 ms", b)
+	}
+	restarted := ballotSource{lane: 1, incarnation: 2, wallMs: 1_003_000}
+	if c := restarted.next(0); c.Counter <= b.Counter {
+		t.Fatalf("after a restart 1 s later the counter %d is not above %d", c.Counter, b.Counter)
 	}
 }
 

@@ -28,7 +28,7 @@ func BenchmarkIdleChunkMemory(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		n := benchNode(b, "n1", []string{"n1", "n2", "n3"})
-		ballot := Ballot{Counter: 1, Incarnation: 1, Node: "n2"}
+		ballot := Ballot{Counter: 1<<LaneBits | 1, Incarnation: 1}
 		for i := range chunks {
 			chunk := "ch_" + strconv.Itoa(i)
 			n.Receive(time.Millisecond, Msg{Type: MsgPropose, From: "n2", To: "n1", Chunk: chunk, Ballot: ballot, Server: "cs1", LeaseMs: 1000})
@@ -77,5 +77,5 @@ func ExampleNode() {
 		Rand: rand.New(rand.NewPCG(1, 1))}, 0)
 	out := n.Request(0, Request{ID: 1, Op: OpGrant, Chunk: "ch_001", Server: "cs1"})
 	fmt.Printf("%s %+v\n", out.Replies[0].Type, out.Replies[0].Body)
-	// Output: lease_grant_ok {ChunkHandle:ch_001 Primary:cs1 ExpiresInMs:60000}
+	// Output: lease_grant_ok {ChunkHandle:ch_001 Primary:cs1 ExpiresInMs:60000 Token:128}
 }

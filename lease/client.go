@@ -37,6 +37,8 @@ type Request struct {
 	Server string // grant, renew, release
 	// LeaseMs is the lease length asked for; 0 means the node's default.
 	LeaseMs int64
+	// Token names the lease instance a release ends (release only).
+	Token int64
 }
 
 // Reply answers one Request: Err, or Type with Body (a struct that
@@ -49,16 +51,21 @@ type Reply struct {
 }
 
 // GrantOK answers lease_grant. Primary is the server that holds the chunk:
-// the requester, or the other server that already held it.
+// the requester, or the other server that already held it. Token is the
+// fencing token of the lease instance: the new one when Primary is the
+// requester, else the holder's latest the acceptors reported.
 type GrantOK struct {
 	ChunkHandle string `json:"chunk_handle"`
 	Primary     string `json:"primary"`
 	ExpiresInMs int64  `json:"expires_in_ms"`
+	Token       int64  `json:"token"`
 }
 
-// RenewOK answers lease_renew.
+// RenewOK answers lease_renew. Token is the new lease instance's fencing
+// token, larger than the one it renews.
 type RenewOK struct {
 	NewExpiresInMs int64 `json:"new_expires_in_ms"`
+	Token          int64 `json:"token"`
 }
 
 // CheckOK answers lease_check. Primary is null when no acceptor of the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -17,11 +18,21 @@ type Config struct {
 	// ID is the single-process grader mode: safe only while no other node
 	// grants.
 	Acceptors []string
+	// Nodes is every node that may propose (Maelstrom's node_ids),
+	// identical on every node, at most 1<<LaneBits ids. A node's position
+	// in it is its ballot lane, which makes counters, and so fencing
+	// tokens, unique across nodes. Empty means Acceptors (then ID must be
+	// one of them).
+	Nodes []string
 	// Incarnation distinguishes this process start from every earlier one
 	// of the same node and must grow across restarts (the binary uses the
-	// wall clock in nanoseconds at start). It makes ballots unique without
-	// disk.
+	// wall clock in microseconds at start, below 2^53 until the year
+	// 2255). It makes ballots and request ids unique without disk.
 	Incarnation int64
+	// WallMs is the wall clock in milliseconds when the core is created,
+	// the floor of the ballot counter (ballotSource). Zero disables the
+	// floor (transcripts); tokens then only order through promises.
+	WallMs int64
 	// DefaultLeaseMs is the lease length T when a request names none.
 	DefaultLeaseMs int64
 	// MaxLeaseMs is M, the longest lease a request may ask for.
@@ -30,6 +41,10 @@ type Config struct {
 	// propose, read and release this long after the core is created,
 	// stretched by the drift factor. Set it >= MaxLeaseMs wherever a node
 	// can crash and restart, or a restarted acceptor forgets a live lease.
+	// A node with a boot wait is a restarted node: its acceptor also
+	// recovers the ballot high-water mark from its peers (recovery.go)
+	// before it serves, so that fencing tokens keep growing across the
+	// restart.
 	BootWaitMs int64
 	// DriftMarginMs is subtracted from every remaining time the proposer
 	// reports to a client: the client's lease ends this much before the
@@ -108,6 +123,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("BootWaitMs must be in 0..%d and DriftMarginMs >= 0", maxLengthMs)
 	case c.DriftPPM < 0 || c.DriftPPM >= ppmScale/2:
 		return fmt.Errorf("DriftPPM is %d, must be in 0..%d", c.DriftPPM, ppmScale/2-1)
+	case c.Incarnation < 0 || c.Incarnation >= maxWire || c.WallMs < 0 || c.WallMs >= maxWire>>LaneBits:
+		return fmt.Errorf("Incarnation (%d) must be in 0..2^53 and WallMs (%d) in 0..2^%d", c.Incarnation, c.WallMs, 53-LaneBits)
 	case c.QuorumTimeoutMs <= 0 || c.RoundTimeoutMs <= 0:
 		return errors.New("QuorumTimeoutMs and RoundTimeoutMs must be > 0")
 	case c.BackoffMinMs < 0 || c.BackoffMaxMs < c.BackoffMinMs:
@@ -115,7 +132,41 @@ func (c Config) validate() error {
 	case c.Rand == nil:
 		return errors.New("Rand is nil: the caller must inject a seeded source")
 	}
-	return c.validateAcceptors()
+	if err := c.validateAcceptors(); err != nil {
+		return err
+	}
+	return c.validateNodes()
+}
+
+// nodes is Config.Nodes, or the acceptors when it is empty.
+func (c Config) nodes() []string {
+	if len(c.Nodes) == 0 {
+		return c.Acceptors
+	}
+	return c.Nodes
+}
+
+// lane is this node's position in nodes(), or -1.
+func (c Config) lane() int {
+	return slices.Index(c.nodes(), c.ID)
+}
+
+func (c Config) validateNodes() error {
+	nodes := c.nodes()
+	switch {
+	case len(nodes) > 1<<LaneBits:
+		return fmt.Errorf("%d nodes, at most %d are supported", len(nodes), 1<<LaneBits)
+	case c.lane() < 0:
+		return fmt.Errorf("ID %q is not in Nodes %v: every proposer needs its ballot lane", c.ID, nodes)
+	}
+	seen := make(map[string]bool, len(nodes))
+	for _, id := range nodes {
+		if id == "" || seen[id] {
+			return fmt.Errorf("Nodes %v has an empty or repeated id", nodes)
+		}
+		seen[id] = true
+	}
+	return nil
 }
 
 func (c Config) validateAcceptors() error {

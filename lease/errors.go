@@ -2,9 +2,12 @@ package lease
 
 import "fmt"
 
-// Maelstrom error codes the core answers with. All are definite: the core
-// uses them only when the request changed nothing a client can rely on.
+// Maelstrom error codes the core answers with. All but CodeTimeout are
+// definite: the core uses them only when the request changed nothing.
+// CodeTimeout is indefinite: proposes or releases were sent, so an
+// acceptor may have recorded the change although no client was told.
 const (
+	CodeTimeout                = 0
 	CodeNotSupported           = 10
 	CodeTemporarilyUnavailable = 11
 	CodeMalformedRequest       = 12
@@ -28,6 +31,12 @@ func malformed(format string, args ...any) *Error {
 // unavailable is error 11: no majority answered in time, nothing granted.
 func unavailable(format string, args ...any) *Error {
 	return &Error{Code: CodeTemporarilyUnavailable, Text: fmt.Sprintf(format, args...)}
+}
+
+// timedOut is error 0: the request's messages went out, the majority's
+// answers did not come back in time; it may have taken effect.
+func timedOut(format string, args ...any) *Error {
+	return &Error{Code: CodeTimeout, Text: fmt.Sprintf(format, args...)}
 }
 
 // heldByOther is error 22: a renew found the chunk held by another server.

@@ -4,17 +4,19 @@ package lease
 type MsgType string
 
 // Peer messages. Every request is answered by its "_ok" message, whose OK
-// field says whether the acceptor granted what was asked; a refusal is a
+// field says whether the acceptor did what was asked; a refusal is a
 // normal protocol answer, not a Maelstrom error.
 const (
-	MsgPrepare     MsgType = "prepare"    // proposer -> acceptor: promise me Ballot
+	MsgPrepare     MsgType = "prepare"    // proposer -> acceptor: promise me Ballot, for Server
 	MsgPrepareResp MsgType = "prepare_ok" // OK: promised; Lease: the live lease, if any
 	MsgPropose     MsgType = "propose"    // proposer -> acceptor: accept Server for LeaseMs at Ballot
 	MsgProposeResp MsgType = "propose_ok" // OK: accepted; else Promised and Lease say why not
 	MsgRead        MsgType = "read"       // reader -> acceptor: what lease do you hold? (changes nothing)
 	MsgReadResp    MsgType = "read_ok"    // Lease: the current record, live or expired
-	MsgRelease     MsgType = "release"    // holder's courier -> acceptor: drop exactly (Server, Ballot)
-	MsgReleaseResp MsgType = "release_ok" // OK: that lease was live here and is gone
+	MsgRelease     MsgType = "release"    // holder's courier -> acceptor: drop exactly (Server, Token)
+	MsgReleaseResp MsgType = "release_ok" // OK: that lease instance was live here and is gone
+	MsgSync        MsgType = "sync"       // restarted acceptor -> acceptors: what is your ballot high-water mark?
+	MsgSyncResp    MsgType = "sync_ok"    // Counter: the high-water mark; Recovering: the answerer is restarting too
 )
 
 // Msg is one peer message, to or from an acceptor. Fields a type does not
@@ -24,18 +26,26 @@ type Msg struct {
 	From  string
 	To    string
 	Chunk string
-	// Ballot: the proposal (prepare, propose, release and their answers).
+	// Ballot: the proposal (prepare, propose and their answers).
 	Ballot Ballot
-	// Server and LeaseMs: the proposed lease (propose) or the lease to
-	// drop (release, Server only).
+	// Server and LeaseMs: the lease asked for (prepare: Server only;
+	// propose) or the lease to drop (release, with Token).
 	Server  string
 	LeaseMs int64
-	// ReadID matches a read_ok to its read.
-	ReadID uint64
+	// Fast marks a renewal propose sent without prepare: the acceptor
+	// accepts it only while it holds a live lease of Server.
+	Fast bool
+	// Token names the lease instance a release drops.
+	Token int64
+	// ReqID matches an answer to its read, release or sync.
+	ReqID uint64
 	// OK, Promised and Lease: the acceptor's answer.
 	OK       bool
 	Promised Ballot
 	Lease    *Record
+	// Counter and Recovering: a sync answer.
+	Counter    uint64
+	Recovering bool
 }
 
 // Record is an acceptor's lease record as it reports it. Prepare and
@@ -43,9 +53,12 @@ type Msg struct {
 // carry expired ones too, so a check can name the last holder.
 type Record struct {
 	Server string `json:"server"`
-	Ballot Ballot `json:"ballot"`
-	// RemainingMs is what was left of the nominal lease when the acceptor
-	// answered, in whole milliseconds.
+	// Token is the fencing token of the latest lease instance of Server
+	// this acceptor accepted.
+	Token int64 `json:"token"`
+	// RemainingMs is what was left of the lease (of every instance of
+	// Server the acceptor protects) when the acceptor answered, in whole
+	// milliseconds.
 	RemainingMs int64 `json:"remaining_ms"`
 	// Expired is true once the acceptor no longer protects the lease.
 	Expired bool `json:"expired"`
@@ -54,7 +67,7 @@ type Record struct {
 // isRequest reports whether an acceptor handles this type.
 func (t MsgType) isRequest() bool {
 	switch t {
-	case MsgPrepare, MsgPropose, MsgRead, MsgRelease:
+	case MsgPrepare, MsgPropose, MsgRead, MsgRelease, MsgSync:
 		return true
 	}
 	return false

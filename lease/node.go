@@ -36,10 +36,18 @@ type Node struct {
 
 	chunks  map[string]acceptor   // acceptor state, one instance per chunk
 	queues  map[string][]*request // grant and renew requests per chunk; the head runs
-	reads   map[uint64]*request   // check and release requests by read id
+	byReq   map[uint64]*request   // check and release requests by request id
 	pending []*request            // every unanswered request, in arrival order
-	readSeq uint64
-	names   map[string]string // interned server and node ids
+	reqSeq  uint64
+	// servers interns server ids: acceptor records name their server by
+	// index (1-based; 0 is "none") to keep idle instances small.
+	servers   []string
+	serverIdx map[string]uint32
+	// floor is the lowest counter this acceptor still promises above for
+	// every chunk: the recovered high-water mark after a restart.
+	floor      uint64
+	recovering bool
+	sync       syncRound
 
 	loop []Msg // messages to this node's own acceptor, not yet delivered
 	out  Output
@@ -53,24 +61,27 @@ func NewNode(cfg Config, now time.Duration) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{
-		cfg:       cfg,
-		accIdx:    make(map[string]int, len(cfg.Acceptors)),
-		quorum:    majority(len(cfg.Acceptors)),
-		ballots:   ballotSource{incarnation: cfg.Incarnation, node: cfg.ID},
+		cfg:    cfg,
+		accIdx: make(map[string]int, len(cfg.Acceptors)),
+		quorum: majority(len(cfg.Acceptors)),
+		ballots: ballotSource{lane: uint64(cfg.lane()), incarnation: cfg.Incarnation,
+			wallMs: cfg.WallMs, start: now},
 		bootUntil: now + stretch(ms(cfg.BootWaitMs), cfg.DriftPPM),
 		chunks:    make(map[string]acceptor),
 		queues:    make(map[string][]*request),
-		reads:     make(map[uint64]*request),
-		// Read ids start at the incarnation, like ballots carry it: an
+		byReq:     make(map[uint64]*request),
+		// Request ids start at the incarnation, like ballots carry it: an
 		// answer to a read of an earlier incarnation of this node (late, on
 		// a slow link) must never match a read of this one. The earlier
-		// incarnation issued fewer reads than nanoseconds passed since.
-		readSeq: uint64(cfg.Incarnation),
-		names:   make(map[string]string),
+		// incarnation issued fewer requests than microseconds passed since.
+		reqSeq:    uint64(cfg.Incarnation),
+		servers:   []string{""},
+		serverIdx: make(map[string]uint32),
 	}
 	for i, a := range cfg.Acceptors {
 		n.accIdx[a] = i
 	}
+	n.startRecovery(now)
 	return n, nil
 }
 
@@ -99,6 +110,7 @@ func (n *Node) Tick(now time.Duration) *Output {
 			n.onTimer(now, r)
 		}
 	}
+	n.syncTimer(now)
 	return n.finish(now)
 }
 
@@ -120,7 +132,7 @@ func (n *Node) finish(now time.Duration) *Output {
 	}
 	n.loop = n.loop[:0]
 	n.pending = slices.DeleteFunc(n.pending, func(r *request) bool { return r.done })
-	n.out.Wake = Never
+	n.out.Wake = n.syncWake()
 	for _, r := range n.pending {
 		n.out.Wake = min(n.out.Wake, r.nextEvent())
 	}
@@ -175,15 +187,32 @@ func (n *Node) dispatch(now time.Duration, m Msg) {
 		n.onProposeResp(now, m, idx)
 	case MsgReadResp:
 		n.onReadResp(now, m, idx)
+	case MsgReleaseResp:
+		n.onReleaseResp(m, idx)
+	case MsgSyncResp:
+		n.onSyncResp(m, idx)
 	}
 }
 
-// intern returns a shared copy of s, so that idle chunk instances do not
-// each keep their own copy of server and node ids.
-func (n *Node) intern(s string) string {
-	if v, ok := n.names[s]; ok {
+// intern returns the index of server id s, adding it on first sight, so
+// that idle chunk instances keep a small number instead of a string.
+func (n *Node) intern(s string) uint32 {
+	if v, ok := n.serverIdx[s]; ok {
 		return v
 	}
-	n.names[s] = s
-	return s
+	v := uint32(len(n.servers))
+	n.servers = append(n.servers, s)
+	n.serverIdx[s] = v
+	return v
+}
+
+// touch stores a chunk's acceptor state after a change.
+func (n *Node) touch(_ time.Duration, chunk string, a acceptor) {
+	n.chunks[chunk] = a
+}
+
+// nextReqID issues an id for a read, release or sync round.
+func (n *Node) nextReqID() uint64 {
+	n.reqSeq++
+	return n.reqSeq
 }

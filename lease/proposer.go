@@ -1,6 +1,9 @@
 package lease
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 type phase uint8
 
@@ -13,13 +16,14 @@ const (
 type attempt struct {
 	ballot Ballot
 	phase  phase
-	// d is the attempt deadline, prepare send time + T (rule 1). Propose
+	fast   bool // a renewal's single round: propose without prepare
+	// d is the attempt deadline, first send time + T (rule 1). Propose
 	// is sent and success reported only while now < d; the client is told
 	// d - now. Every prepare answer this attempt collects is at most T old
 	// when it is used, whatever happens to acceptors meanwhile.
-	d         time.Duration
-	prepareAt time.Duration
-	roundEnd  time.Duration
+	d        time.Duration
+	sentAt   time.Duration
+	roundEnd time.Duration
 
 	prepared tally // acceptors that answered prepare
 	open     tally // ... promised, reporting no live lease or one of the requester
@@ -32,6 +36,7 @@ type attempt struct {
 type sample struct {
 	server      string // "" when none is live
 	remainingMs int64
+	token       int64
 }
 
 // enqueue runs grant and renew requests of one chunk one at a time at this
@@ -48,18 +53,55 @@ func (n *Node) enqueue(now time.Duration, r *request) {
 
 func (n *Node) newTally() tally { return tally{perMessage: n.cfg.weaken == weakPerMessage} }
 
-// startAttempt sends prepare for a fresh ballot and starts the deadline.
-func (n *Node) startAttempt(now time.Duration, r *request) {
+func (n *Node) newAttempt(now time.Duration, r *request) *attempt {
 	r.queued = false
 	a := &attempt{
-		ballot:    n.ballots.next(),
-		d:         now + r.leaseLen,
-		prepareAt: now,
-		roundEnd:  now + ms(n.cfg.RoundTimeoutMs),
-		prepared:  n.newTally(), open: n.newTally(), answered: n.newTally(), accepted: n.newTally(),
+		ballot:   n.ballots.next(now),
+		d:        now + r.leaseLen,
+		sentAt:   now,
+		roundEnd: now + ms(n.cfg.RoundTimeoutMs),
+		prepared: n.newTally(), open: n.newTally(), answered: n.newTally(), accepted: n.newTally(),
 	}
 	r.att = a
-	n.broadcast(Msg{Type: MsgPrepare, Chunk: r.Chunk, Ballot: a.ballot})
+	return a
+}
+
+// startAttempt starts the deadline and sends, for a fresh ballot, a fast
+// propose when the fast path applies, else prepare.
+func (n *Node) startAttempt(now time.Duration, r *request) {
+	if !r.fastTried && n.fastApplies(now, r) {
+		n.startFast(now, r)
+		return
+	}
+	a := n.newAttempt(now, r)
+	n.broadcast(Msg{Type: MsgPrepare, Chunk: r.Chunk, Ballot: a.ballot, Server: r.Server})
+}
+
+// fastApplies reports whether a renewal can skip prepare: this node's own
+// acceptor holds a live lease of the server, so the server most likely
+// holds a majority. Whether it does is the acceptors' call: each accepts
+// a fast propose only over a live lease of that same server (onPropose).
+func (n *Node) fastApplies(now time.Duration, r *request) bool {
+	if !n.serving(now) {
+		return false
+	}
+	a, ok := n.chunks[r.Chunk]
+	idx, known := n.serverIdx[r.Server]
+	return ok && known && a.holds(now, idx)
+}
+
+// startFast is the renewal fast path: one round trip instead of two. The
+// deadline starts now, before any acceptor can accept (rule 1), and an
+// acceptor accepts only if the ballot keeps its promise and it holds a
+// live lease of the same server; so the fast path only extends a
+// protection a majority already gives the server, never creates one,
+// and its token still exceeds every promise of its majority. If it cannot
+// reach a majority, the request falls back to the two-phase path at once.
+func (n *Node) startFast(now time.Duration, r *request) {
+	r.fastTried = true
+	a := n.newAttempt(now, r)
+	a.fast, a.phase = true, proposing
+	n.sendPropose(r, true)
 }
 
 // running returns the request whose attempt holds ballot b for chunk, if
@@ -76,7 +118,7 @@ func (n *Node) running(chunk string, b Ballot, p phase) *request {
 // for server S when the acceptor promised and reports no live lease, or a
 // live lease of S itself (rule 3; the paper's extension rule).
 func (n *Node) onPrepareResp(now time.Duration, m Msg, idx int) {
-	n.ballots.observe(m.Promised)
+	n.ballots.observe(m.Promised.Counter)
 	r := n.running(m.Chunk, m.Ballot, preparing)
 	if r == nil || !r.att.prepared.add(idx) {
 		return
@@ -123,15 +165,22 @@ func (n *Node) propose1(now time.Duration, r *request) {
 	}
 	a.phase = proposing
 	a.roundEnd = now + ms(n.cfg.RoundTimeoutMs)
-	n.broadcast(Msg{Type: MsgPropose, Chunk: r.Chunk, Ballot: a.ballot,
-		Server: r.Server, LeaseMs: int64(r.leaseLen / time.Millisecond)})
+	n.sendPropose(r, false)
+}
+
+// sendPropose broadcasts the running attempt's propose. From here on the
+// request may take effect, so a failure is indefinite (error 0).
+func (n *Node) sendPropose(r *request, fast bool) {
+	r.proposed = true
+	n.broadcast(Msg{Type: MsgPropose, Chunk: r.Chunk, Ballot: r.att.ballot,
+		Server: r.Server, LeaseMs: int64(r.leaseLen / time.Millisecond), Fast: fast})
 }
 
 // onProposeResp counts acceptances. A majority before the deadline is
 // success; the client is told the time left until d, less the drift
 // margin, rounded down.
 func (n *Node) onProposeResp(now time.Duration, m Msg, idx int) {
-	n.ballots.observe(m.Promised)
+	n.ballots.observe(m.Promised.Counter)
 	r := n.running(m.Chunk, m.Ballot, proposing)
 	if r == nil || !r.att.answered.add(idx) {
 		return
@@ -141,6 +190,9 @@ func (n *Node) onProposeResp(now time.Duration, m Msg, idx int) {
 		a.accepted.add(idx)
 	}
 	if a.accepted.count() >= n.quorum {
+		if a.fast && n.cfg.weaken == weakFastLateTimer {
+			a.d = now + r.leaseLen
+		}
 		left := floorMs(a.d - now - ms(n.cfg.DriftMarginMs))
 		if now < a.d && left > 0 {
 			n.answerGranted(now, r, left)
@@ -150,28 +202,42 @@ func (n *Node) onProposeResp(now time.Duration, m Msg, idx int) {
 		return
 	}
 	if a.accepted.count()+len(n.cfg.Acceptors)-a.answered.count() < n.quorum {
-		n.abandon(now, r)
+		n.proposeFailed(now, r)
 	}
 }
 
+// proposeFailed handles a propose round that can no longer reach a
+// majority: a fast attempt falls back to the two-phase path at once, any
+// other is abandoned.
+func (n *Node) proposeFailed(now time.Duration, r *request) {
+	if r.att.fast {
+		n.startAttempt(now, r)
+		return
+	}
+	n.abandon(now, r)
+}
+
 func (n *Node) answerGranted(now time.Duration, r *request, leftMs int64) {
+	token := r.att.ballot.Token()
 	if r.Op == OpGrant {
-		n.reply(r, "lease_grant_ok", GrantOK{ChunkHandle: r.Chunk, Primary: r.Server, ExpiresInMs: leftMs})
+		n.reply(r, "lease_grant_ok", GrantOK{ChunkHandle: r.Chunk, Primary: r.Server, ExpiresInMs: leftMs, Token: token})
 	} else {
-		n.reply(r, "lease_renew_ok", RenewOK{NewExpiresInMs: leftMs})
+		n.reply(r, "lease_renew_ok", RenewOK{NewExpiresInMs: leftMs, Token: token})
 	}
 	n.finishAttempts(now, r, nil)
 }
 
 // answerHeld tells the client who holds the chunk: a grant succeeds with
 // the holder as primary (nothing changed), a renew fails with error 22.
-// The remaining time is the smallest the holder's acceptors reported,
-// counted from when prepare was sent.
+// The remaining time is how long the answers prove the holder protected
+// (protectedMs), counted from when prepare was sent.
 func (n *Node) answerHeld(now time.Duration, r *request, holder string) {
 	a := r.att
-	left := floorMs(a.prepareAt + ms(a.minRemainingMs(holder)) - now - ms(n.cfg.DriftMarginMs))
+	rem := protectedMs(a.samples, holder, len(n.cfg.Acceptors), n.quorum)
+	left := floorMs(a.sentAt + ms(rem) - now - ms(n.cfg.DriftMarginMs))
 	if r.Op == OpGrant {
-		n.reply(r, "lease_grant_ok", GrantOK{ChunkHandle: r.Chunk, Primary: holder, ExpiresInMs: left})
+		n.reply(r, "lease_grant_ok", GrantOK{ChunkHandle: r.Chunk, Primary: holder, ExpiresInMs: left,
+			Token: latestToken(a.samples, holder)})
 		n.finishAttempts(now, r, nil)
 		return
 	}
@@ -186,8 +252,20 @@ func (n *Node) abandon(now time.Duration, r *request) {
 	r.tries++
 	r.retryAt = now + n.backoff(r.tries)
 	if r.retryAt >= r.deadline {
-		n.finishAttempts(now, r, n.noMajority(r, "nothing was granted"))
+		n.finishAttempts(now, r, n.grantFailure(r))
 	}
+}
+
+// grantFailure is the error for a grant or renew that ran out of time:
+// definite (11) only if no propose was ever sent for it; otherwise an
+// acceptor may have recorded the lease, so it is indefinite (0).
+func (n *Node) grantFailure(r *request) *Error {
+	if !r.proposed {
+		return n.noMajority(r, "no propose was sent, so nothing was granted")
+	}
+	return timedOut("proposes were sent but no majority of the %d acceptors %v accepted within %d ms; "+
+		"the lease may have been recorded by some acceptors (it blocks others until it expires) but no client was told of it: "+
+		"do not act as primary; check or grant again", len(n.cfg.Acceptors), n.cfg.Acceptors, n.cfg.QuorumTimeoutMs)
 }
 
 // attemptTimer handles a round timeout, a passed deadline or the end of a
@@ -195,6 +273,8 @@ func (n *Node) abandon(now time.Duration, r *request) {
 func (n *Node) attemptTimer(now time.Duration, r *request) {
 	switch {
 	case r.queued:
+	case r.att != nil && r.att.fast && now >= r.att.roundEnd && now < r.att.d:
+		n.startAttempt(now, r)
 	case r.att != nil && (now >= r.att.roundEnd || now >= r.att.d):
 		n.abandon(now, r)
 	case r.att == nil && now >= r.retryAt:
@@ -210,14 +290,11 @@ func (n *Node) finishAttempts(now time.Duration, r *request, err *Error) {
 	}
 	r.att = nil
 	q := n.queues[r.Chunk]
-	i := 0
-	for i < len(q) && q[i] != r {
-		i++
-	}
-	if i == len(q) {
+	i := slices.Index(q, r)
+	if i < 0 {
 		return
 	}
-	q = append(q[:i], q[i+1:]...)
+	q = slices.Delete(q, i, i+1)
 	if len(q) == 0 {
 		delete(n.queues, r.Chunk)
 		return
@@ -228,13 +305,13 @@ func (n *Node) finishAttempts(now time.Duration, r *request, err *Error) {
 	}
 }
 
-// sampleOf is what one answer says about the live lease: its server and
-// remaining time, or nothing when none is live.
+// sampleOf is what one answer says about the live lease: its server,
+// remaining time and token, or nothing when none is live.
 func sampleOf(rec *Record) sample {
 	if rec == nil || rec.Expired {
 		return sample{}
 	}
-	return sample{server: rec.Server, remainingMs: rec.RemainingMs}
+	return sample{server: rec.Server, remainingMs: rec.RemainingMs, token: rec.Token}
 }
 
 // serversOf lists the server each answer reported live ("" for none), the
@@ -247,16 +324,37 @@ func serversOf(samples []sample) []string {
 	return out
 }
 
-func (a *attempt) minRemainingMs(server string) int64 {
-	return minRemaining(a.samples, server)
-}
-
-func minRemaining(samples []sample, server string) int64 {
-	best := int64(-1)
+// protectedMs is how long, from when the answers were asked for, the
+// answers prove that server's lease protected: fewer than a majority of
+// the n acceptors can be free of it before then. Sorting the n
+// acceptors' remaining times for server (0 for an acceptor that reported
+// none, another server, or did not answer), a majority is free only from
+// the q-th smallest on, which is the (n-q+1)-th largest reported. So no
+// other server can be granted the chunk within that time unless the
+// holder releases; and, with every acceptor answering, it is at least the
+// holder's own remaining time, since its majority reported at least that.
+func protectedMs(samples []sample, server string, n, q int) int64 {
+	var rem []int64
 	for _, s := range samples {
-		if s.server == server && (best < 0 || s.remainingMs < best) {
-			best = s.remainingMs
+		if s.server == server {
+			rem = append(rem, s.remainingMs)
 		}
 	}
-	return max(best, 0)
+	k := n - q + 1
+	if len(rem) < k {
+		return 0
+	}
+	slices.Sort(rem)
+	return rem[len(rem)-k]
+}
+
+// latestToken is the largest token reported for server.
+func latestToken(samples []sample, server string) int64 {
+	var t int64
+	for _, s := range samples {
+		if s.server == server {
+			t = max(t, s.token)
+		}
+	}
+	return t
 }

@@ -67,7 +67,7 @@ func witnessNode(t *testing.T, id string, incarnation int64, now time.Duration) 
 	if now == 0 {
 		bootWaitMs = 0
 	}
-	n, err := lease.NewNode(lease.Config{ID: id, Acceptors: []string{"a1", "a2", "a3"}, Incarnation: incarnation,
+	n, err := lease.NewNode(lease.Config{ID: id, Acceptors: []string{"a1", "a2", "a3"}, Nodes: []string{"a1", "a2", "a3", "p"}, Incarnation: incarnation,
 		MaxLeaseMs: 1000, BootWaitMs: bootWaitMs, Rand: rand.New(rand.NewPCG(1, uint64(incarnation)))}, now)
 	if err != nil {
 		t.Fatal(err)

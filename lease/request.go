@@ -20,11 +20,15 @@ type request struct {
 	retryAt time.Duration
 	tries   int
 	queued  bool // behind another grant or renew of the same chunk
+	// proposed is set once any propose went out for this request: from
+	// then on a failure is indefinite (error 0), not definite (11).
+	proposed bool
+	// fastTried is set once the renewal fast path was tried.
+	fastTried bool
 
-	// check and release: the running read round, and for release the
-	// ballots already released.
-	rd       *readRound
-	released []Ballot
+	// check: the running read round; release: the release round.
+	rd  *readRound
+	rel *releaseRound
 	// heard is the most acceptors any round of this request heard from,
 	// for the error text.
 	heard int
@@ -45,8 +49,10 @@ func (n *Node) handleRequest(now time.Duration, req Request) {
 	switch req.Op {
 	case OpGrant, OpRenew:
 		n.enqueue(now, r)
-	case OpCheck, OpRelease:
+	case OpCheck:
 		n.startRead(now, r)
+	case OpRelease:
+		n.startRelease(now, r)
 	}
 }
 
@@ -58,6 +64,8 @@ func (n *Node) validate(req Request) *Error {
 		return malformed("chunk_handle must be a non-empty string")
 	case req.Op != OpCheck && req.Server == "":
 		return malformed("server must be a non-empty string naming the chunk server")
+	case req.Op == OpRelease && (req.Token <= 0 || req.Token >= maxWire):
+		return malformed("token is %d; a release must name the lease instance by the token (1..2^53) of the server's latest grant or renew", req.Token)
 	case req.LeaseMs < 0 || req.LeaseMs > n.cfg.MaxLeaseMs:
 		return malformed("lease_ms is %d; it must be in 1..%d (the node's maximum lease, LEASE_MAX_MS)",
 			req.LeaseMs, n.cfg.MaxLeaseMs)
@@ -74,6 +82,8 @@ func (r *request) nextEvent() time.Duration {
 		t = min(t, r.att.roundEnd, r.att.d)
 	case r.rd != nil:
 		t = min(t, r.rd.roundEnd)
+	case r.rel != nil:
+		t = min(t, r.rel.roundEnd)
 	default:
 		t = min(t, r.retryAt)
 	}
@@ -89,8 +99,10 @@ func (n *Node) onTimer(now time.Duration, r *request) {
 	switch r.Op {
 	case OpGrant, OpRenew:
 		n.attemptTimer(now, r)
-	case OpCheck, OpRelease:
+	case OpCheck:
 		n.readTimer(now, r)
+	case OpRelease:
+		n.releaseTimer(now, r)
 	}
 }
 
@@ -98,13 +110,13 @@ func (n *Node) onTimer(now time.Duration, r *request) {
 func (n *Node) expire(now time.Duration, r *request) {
 	switch r.Op {
 	case OpGrant, OpRenew:
-		n.finishAttempts(now, r, n.noMajority(r, "nothing was granted"))
+		n.finishAttempts(now, r, n.grantFailure(r))
 	case OpCheck:
-		delete(n.reads, r.rd.id)
-		n.fail(r, n.noMajority(r, "could not read a consistent majority"))
+		n.expireCheck(now, r)
 	case OpRelease:
-		delete(n.reads, r.rd.id)
-		n.finishRelease(r)
+		delete(n.byReq, r.rel.id)
+		n.fail(r, timedOut("release sent to the acceptors %v, but no majority confirmed within %d ms (heard from %d, need %d); "+
+			"the lease instance ends at its expiry at the latest", n.cfg.Acceptors, n.cfg.QuorumTimeoutMs, r.heard, n.quorum))
 	}
 }
 

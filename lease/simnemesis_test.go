@@ -104,13 +104,13 @@ func (w *world) recordNemesis(f string, invoke, done any) {
 	w.record(workloads.Op{Process: workloads.NemesisProcess, Type: workloads.Info, F: f, Value: dv})
 }
 
-// crashOne kills a random running node, or in a storm a random majority
+// crashSome kills a random running node, or in a storm a random majority
 // or the whole cluster (a power loss), losing all their state; each
-// restarts after a random downtime and then waits out its boot wait. A
-// whole-cluster restart resets every ballot counter while messages from
-// before it may still be in flight: the case the acceptors' refusal to
-// overwrite a live lease (rule 4) exists for.
-func (w *world) crashOne() {
+// restarts after a random downtime and then waits out its boot wait and
+// recovers its ballot floor. A whole-cluster restart resets every promise
+// while messages from before it may still be in flight: the case the
+// acceptors' refusal to overwrite a live lease (rule 4) exists for.
+func (w *world) crashSome() {
 	victims := 1
 	if w.rng.Float64() < w.sc.storm {
 		victims = w.sc.nodes/2 + 1
@@ -118,8 +118,14 @@ func (w *world) crashOne() {
 			victims = w.sc.nodes
 		}
 	}
+	var killed []int
 	for _, i := range w.rng.Perm(w.sc.nodes)[:victims] {
-		w.crash(i)
+		if w.crash(i) > 0 {
+			killed = append(killed, i)
+		}
+	}
+	if len(killed) > 0 {
+		w.recordNemesis("kill", w.names(killed), w.names(killed))
 	}
 	w.push(event{at: w.expDelay(w.sc.crash), kind: evCrash})
 }
@@ -131,8 +137,62 @@ func (w *world) crash(i int) time.Duration {
 	if n.core == nil {
 		return 0
 	}
-	n.core, n.wakeAt = nil, -1
+	n.core, n.wakeAt, n.paused, n.backlog = nil, -1, false, nil
 	down := time.Duration(50+w.rng.Int64N(2*w.sc.leaseMs)) * time.Millisecond
 	w.push(event{at: w.now + down, kind: evRestart, node: i})
 	return down
+}
+
+// restart starts node i again with the boot wait M, or with none in the
+// negative control's schedules.
+func (w *world) restart(i int) {
+	bootWaitMs := w.sc.leaseMs
+	if w.sc.noBootWait {
+		bootWaitMs = 0
+	}
+	w.boot(i, bootWaitMs)
+	w.recordNemesis("start", w.names([]int{i}), w.names([]int{i}))
+}
+
+// pauseOne stops a running node (SIGSTOP) for a random time, often past
+// the clients' timeout: its timers do not fire and what reaches it waits
+// in its backlog, to be handled late, in arrival order, when it resumes.
+// Its clock keeps running, as a stopped process's monotonic clock does.
+func (w *world) pauseOne() {
+	w.push(event{at: w.expDelay(w.sc.pause), kind: evPause})
+	i := w.rng.IntN(w.sc.nodes)
+	n := w.nodes[i]
+	if n.core == nil || n.paused {
+		return
+	}
+	n.paused = true
+	w.recordNemesis("pause", w.names([]int{i}), w.names([]int{i}))
+	stop := time.Duration(w.rng.Int64N(int64(2*clientTimeout))) + time.Millisecond
+	w.push(event{at: w.now + stop, kind: evResume, node: i})
+}
+
+// resume lets a paused node run: it handles its backlog, then its timers.
+func (w *world) resume(i int) {
+	n := w.nodes[i]
+	if n.core == nil || !n.paused {
+		return
+	}
+	n.paused = false
+	w.recordNemesis("resume", w.names([]int{i}), w.names([]int{i}))
+	backlog := n.backlog
+	n.backlog = nil
+	for _, e := range backlog {
+		if n.core == nil {
+			break
+		}
+		if e.kind == evRequest {
+			w.clients.serve(e)
+		} else {
+			w.absorb(i, n.core.Receive(n.local(w.now), e.msg))
+		}
+	}
+	if n.core != nil && !n.paused {
+		n.wakeAt = -1
+		w.absorb(i, n.core.Tick(n.local(w.now)))
+	}
 }

@@ -29,10 +29,24 @@ type scenario struct {
 	hold      bool          // partitioned messages are held and delivered at heal, not dropped
 	crash     time.Duration // mean time between crashes; 0: none
 	storm     float64       // probability that a crash takes a majority down at once
-	driftPPM  int64         // clock rates lie in [1-rho, 1+rho]
-	clockEdge bool          // every clock rate is exactly 1-rho or 1+rho
-	self      bool          // every node its own sole acceptor (unsafe)
-	balanced  bool          // each request goes to a random live node, as through a load balancer
+	pause     time.Duration // mean time between process pauses; 0: none
+	// dupClientP is the probability that a client request reaches a node
+	// a second time, up to two client timeouts later.
+	dupClientP float64
+	// wallClock gives nodes a wall clock (the ballot counter's floor), each
+	// off by up to wallSkew. Schedules where a majority can restart at once
+	// keep the skew below the boot wait: tokens then rely on it.
+	wallClock bool
+	wallSkew  time.Duration
+	driftPPM  int64 // clock rates lie in [1-rho, 1+rho]
+	clockEdge bool  // every clock rate is exactly 1-rho or 1+rho
+	self      bool  // every node its own sole acceptor (unsafe)
+	// Negative controls that are faults, not weakened rules: restarts
+	// without the boot wait, and clients whose clocks run slower than the
+	// bound the nodes assume.
+	noBootWait    bool
+	clientOutside bool
+	balanced      bool // each request goes to a random live node, as through a load balancer
 	// Two sites (profile "sites"): the acceptors form the main site, the
 	// other nodes a remote one. Every message a remote node sends takes
 	// uplink more (plus up to a tenth of it in jitter).
@@ -107,6 +121,27 @@ func (s *scenario) mixed(rng *rand.Rand) {
 		s.storm = pick(rng, 0.5, rng.Float64())
 	}
 	s.driftPPM = pickInt(rng, 0.5, rng.Int64N(20_000))
+	if rng.IntN(3) == 0 {
+		s.pause = time.Duration(1000+rng.IntN(3000)) * time.Millisecond
+	}
+	s.dupClientP = pick(rng, 0.3, 0.2*rng.Float64())
+	s.drawWallClock(rng)
+}
+
+// drawWallClock gives a third of the schedules no wall clock, a third
+// nearly agreeing clocks and a third clocks a minute apart, where tokens
+// must come from promises and recovery alone. A schedule in which a
+// majority can restart at once (storms, site outages) gets agreeing
+// clocks: after such a restart nothing else orders tokens.
+func (s *scenario) drawWallClock(rng *rand.Rand) {
+	switch r := rng.IntN(3); {
+	case s.storm > 0 || s.outage > 0 || r == 1:
+		s.wallClock, s.wallSkew = true, time.Duration(s.leaseMs/4)*time.Millisecond
+	case r == 2:
+		s.wallClock, s.wallSkew = true, time.Minute
+	default:
+		s.wallClock, s.wallSkew = false, 0
+	}
 }
 
 // stale turns a scenario into a slow, flapping network under heavy
@@ -128,6 +163,9 @@ func (s *scenario) stale(rng *rand.Rand) {
 	s.hold = true
 	s.crash = time.Duration(300+rng.IntN(1200)) * time.Millisecond
 	s.storm = 0.5 + 0.5*rng.Float64()
+	s.pause = time.Duration(500+rng.IntN(2000)) * time.Millisecond
+	s.dupClientP = 0.2 * rng.Float64()
+	s.drawWallClock(rng)
 }
 
 // sites turns a scenario into a two-site deployment: three acceptors at
@@ -161,6 +199,7 @@ func (s *scenario) sites(rng *rand.Rand) {
 	s.uplink = time.Duration(float64(lease) * (0.05 + 0.25*rng.Float64()))
 	s.outage = time.Duration(500+rng.IntN(1500)) * time.Millisecond
 	s.partition = 0 // the outage is this profile's partition
+	s.drawWallClock(rng)
 }
 
 // clocks is a fast LAN with long leases and every clock at the edge of the
@@ -175,7 +214,7 @@ func (s *scenario) clocks(rng *rand.Rand) {
 	s.rate = 50 + 30*rng.Float64()
 	s.latency = latency{kind: "uniform", mean: time.Millisecond}
 	s.lossP, s.dupP, s.spikeP = 0, 0, 0
-	s.partition, s.crash = 0, 0
+	s.partition, s.crash, s.pause, s.dupClientP = 0, 0, 0, 0
 	s.driftPPM = 10_000 + rng.Int64N(10_001)
 	s.clockEdge = true
 }
@@ -214,7 +253,9 @@ func (s scenario) String() string {
 		acc = fmt.Sprint(s.acceptors)
 	}
 	return fmt.Sprintf("seed=%d profile=%s nodes=%d acceptors=%s servers=%d chunks=%d workers=%d lease=%dms rate=%.0f/s "+
-		"duration=%v latency=%s/%v loss=%.3f dup=%.3f spike=%.3f partition=%v hold=%v crash=%v storm=%.2f drift=%dppm edge=%v balanced=%v uplink=%v outage=%v weakening=%s",
+		"duration=%v latency=%s/%v loss=%.3f dup=%.3f spike=%.3f partition=%v hold=%v crash=%v storm=%.2f pause=%v dup-client=%.3f "+
+		"wall=%v/%v drift=%dppm edge=%v balanced=%v uplink=%v outage=%v no-boot-wait=%v client-outside=%v weakening=%s",
 		s.seed, s.profile, s.nodes, acc, s.servers, s.chunks, s.workers, s.leaseMs, s.rate, s.duration,
-		s.latency.kind, s.latency.mean, s.lossP, s.dupP, s.spikeP, s.partition, s.hold, s.crash, s.storm, s.driftPPM, s.clockEdge, s.balanced, s.uplink, s.outage, s.weakening)
+		s.latency.kind, s.latency.mean, s.lossP, s.dupP, s.spikeP, s.partition, s.hold, s.crash, s.storm, s.pause, s.dupClientP,
+		s.wallClock, s.wallSkew, s.driftPPM, s.clockEdge, s.balanced, s.uplink, s.outage, s.noBootWait, s.clientOutside, s.weakening)
 }

@@ -3,8 +3,6 @@ package lease_test
 import (
 	"bytes"
 	"container/heap"
-	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -14,27 +12,31 @@ import (
 )
 
 // The simulated world: one virtual real-time clock, a heap of timed
-// events, nodes whose local clocks run at their own rate, a network that
-// loses, duplicates, delays and partitions messages, and client workers
-// driven by the lease workload generator, each bound to one node as in
-// Maelstrom or behind a load balancer (simsites_test.go). Everything
-// random comes from the scenario's seed, so a schedule replays exactly.
+// events, nodes whose local clocks run at their own rate (and whose wall
+// clocks are off by their own skew), a network that loses, duplicates,
+// delays and partitions messages, processes that crash, restart and pause,
+// and client workers driven by the lease workload generator, each bound
+// to one node as in Maelstrom or behind a load balancer
+// (simsites_test.go), each with its own clock rate (simclient_test.go).
+// Everything random comes from the scenario's seed, so a schedule replays
+// exactly.
 
-// clientTimeout must stay above quorumTimeoutMs: a node answers every
-// request within its quorum timeout, so when a client gives up, its request
-// has stopped acting. A release still reading after its client timed out
-// could find, and release by its exact ballot, the lease the same server
-// was granted after that timeout: rule 6 cannot tell the two apart.
+// The node's timeouts. clientTimeout is above quorumTimeoutMs, as with
+// Maelstrom's 5 s clients; requests that reach a node after their client
+// gave up come from pauses and duplicated requests, not from the timeouts.
 const (
 	clientTimeout   = 3 * time.Second
 	quorumTimeoutMs = 1000
 	roundTimeoutMs  = 200
+	// wallEpochMs is the wall clock at the start of every schedule.
+	wallEpochMs = 1_763_856_000_000
 )
 
 type eventKind uint8
 
 const (
 	evDeliver eventKind = iota
+	evRequest
 	evWake
 	evTimeout
 	evPoll
@@ -43,6 +45,8 @@ const (
 	evRestart
 	evOutage
 	evRestore
+	evPause
+	evResume
 )
 
 type event struct {
@@ -51,7 +55,7 @@ type event struct {
 	kind eventKind
 	node int
 	msg  lease.Msg
-	call uint64
+	call uint64 // evTimeout, evRequest: the client call
 }
 
 type eventHeap []event
@@ -73,15 +77,18 @@ func (h *eventHeap) Pop() any {
 }
 
 // simNode is one node process. Its local clock reads
-// base + elapsed*(1 + ppm/1e6) where elapsed is real time since start.
+// base + elapsed*(1 + ppm/1e6) where elapsed is real time since start;
+// its wall clock is the world's plus wallSkew.
 type simNode struct {
-	id     string
-	core   *lease.Node // nil while crashed
-	base   time.Duration
-	start  time.Duration
-	ppm    int64
-	inc    int64
-	wakeAt time.Duration // real time of the pending wake event, or -1
+	id       string
+	core     *lease.Node // nil while crashed
+	base     time.Duration
+	start    time.Duration
+	ppm      int64
+	wallSkew time.Duration
+	wakeAt   time.Duration // real time of the pending wake event, or -1
+	paused   bool
+	backlog  []event // deliveries and requests that arrived while paused
 }
 
 func (n *simNode) local(real time.Duration) time.Duration {
@@ -94,19 +101,6 @@ func (n *simNode) realFor(l time.Duration) time.Duration {
 	d := int64(l - n.base)
 	r := (d*1_000_000 + 1_000_000 + n.ppm - 1) / (1_000_000 + n.ppm)
 	return n.start + time.Duration(max(r, 0))
-}
-
-type simCall struct {
-	id     uint64
-	worker int
-	node   int
-	inv    workloads.Invocation
-	done   bool
-}
-
-type simWorker struct {
-	process int
-	call    *simCall
 }
 
 type world struct {
@@ -124,18 +118,15 @@ type world struct {
 	linkDown bool     // the main site is out, and the link between the sites with it
 	remote   []bool   // remote[i]: node i sits at the remote site (simsites_test.go)
 
-	wl       workloads.Workload
-	hist     *workloads.Writer
-	buf      bytes.Buffer
-	workers  []simWorker
-	calls    map[uint64]*simCall
-	callSeq  uint64
-	pollAt   time.Duration
-	messages int
+	wl      workloads.Workload
+	hist    *workloads.Writer
+	buf     bytes.Buffer
+	clients clients
+	pollAt  time.Duration
 }
 
 func newWorld(sc scenario) *world {
-	w := &world{sc: sc, rng: rand.New(rand.NewPCG(sc.seed, 0xface)), calls: map[uint64]*simCall{}, pollAt: -1, slow: -1}
+	w := &world{sc: sc, rng: rand.New(rand.NewPCG(sc.seed, 0xface)), pollAt: -1, slow: -1}
 	w.hist = workloads.NewWriter(&w.buf)
 	w.remote = remoteSite(sc)
 	for i := range sc.nodes {
@@ -144,30 +135,35 @@ func newWorld(sc scenario) *world {
 	w.blocked = make([][]bool, sc.nodes)
 	for i := range sc.nodes {
 		w.blocked[i] = make([]bool, sc.nodes)
-		w.nodes = append(w.nodes, &simNode{id: w.ids[i], wakeAt: -1})
-		w.boot(i, 0)
+		skew := time.Duration(0)
+		if sc.wallSkew > 0 {
+			skew = time.Duration(w.rng.Int64N(int64(2*sc.wallSkew)+1)) - sc.wallSkew
+		}
+		w.nodes = append(w.nodes, &simNode{id: w.ids[i], wakeAt: -1, wallSkew: skew})
 	}
 	w.wl = workloads.NewLease(workloads.LeaseOptions{Servers: sc.servers, Chunks: sc.chunks,
 		LeaseMs: sc.leaseMs, Rate: sc.rate, Workers: sc.workers}, int64(sc.seed))
-	w.workers = make([]simWorker, sc.workers)
-	for i := range w.workers {
-		w.workers[i].process = i
+	w.clients = newClients(w)
+	for i := range sc.nodes {
+		w.boot(i, 0)
 	}
 	return w
 }
 
 // boot (re)starts node i with fresh state, a fresh clock origin and rate,
-// and a higher incarnation. A restart waits the boot wait (M); the first
-// start of the cluster has nothing to forget and skips it.
+// and a higher incarnation. A restart waits the boot wait (M) and
+// recovers its ballot floor; the first start of the cluster has nothing
+// to forget and skips both.
 func (w *world) boot(i int, bootWaitMs int64) {
 	n := w.nodes[i]
 	n.start, n.base = w.now, time.Duration(w.rng.Int64N(int64(time.Hour)))
 	n.ppm = w.drawRate()
-	n.inc = int64(w.now) + 1
-	cfg := lease.Config{ID: n.id, Acceptors: w.acceptorIDs(i), Incarnation: n.inc, DefaultLeaseMs: w.sc.leaseMs,
-		MaxLeaseMs: w.sc.leaseMs, BootWaitMs: bootWaitMs, DriftPPM: w.sc.driftPPM,
-		QuorumTimeoutMs: quorumTimeoutMs, RoundTimeoutMs: roundTimeoutMs, BackoffMinMs: 2, BackoffMaxMs: 50,
-		Rand: rand.New(rand.NewPCG(w.sc.seed, uint64(i)<<32|uint64(n.inc)))}
+	n.paused, n.backlog = false, nil
+	inc := int64(w.now/time.Microsecond) + 1
+	cfg := lease.Config{ID: n.id, Acceptors: w.acceptorIDs(i), Nodes: w.ids, Incarnation: inc,
+		WallMs: w.wallMs(n), DefaultLeaseMs: w.sc.leaseMs, MaxLeaseMs: w.sc.leaseMs, BootWaitMs: bootWaitMs,
+		DriftPPM: w.sc.driftPPM, QuorumTimeoutMs: quorumTimeoutMs, RoundTimeoutMs: roundTimeoutMs,
+		BackoffMinMs: 2, BackoffMaxMs: 50, Rand: rand.New(rand.NewPCG(w.sc.seed, uint64(i)<<32|uint64(inc)))}
 	if w.sc.weakening != "none" {
 		var err error
 		if cfg, err = lease.WithWeakening(cfg, w.sc.weakening); err != nil {
@@ -179,6 +175,16 @@ func (w *world) boot(i int, bootWaitMs int64) {
 		panic(err)
 	}
 	n.core, n.wakeAt = core, -1
+	w.absorb(i, core.Tick(n.local(w.now)))
+}
+
+// wallMs is node n's wall clock in milliseconds, or 0 in schedules
+// without wall clocks (the counter floor is then off).
+func (w *world) wallMs(n *simNode) int64 {
+	if !w.sc.wallClock {
+		return 0
+	}
+	return wallEpochMs + int64((w.now+n.wallSkew)/time.Millisecond)
 }
 
 // drawRate draws a clock's rate error in ppm, within the configured bound.
@@ -223,34 +229,21 @@ func (w *world) push(e event) {
 // run plays the schedule to the end and returns the history as JSONL.
 func (w *world) run() []byte {
 	w.push(event{at: 0, kind: evPoll})
-	if w.sc.partition > 0 {
-		w.push(event{at: w.expDelay(w.sc.partition), kind: evNemesis})
-	}
-	if w.sc.crash > 0 {
-		w.push(event{at: w.expDelay(w.sc.crash), kind: evCrash})
-	}
-	if w.sc.outage > 0 {
-		w.push(event{at: w.expDelay(w.sc.outage), kind: evOutage})
+	for kind, mean := range map[eventKind]time.Duration{evNemesis: w.sc.partition, evCrash: w.sc.crash,
+		evOutage: w.sc.outage, evPause: w.sc.pause} {
+		if mean > 0 {
+			w.push(event{at: w.expDelay(mean), kind: kind})
+		}
 	}
 	for w.events.Len() > 0 {
 		e := heap.Pop(&w.events).(event)
 		w.now = e.at
-		if w.now > w.sc.duration && w.idle() {
+		if w.now > w.sc.duration && w.clients.idle() {
 			break
 		}
 		w.handle(e)
 	}
 	return w.buf.Bytes()
-}
-
-// idle reports whether no client op is in flight.
-func (w *world) idle() bool {
-	for _, wk := range w.workers {
-		if wk.call != nil {
-			return false
-		}
-	}
-	return true
 }
 
 func (w *world) expDelay(mean time.Duration) time.Duration {
@@ -259,31 +252,39 @@ func (w *world) expDelay(mean time.Duration) time.Duration {
 
 func (w *world) handle(e event) {
 	switch e.kind {
-	case evDeliver:
-		w.deliver(e)
+	case evDeliver, evRequest:
+		w.arrive(e)
 	case evWake:
-		n := w.nodes[e.node]
-		if n.core != nil && n.wakeAt == e.at {
-			n.wakeAt = -1
-			w.absorb(e.node, n.core.Tick(n.local(w.now)))
-		}
+		w.wake(e)
 	case evTimeout:
-		w.timeout(e.call)
+		w.clients.timeout(e.call)
 	case evPoll:
 		if w.pollAt == e.at {
 			w.pollAt = -1
 		}
-		w.poll()
+		w.clients.poll()
 	case evNemesis:
 		w.flipPartition()
 	case evCrash:
-		w.crashOne()
+		w.crashSome()
 	case evRestart:
-		w.boot(e.node, w.sc.leaseMs)
+		w.restart(e.node)
 	case evOutage:
 		w.siteOutage()
 	case evRestore:
 		w.restoreLink()
+	case evPause:
+		w.pauseOne()
+	case evResume:
+		w.resume(e.node)
+	}
+}
+
+func (w *world) wake(e event) {
+	n := w.nodes[e.node]
+	if n.core != nil && !n.paused && n.wakeAt == e.at {
+		n.wakeAt = -1
+		w.absorb(e.node, n.core.Tick(n.local(w.now)))
 	}
 }
 
@@ -293,7 +294,7 @@ func (w *world) absorb(i int, out *lease.Output) {
 		w.send(m)
 	}
 	for _, r := range out.Replies {
-		w.reply(r)
+		w.clients.reply(r)
 	}
 	n := w.nodes[i]
 	if out.Wake != lease.Never {
@@ -308,7 +309,6 @@ func (w *world) absorb(i int, out *lease.Output) {
 // send puts a message on the network: lost, delayed (sometimes far past a
 // lease length), and sometimes delivered twice.
 func (w *world) send(m lease.Msg) {
-	w.messages++
 	copies := 1
 	if w.rng.Float64() < w.sc.dupP {
 		copies = 2
@@ -330,102 +330,32 @@ func (w *world) index(id string) int {
 	return i - 1
 }
 
-// deliver hands a message to its node unless the node is down or the
+// arrive hands a message or a client request to its node, unless the node
+// is down, paused (it queues, as a stopped process's socket does) or the
 // partition in force drops it (checked at delivery). A holding partition
 // keeps the message and delivers it after the heal, as a TCP connection
 // that reconnects would: the stale messages the safety rules exist for.
 // The link between the sites always holds while it is down.
-func (w *world) deliver(e event) {
+func (w *world) arrive(e event) {
 	n := w.nodes[e.node]
-	from := w.index(e.msg.From)
-	if cut := w.siteCut(from, e.node); cut || w.blocked[e.node][from] {
-		if cut || w.sc.hold {
-			w.held = append(w.held, e)
-		}
-		return
-	}
-	if n.core == nil {
-		return
-	}
-	w.absorb(e.node, n.core.Receive(n.local(w.now), e.msg))
-}
-
-// poll offers every free worker an operation, and books the next poll.
-func (w *world) poll() {
-	if w.now >= w.sc.duration {
-		return
-	}
-	for i := range w.workers {
-		if w.workers[i].call == nil {
-			if inv, ok := w.wl.Next(w.now, i); ok {
-				w.invoke(i, inv)
+	if e.kind == evDeliver {
+		from := w.index(e.msg.From)
+		if cut := w.siteCut(from, e.node); cut || w.blocked[e.node][from] {
+			if cut || w.sc.hold {
+				w.held = append(w.held, e)
 			}
+			return
 		}
 	}
-	at := max(w.wl.Wake(), w.now+time.Millisecond)
-	if w.pollAt < 0 || at < w.pollAt {
-		w.pollAt = at
-		w.push(event{at: at, kind: evPoll})
+	switch {
+	case n.core == nil:
+	case n.paused:
+		n.backlog = append(n.backlog, e)
+	case e.kind == evRequest:
+		w.clients.serve(e)
+	default:
+		w.absorb(e.node, n.core.Receive(n.local(w.now), e.msg))
 	}
-}
-
-func (w *world) invoke(worker int, inv workloads.Invocation) {
-	w.callSeq++
-	c := &simCall{id: w.callSeq, worker: worker, node: w.route(worker), inv: inv}
-	w.calls[c.id] = c
-	w.workers[worker].call = c
-	w.record(workloads.Op{Process: workloads.Process{ID: w.workers[worker].process}, Type: workloads.Invoke,
-		F: inv.F, Node: w.ids[c.node], Value: inv.Value})
-	w.push(event{at: w.now + clientTimeout, kind: evTimeout, call: c.id})
-	body := w.wl.Request(inv)
-	var head struct{ Type string }
-	_ = json.Unmarshal(body, &head)
-	req, err := lease.DecodeRequest(head.Type, body)
-	if err != nil {
-		w.reply(lease.Reply{ID: c.id, Err: err})
-		return
-	}
-	req.ID = c.id
-	if n := w.nodes[c.node]; n.core != nil {
-		w.absorb(c.node, n.core.Request(n.local(w.now), req))
-	}
-}
-
-// reply renders a node's answer as the Maelstrom body a client would get
-// and completes the op. A reply after the client timed out is dropped.
-func (w *world) reply(r lease.Reply) {
-	c := w.calls[r.ID]
-	if c == nil || c.done {
-		return
-	}
-	var body []byte
-	if r.Err != nil {
-		body, _ = json.Marshal(map[string]any{"type": "error", "in_reply_to": r.ID, "code": r.Err.Code, "text": r.Err.Text})
-	} else {
-		fields, _ := json.Marshal(r.Body)
-		body = append([]byte(fmt.Sprintf(`{"type":%q,"in_reply_to":%d,`, r.Type, r.ID)), fields[1:]...)
-	}
-	w.complete(c, body)
-}
-
-func (w *world) timeout(id uint64) {
-	if c := w.calls[id]; c != nil && !c.done {
-		w.complete(c, nil)
-	}
-}
-
-func (w *world) complete(c *simCall, body json.RawMessage) {
-	c.done = true
-	delete(w.calls, c.id)
-	wk := &w.workers[c.worker]
-	comp := w.wl.Complete(w.now, c.worker, c.inv, body)
-	w.record(workloads.Op{Process: workloads.Process{ID: wk.process}, Type: comp.Type, F: c.inv.F,
-		Node: w.ids[c.node], Value: comp.Value, Error: comp.Error})
-	if comp.Type == workloads.Info {
-		wk.process += w.sc.workers
-	}
-	wk.call = nil
-	w.poll()
 }
 
 func (w *world) record(op workloads.Op) {

@@ -184,7 +184,7 @@ func (c *cluster) init(t *testing.T, a argMap) []string {
 		acc = strings.Split(v, ",")
 	}
 	c.cfg = Config{
-		Acceptors: acc, DefaultLeaseMs: a.int(t, "lease-ms", 1000), MaxLeaseMs: a.int(t, "max-ms", 1000),
+		Acceptors: acc, Nodes: c.names, DefaultLeaseMs: a.int(t, "lease-ms", 1000), MaxLeaseMs: a.int(t, "max-ms", 1000),
 		BootWaitMs: a.int(t, "boot-wait-ms", 0), DriftMarginMs: a.int(t, "margin-ms", 0),
 		DriftPPM: a.int(t, "drift-ppm", 0), QuorumTimeoutMs: a.int(t, "quorum-timeout-ms", 2000),
 		RoundTimeoutMs: a.int(t, "round-timeout-ms", 500),
@@ -199,18 +199,20 @@ func (c *cluster) init(t *testing.T, a argMap) []string {
 	c.inc = map[string]int64{}
 	c.nodes = map[string]*Node{}
 	c.inflight = nil
-	// The nodes of a new cluster started long enough ago to be past their
-	// boot wait; only a restart command makes a node wait.
+	// The nodes of a new cluster start without a boot wait (there is
+	// nothing to forget); only a restart command makes a node wait and
+	// recover.
 	for _, id := range c.names {
-		c.startNode(t, id, -stretch(ms(c.cfg.BootWaitMs), c.cfg.DriftPPM))
+		c.startNode(t, id, 0, 0)
 	}
 	return []string{fmt.Sprintf("cluster %v acceptors %v quorum %d", c.names, acc, majority(len(acc)))}
 }
 
-func (c *cluster) startNode(t *testing.T, id string, now time.Duration) {
+func (c *cluster) startNode(t *testing.T, id string, now time.Duration, bootWaitMs int64) {
 	c.inc[id]++
 	cfg := c.cfg
 	cfg.ID, cfg.Incarnation, cfg.Rand = id, c.inc[id], rand.New(rand.NewPCG(1, uint64(c.inc[id])))
+	cfg.BootWaitMs = bootWaitMs
 	n, err := NewNode(cfg, now)
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +237,7 @@ func (c *cluster) request(t *testing.T, a argMap) []string {
 		t.Fatalf("unknown op %q", a["_1"])
 	}
 	req := Request{ID: uint64(a.int(t, "id", 0)), Op: op, Chunk: a["chunk"], Server: a["server"],
-		LeaseMs: a.int(t, "lease-ms", 0)}
+		LeaseMs: a.int(t, "lease-ms", 0), Token: a.int(t, "token", 0)}
 	id := a.str(t, "node")
 	return c.absorb(id, c.node(t, id).Request(a.ms(t, "now"), req))
 }
@@ -266,7 +268,10 @@ func formatReply(r Reply) string {
 
 func formatMsg(m Msg) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s->%s %s %s", m.From, m.To, m.Type, m.Chunk)
+	fmt.Fprintf(&b, "%s->%s %s", m.From, m.To, m.Type)
+	if m.Chunk != "" {
+		fmt.Fprintf(&b, " %s", m.Chunk)
+	}
 	if !m.Ballot.IsZero() {
 		fmt.Fprintf(&b, " b=%s", m.Ballot)
 	}
@@ -276,14 +281,26 @@ func formatMsg(m Msg) string {
 	if m.LeaseMs != 0 {
 		fmt.Fprintf(&b, " lease=%dms", m.LeaseMs)
 	}
-	if m.Type == MsgRead || m.Type == MsgReadResp {
-		fmt.Fprintf(&b, " read=%d", m.ReadID)
+	if m.Fast {
+		b.WriteString(" fast")
 	}
-	if strings.HasSuffix(string(m.Type), "_ok") {
-		if m.Type != MsgReadResp {
-			fmt.Fprintf(&b, " ok=%v", m.OK)
+	if m.Token != 0 {
+		fmt.Fprintf(&b, " token=%d", m.Token)
+	}
+	if !m.Type.usesBallot() {
+		fmt.Fprintf(&b, " req=%d", m.ReqID)
+	}
+	switch m.Type {
+	case MsgSyncResp:
+		fmt.Fprintf(&b, " counter=%d recovering=%v", m.Counter, m.Recovering)
+	case MsgPrepareResp, MsgProposeResp, MsgReleaseResp:
+		fmt.Fprintf(&b, " ok=%v", m.OK)
+		fallthrough
+	case MsgReadResp:
+		fmt.Fprintf(&b, " promised=%s", m.Promised)
+		if m.Type != MsgReleaseResp {
+			fmt.Fprintf(&b, " lease=%s", formatRecord(m.Lease))
 		}
-		fmt.Fprintf(&b, " promised=%s lease=%s", m.Promised, formatRecord(m.Lease))
 	}
 	return b.String()
 }
@@ -296,7 +313,7 @@ func formatRecord(r *Record) string {
 	if r.Expired {
 		state = "expired"
 	}
-	return fmt.Sprintf("%s@%s/%dms/%s", r.Server, r.Ballot, r.RemainingMs, state)
+	return fmt.Sprintf("%s@%d/%dms/%s", r.Server, r.Token, r.RemainingMs, state)
 }
 
 // matches filters in-flight messages by from=, to=, type=.
@@ -346,9 +363,10 @@ func (c *cluster) network(t *testing.T, verb string, a argMap) []string {
 
 func (c *cluster) restart(t *testing.T, a argMap) []string {
 	id := a.str(t, "node")
-	c.startNode(t, id, a.ms(t, "now"))
+	c.startNode(t, id, a.ms(t, "now"), c.cfg.BootWaitMs)
 	n := c.nodes[id]
-	return []string{fmt.Sprintf("%s restarted incarnation=%d silent until %dms", id, c.inc[id], n.bootUntil/time.Millisecond)}
+	lines := []string{fmt.Sprintf("%s restarted incarnation=%d silent until %dms", id, c.inc[id], n.bootUntil/time.Millisecond)}
+	return append(lines, c.absorb(id, n.Tick(a.ms(t, "now")))...)
 }
 
 func (c *cluster) queue() []string {
@@ -365,7 +383,12 @@ func (c *cluster) state(t *testing.T, a argMap) []string {
 	if !ok {
 		return []string{"no state"}
 	}
-	r := acc.rec
-	return []string{fmt.Sprintf("promised=%s rec=%s@%s end=%dms live-until=%dms", acc.promised, r.server, r.ballot,
-		r.endAt/time.Millisecond, r.liveUntil/time.Millisecond)}
+	last := fmt.Sprintf("promised=%s last=%s@%d", acc.promised, n.servers[acc.server], acc.token)
+	if acc.lease == nil {
+		return []string{last + " protecting nothing"}
+	}
+	p, tot := acc.lease, acc.lease.total()
+	return []string{fmt.Sprintf("%s own=%d/%dms/released=%v prev=%d/%dms/released=%v end=%dms live-until=%dms", last,
+		p.own.token, p.own.end/time.Millisecond, p.own.released, p.prev.token, p.prev.end/time.Millisecond,
+		p.prev.released, tot.end/time.Millisecond, tot.live/time.Millisecond)}
 }

@@ -2,9 +2,9 @@ package lease
 
 // weakening switches off exactly one safety rule. It exists so the
 // simulation can prove that each rule is needed: with the rule off, the
-// checker must find two primaries within the default seed budget. The type
-// and the Config field are unexported and only export_test.go sets them, so
-// no program outside this package's tests can switch a rule off.
+// checker must find a violation within the default seed budget. The type
+// and the Config field are unexported and only export_test.go sets them,
+// so no program outside this package's tests can switch a rule off.
 type weakening uint8
 
 const (
@@ -19,12 +19,30 @@ const (
 	// weakPerMessage counts quorums per response message, so a duplicated
 	// response counts twice (drops rule 2).
 	weakPerMessage
-	// weakReleaseByServer makes release clear any lease of the server,
-	// whatever its ballot (drops rule 6).
+	// weakReleaseByServer makes release clear the server's latest lease
+	// instance whatever its token (drops rule 6).
 	weakReleaseByServer
 	// weakNoStretch keeps acceptor leases live for T on the acceptor's
 	// clock, without the drift factor (drops rule 5).
 	weakNoStretch
+	// weakNoPromiseCheck lets an acceptor accept a propose whose ballot is
+	// below its promise (drops rule 4's first half).
+	weakNoPromiseCheck
+	// weakShrink lets a later, shorter instance of the same server replace
+	// the protection of an earlier one (drops rule 10).
+	weakShrink
+	// weakNoRecovery lets a restarted acceptor serve after its boot wait
+	// without recovering the ballot high-water mark (drops the token's
+	// order across restarts, recovery.go).
+	weakNoRecovery
+	// weakFastNoPromise lets an acceptor accept a fast (prepare-less)
+	// propose whatever its promise (drops the fast path's ballot
+	// condition, which orders its tokens).
+	weakFastNoPromise
+	// weakFastLateTimer starts a fast attempt's deadline when the first
+	// accept comes back instead of when propose is sent (drops rule 1 for
+	// the fast path).
+	weakFastLateTimer
 )
 
 var weakeningNames = map[weakening]string{
@@ -34,6 +52,11 @@ var weakeningNames = map[weakening]string{
 	weakPerMessage:      "per-message-quorum",
 	weakReleaseByServer: "release-by-server",
 	weakNoStretch:       "no-drift-stretch",
+	weakNoPromiseCheck:  "no-promise-check",
+	weakShrink:          "shrink-protection",
+	weakNoRecovery:      "no-recovery",
+	weakFastNoPromise:   "fast-no-promise-check",
+	weakFastLateTimer:   "fast-late-timer",
 }
 
 func (w weakening) String() string { return weakeningNames[w] }

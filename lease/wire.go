@@ -37,6 +37,11 @@ func DecodeRequest(typ string, body []byte) (Request, *Error) {
 			return r, err
 		}
 	}
+	if op == OpRelease {
+		if r.Token, err = tokenField(typ, fields); err != nil {
+			return r, err
+		}
+	}
 	return r, nil
 }
 
@@ -76,47 +81,81 @@ func leaseMsField(typ string, fields map[string]json.RawMessage) (int64, *Error)
 	return int64(f), nil
 }
 
+// tokenField reads lease_release's token: a whole number in 1..2^53.
+func tokenField(typ string, fields map[string]json.RawMessage) (int64, *Error) {
+	raw, ok := fields["token"]
+	if !ok || string(raw) == "null" {
+		return 0, malformed("%s needs token, the integer from the latest lease_grant_ok or lease_renew_ok of this "+
+			"server: a release that names only the server could end a newer lease of that server if it arrived late", typ)
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || f != math.Trunc(f) || f < 1 || f >= maxWire {
+		return 0, malformed("%s: token must be a whole number in 1..2^53 (from a lease_grant_ok or lease_renew_ok), got %s", typ, raw)
+	}
+	return int64(f), nil
+}
+
 // wireMsg is every peer message's body on the wire. Fields a type does not
 // use are left out.
 type wireMsg struct {
-	ChunkHandle string  `json:"chunk_handle"`
+	ChunkHandle string  `json:"chunk_handle,omitempty"`
 	Ballot      *Ballot `json:"ballot,omitempty"`
 	Server      string  `json:"server,omitempty"`
 	LeaseMs     int64   `json:"lease_ms,omitempty"`
-	ReadID      *uint64 `json:"read_id,omitempty"`
+	Fast        bool    `json:"fast,omitempty"`
+	Token       int64   `json:"token,omitempty"`
+	ReqID       *uint64 `json:"req_id,omitempty"`
 	OK          *bool   `json:"ok,omitempty"`
 	Promised    *Ballot `json:"promised,omitempty"`
 	Lease       *Record `json:"lease,omitempty"`
+	Counter     *uint64 `json:"counter,omitempty"`
+	Recovering  bool    `json:"recovering,omitempty"`
+}
+
+// usesBallot reports whether a type carries a ballot; the others carry a
+// request id.
+func (t MsgType) usesBallot() bool {
+	switch t {
+	case MsgPrepare, MsgPrepareResp, MsgPropose, MsgProposeResp:
+		return true
+	}
+	return false
 }
 
 // Body returns what the protocol library marshals as the message body
 // (without type and msg_id).
 func (m Msg) Body() any {
-	w := wireMsg{ChunkHandle: m.Chunk, Server: m.Server, LeaseMs: m.LeaseMs, Lease: m.Lease}
-	if m.Type != MsgRead && m.Type != MsgReadResp {
+	w := wireMsg{ChunkHandle: m.Chunk, Server: m.Server, LeaseMs: m.LeaseMs, Fast: m.Fast, Token: m.Token,
+		Lease: m.Lease, Recovering: m.Recovering}
+	if m.Type.usesBallot() {
 		b := m.Ballot
 		w.Ballot = &b
 	} else {
-		id := m.ReadID
-		w.ReadID = &id
+		id := m.ReqID
+		w.ReqID = &id
 	}
-	if !m.Type.isRequest() {
+	switch m.Type {
+	case MsgPrepareResp, MsgProposeResp, MsgReleaseResp:
 		ok, p := m.OK, m.Promised
+		w.OK, w.Promised = &ok, &p
+	case MsgReadResp:
+		p := m.Promised
 		w.Promised = &p
-		if m.Type != MsgReadResp {
-			w.OK = &ok
-		}
+	case MsgSyncResp:
+		c := m.Counter
+		w.Counter = &c
 	}
 	return w
 }
 
 // DecodeMsg parses a peer message body of type typ sent by from to to. It
-// rejects a body missing a field the type needs, so the core never acts
-// on a half-understood message.
+// rejects a body missing a field the type needs, or carrying a number
+// beyond 2^53, so the core never acts on a half-understood message.
 func DecodeMsg(typ, from, to string, body []byte) (Msg, error) {
 	t := MsgType(typ)
 	switch t {
-	case MsgPrepare, MsgPrepareResp, MsgPropose, MsgProposeResp, MsgRead, MsgReadResp, MsgRelease, MsgReleaseResp:
+	case MsgPrepare, MsgPrepareResp, MsgPropose, MsgProposeResp, MsgRead, MsgReadResp,
+		MsgRelease, MsgReleaseResp, MsgSync, MsgSyncResp:
 	default:
 		return Msg{}, fmt.Errorf("%q is not a peer message type", typ)
 	}
@@ -124,12 +163,13 @@ func DecodeMsg(typ, from, to string, body []byte) (Msg, error) {
 	if err := json.Unmarshal(body, &w); err != nil {
 		return Msg{}, fmt.Errorf("%s body: %v", typ, err)
 	}
-	m := Msg{Type: t, From: from, To: to, Chunk: w.ChunkHandle, Server: w.Server, LeaseMs: w.LeaseMs, Lease: w.Lease}
+	m := Msg{Type: t, From: from, To: to, Chunk: w.ChunkHandle, Server: w.Server, LeaseMs: w.LeaseMs,
+		Fast: w.Fast, Token: w.Token, Lease: w.Lease, Recovering: w.Recovering}
 	if w.Ballot != nil {
 		m.Ballot = *w.Ballot
 	}
-	if w.ReadID != nil {
-		m.ReadID = *w.ReadID
+	if w.ReqID != nil {
+		m.ReqID = *w.ReqID
 	}
 	if w.OK != nil {
 		m.OK = *w.OK
@@ -137,24 +177,42 @@ func DecodeMsg(typ, from, to string, body []byte) (Msg, error) {
 	if w.Promised != nil {
 		m.Promised = *w.Promised
 	}
+	if w.Counter != nil {
+		m.Counter = *w.Counter
+	}
 	return m, checkMsg(m, w)
 }
 
 func checkMsg(m Msg, w wireMsg) error {
-	isRead := m.Type == MsgRead || m.Type == MsgReadResp
 	switch {
-	case m.Chunk == "":
+	case m.Chunk == "" && m.Type != MsgSync && m.Type != MsgSyncResp:
 		return fmt.Errorf("%s needs chunk_handle", m.Type)
-	case isRead && w.ReadID == nil:
-		return fmt.Errorf("%s needs read_id", m.Type)
-	case !isRead && w.Ballot == nil:
+	case m.Type.usesBallot() && w.Ballot == nil:
 		return fmt.Errorf("%s needs ballot", m.Type)
-	case m.Type == MsgPropose && (m.Server == "" || m.LeaseMs <= 0):
-		return fmt.Errorf("propose needs server and lease_ms > 0")
-	case m.Type == MsgRelease && m.Server == "":
-		return fmt.Errorf("release needs server")
-	case !m.Type.isRequest() && m.Type != MsgReadResp && w.OK == nil:
+	case !m.Type.usesBallot() && w.ReqID == nil:
+		return fmt.Errorf("%s needs req_id", m.Type)
+	case (m.Type == MsgPrepare || m.Type == MsgPropose || m.Type == MsgRelease) && m.Server == "":
+		return fmt.Errorf("%s needs server", m.Type)
+	case m.Type == MsgPropose && m.LeaseMs <= 0:
+		return fmt.Errorf("propose needs lease_ms > 0")
+	case m.Type == MsgRelease && m.Token <= 0:
+		return fmt.Errorf("release needs token > 0")
+	case (m.Type == MsgPrepareResp || m.Type == MsgProposeResp || m.Type == MsgReleaseResp) && w.OK == nil:
 		return fmt.Errorf("%s needs ok", m.Type)
+	case m.Type == MsgSyncResp && w.Counter == nil:
+		return fmt.Errorf("sync_ok needs counter")
+	}
+	return checkWireNumbers(m)
+}
+
+// checkWireNumbers refuses numbers a JSON reader that uses doubles could
+// not read exactly; the core never sends them, so they mark a broken peer.
+func checkWireNumbers(m Msg) error {
+	big := func(v uint64) bool { return v >= maxWire }
+	switch {
+	case big(m.Ballot.Counter) || big(m.Promised.Counter) || big(m.Counter) || big(m.ReqID),
+		m.Ballot.Incarnation < 0 || m.Ballot.Incarnation >= maxWire, m.Token < 0 || m.Token >= maxWire:
+		return fmt.Errorf("%s carries a number beyond 2^53", m.Type)
 	}
 	return nil
 }

@@ -10,17 +10,20 @@ import (
 // DecodeMsg unchanged, the fields a type needs are on the wire, and a
 // zero msg-level value (ok=false, read_id=0) is written, not dropped.
 func TestMsgRoundTrip(t *testing.T) {
-	b := Ballot{Counter: 7, Incarnation: 1732250000123456789, Node: "n2"}
-	rec := &Record{Server: "cs1", Ballot: b, RemainingMs: 950}
+	b := Ballot{Counter: 230584300921369, Incarnation: 1763890000123456}
+	rec := &Record{Server: "cs1", Token: b.Token(), RemainingMs: 950}
 	msgs := []Msg{
-		{Type: MsgPrepare, Chunk: "ch_1", Ballot: b},
+		{Type: MsgPrepare, Chunk: "ch_1", Ballot: b, Server: "cs1"},
 		{Type: MsgPrepareResp, Chunk: "ch_1", Ballot: b, OK: false, Promised: b, Lease: rec},
 		{Type: MsgPropose, Chunk: "ch_1", Ballot: b, Server: "cs1", LeaseMs: 1000},
+		{Type: MsgPropose, Chunk: "ch_1", Ballot: b, Server: "cs1", LeaseMs: 1000, Fast: true},
 		{Type: MsgProposeResp, Chunk: "ch_1", Ballot: b, Server: "cs1", LeaseMs: 1000, OK: true, Promised: b},
-		{Type: MsgRead, Chunk: "ch_1", ReadID: 0},
-		{Type: MsgReadResp, Chunk: "ch_1", ReadID: 3, Promised: b, Lease: &Record{Server: "cs2", Ballot: b, Expired: true}},
-		{Type: MsgRelease, Chunk: "ch_1", Ballot: b, Server: "cs1"},
-		{Type: MsgReleaseResp, Chunk: "ch_1", Ballot: b, Server: "cs1", OK: false, Promised: b},
+		{Type: MsgRead, Chunk: "ch_1", ReqID: 0},
+		{Type: MsgReadResp, Chunk: "ch_1", ReqID: 3, Promised: b, Lease: &Record{Server: "cs2", Token: 9, Expired: true}},
+		{Type: MsgRelease, Chunk: "ch_1", Server: "cs1", Token: 42, ReqID: 8},
+		{Type: MsgReleaseResp, Chunk: "ch_1", Server: "cs1", Token: 42, ReqID: 8, OK: false, Promised: b},
+		{Type: MsgSync, ReqID: 1763890000123456},
+		{Type: MsgSyncResp, ReqID: 1763890000123456, Counter: 0, Recovering: true},
 	}
 	for _, m := range msgs {
 		m.From, m.To = "n2", "n1"
@@ -40,13 +43,18 @@ func TestMsgRoundTrip(t *testing.T) {
 
 func TestDecodeMsgRejectsIncompleteBodies(t *testing.T) {
 	for _, tt := range []struct{ typ, body string }{
-		{"prepare", `{"ballot":{"counter":1,"incarnation":1,"node":"n1"}}`},
-		{"prepare", `{"chunk_handle":"c"}`},
-		{"propose", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1,"node":"n1"},"server":"s"}`},
+		{"prepare", `{"ballot":{"counter":1,"incarnation":1},"server":"s"}`},
+		{"prepare", `{"chunk_handle":"c","server":"s"}`},
+		{"prepare", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1}}`},
+		{"propose", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1},"server":"s"}`},
 		{"read", `{"chunk_handle":"c"}`},
-		{"prepare_ok", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1,"node":"n1"}}`},
-		{"release", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1,"node":"n1"}}`},
-		{"prepare", `{"chunk_handle":"c","ballot":"high"}`},
+		{"prepare_ok", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1}}`},
+		{"release", `{"chunk_handle":"c","server":"s","req_id":1}`},
+		{"release", `{"chunk_handle":"c","token":5,"req_id":1}`},
+		{"sync_ok", `{"req_id":1}`},
+		{"prepare", `{"chunk_handle":"c","ballot":"high","server":"s"}`},
+		{"prepare", `{"chunk_handle":"c","ballot":{"counter":9007199254740992,"incarnation":1},"server":"s"}`},
+		{"release", `{"chunk_handle":"c","server":"s","token":9007199254740993,"req_id":1}`},
 		{"gossip", `{"chunk_handle":"c"}`},
 	} {
 		if _, err := DecodeMsg(tt.typ, "n2", "n1", []byte(tt.body)); err == nil {
@@ -65,7 +73,10 @@ func TestDecodeRequest(t *testing.T) {
 		{"lease_grant", `{"chunk_handle":"ch_001","server":"cs1","msg_id":2}`, Request{Op: OpGrant, Chunk: "ch_001", Server: "cs1"}, 0, ""},
 		{"lease_renew", `{"chunk_handle":"c","server":"s","lease_ms":1000.0}`, Request{Op: OpRenew, Chunk: "c", Server: "s", LeaseMs: 1000}, 0, ""},
 		{"lease_check", `{"chunk_handle":"c"}`, Request{Op: OpCheck, Chunk: "c"}, 0, ""},
-		{"lease_release", `{"chunk_handle":"c","server":"s"}`, Request{Op: OpRelease, Chunk: "c", Server: "s"}, 0, ""},
+		{"lease_release", `{"chunk_handle":"c","server":"s","token":4097}`, Request{Op: OpRelease, Chunk: "c", Server: "s", Token: 4097}, 0, ""},
+		{"lease_release", `{"chunk_handle":"c","server":"s"}`, Request{}, 12, "lease_release needs token, the integer from the latest lease_grant_ok or lease_renew_ok of this server: a release that names only the server could end a newer lease of that server if it arrived late"},
+		{"lease_release", `{"chunk_handle":"c","server":"s","token":0}`, Request{}, 12, "lease_release: token must be a whole number in 1..2^53 (from a lease_grant_ok or lease_renew_ok), got 0"},
+		{"lease_release", `{"chunk_handle":"c","server":"s","token":"7"}`, Request{}, 12, `lease_release: token must be a whole number in 1..2^53 (from a lease_grant_ok or lease_renew_ok), got "7"`},
 		{"lease_grant", `{"server":"s"}`, Request{}, 12, "lease_grant needs chunk_handle, a non-empty string"},
 		{"lease_grant", `{"chunk_handle":7,"server":"s"}`, Request{}, 12, "lease_grant: chunk_handle must be a string, got 7"},
 		{"lease_grant", `{"chunk_handle":"","server":"s"}`, Request{}, 12, "lease_grant: chunk_handle must not be empty"},
