@@ -4,18 +4,21 @@ import "time"
 
 // acceptor is one chunk's acceptor state, kept in memory only (paper
 // section 3). An idle chunk instance (no lease protected) is this struct
-// with a nil lease: 40 bytes.
+// with a nil lease: 24 bytes, packed because a node may keep millions.
 type acceptor struct {
-	// promised is the highest ballot this acceptor promised or accepted;
-	// it only grows (until the process restarts, which the boot wait and
-	// recovery cover, or the instance is reclaimed, which the node's floor
-	// covers).
-	promised Ballot
-	// token and server name the latest lease instance accepted, kept after
-	// it ends so a check can name the last holder. server is an interned
-	// id (Node.servers); 0: never accepted.
-	token  uint64
-	server uint32
+	// promised and incTag are the highest ballot this acceptor promised or
+	// accepted: its counter, and the low 32 bits of its incarnation, which
+	// is all the promise test needs to tell a reissued counter from a
+	// duplicate (atLeast). It only grows (until the process restarts, which
+	// the boot wait and recovery cover, or the instance is reclaimed, which
+	// the node's floor covers).
+	promised uint64
+	incTag   uint32
+	// meta holds the holder of the latest lease instance accepted (an
+	// interned server id, Node.servers; 0: never accepted), kept after the
+	// lease ends so a check can name the last holder, and the idle mark of
+	// reclaim.go in its top bit.
+	meta uint32
 	// lease is what is protected while any instance of server may still
 	// run; nil once everything ended.
 	lease *protection
@@ -51,6 +54,37 @@ func (s span) union(o span) span { return span{max(s.end, o.end), max(s.live, o.
 // total is the whole protection.
 func (p *protection) total() span { return p.own.span.union(p.prev.span).union(p.rest) }
 
+const idleBit = 1 << 31
+
+// server is the interned id of the latest holder.
+func (a *acceptor) server() uint32 { return a.meta &^ idleBit }
+
+// idle reports whether nothing was protected at the last sweep.
+func (a *acceptor) idle() bool { return a.meta&idleBit != 0 }
+
+func (a *acceptor) setIdle(idle bool) {
+	a.meta &^= idleBit
+	if idle {
+		a.meta |= idleBit
+	}
+}
+
+// promise is the promised ballot, with the incarnation's low 32 bits.
+func (a *acceptor) promise() Ballot {
+	return Ballot{Counter: a.promised, Incarnation: int64(a.incTag)}
+}
+
+// promiseBallot records b as the promise.
+func (a *acceptor) promiseBallot(b Ballot) { a.promised, a.incTag = b.Counter, uint32(b.Incarnation) }
+
+// keeps is the promise test (rule 4): b is the promised ballot itself or
+// has a strictly larger counter than p; a different ballot with the same
+// counter can only come from a restarted proposer that reissued a
+// counter, and is refused, which keeps one token per lease instance.
+func keeps(b, p Ballot) bool {
+	return b.Counter > p.Counter || (b.Counter == p.Counter && uint32(b.Incarnation) == uint32(p.Incarnation))
+}
+
 // live reports whether any instance is protected at now; an ended
 // protection is dropped on the way, so idle chunks keep no lease state.
 func (a *acceptor) live(now time.Duration) bool {
@@ -66,13 +100,16 @@ func (a *acceptor) live(now time.Duration) bool {
 
 // holds reports whether server's lease is live here.
 func (a *acceptor) holds(now time.Duration, server uint32) bool {
-	return a.live(now) && a.server == server
+	return a.live(now) && a.server() == server
 }
 
 // accepted reports whether ballot b of server is the latest instance
-// accepted here: a duplicated propose must not create it a second time.
+// accepted here and still protected: a duplicated propose must not create
+// it a second time. (A duplicate that arrives after the instance ended is
+// accepted again: a protection nobody believes in, which only delays
+// other servers until it ends.)
 func (a *acceptor) accepted(b Ballot, server uint32) bool {
-	return a.server == server && a.token == b.Counter && a.promised == b
+	return a.lease != nil && a.server() == server && a.lease.own.token == b.Counter && keeps(b, a.promise())
 }
 
 // onPrepare promises ballot b for server unless another server's lease
@@ -80,13 +117,13 @@ func (a *acceptor) accepted(b Ballot, server uint32) bool {
 // push the holder's next renewal off its ballot (renew starvation). Either
 // way it reports the live lease, so the answer doubles as a read.
 func (n *Node) onPrepare(now time.Duration, a *acceptor, b Ballot, server uint32) bool {
-	if a.live(now) && a.server != server {
+	if a.live(now) && a.server() != server {
 		return false
 	}
-	if !b.atLeast(n.promiseOf(a)) {
+	if !keeps(b, n.promiseOf(a)) {
 		return false
 	}
-	a.promised = b
+	a.promiseBallot(b)
 	return true
 }
 
@@ -100,15 +137,15 @@ func (n *Node) onPrepare(now time.Duration, a *acceptor, b Ballot, server uint32
 func (n *Node) onPropose(now time.Duration, a *acceptor, b Ballot, server uint32, leaseLen time.Duration, fast bool) bool {
 	w := n.cfg.weaken
 	switch {
-	case w != weakNoPromiseCheck && !(fast && w == weakFastNoPromise) && !b.atLeast(n.promiseOf(a)):
+	case w != weakNoPromiseCheck && !(fast && w == weakFastNoPromise) && !keeps(b, n.promiseOf(a)):
 		return false
-	case w != weakOverwrite && a.live(now) && a.server != server:
+	case w != weakOverwrite && a.live(now) && a.server() != server:
 		return false
 	case fast && !a.holds(now, server):
 		return false
 	case a.accepted(b, server):
 		// A duplicate: already done, unless released since.
-		return a.lease != nil && a.lease.own.token == b.Counter && !a.lease.own.released
+		return !a.lease.own.released
 	}
 	own := instance{token: b.Counter, span: span{now + leaseLen, now + stretch(leaseLen, n.cfg.DriftPPM)}}
 	if w == weakNoStretch {
@@ -119,7 +156,8 @@ func (n *Node) onPropose(now time.Duration, a *acceptor, b Ballot, server uint32
 		old := a.lease
 		p.prev, p.rest = old.own, old.prev.span.union(old.rest)
 	}
-	a.promised, a.token, a.server, a.lease = b, b.Counter, server, p
+	a.promiseBallot(b)
+	a.meta, a.lease = server, p
 	return true
 }
 
@@ -147,22 +185,22 @@ func (n *Node) onRelease(now time.Duration, a *acceptor, server uint32, token in
 // floor (recovered after a restart, or left by reclaimed instances) when
 // that is higher.
 func (n *Node) promiseOf(a *acceptor) Ballot {
-	if a.promised.Counter < n.floor {
+	if a.promised < n.floor {
 		return Ballot{Counter: n.floor}
 	}
-	return a.promised
+	return a.promise()
 }
 
 // report renders the lease for a response; nil when there is nothing to
 // report (never accepted, or ended and onlyLive).
 func (n *Node) report(now time.Duration, a *acceptor, onlyLive bool) *Record {
 	live := a.live(now)
-	if a.server == 0 || (onlyLive && !live) {
+	if a.server() == 0 || (onlyLive && !live) {
 		return nil
 	}
-	rec := &Record{Server: n.servers[a.server], Token: int64(a.token), Expired: !live}
+	rec := &Record{Server: n.servers[a.server()], Expired: !live}
 	if live {
-		rec.RemainingMs = floorMs(a.lease.total().end - now)
+		rec.Token, rec.RemainingMs = int64(a.lease.own.token), floorMs(a.lease.total().end-now)
 	}
 	return rec
 }
@@ -188,7 +226,7 @@ func (n *Node) accept(now time.Duration, m Msg) {
 	}
 	n.ballots.observe(m.Ballot.Counter)
 	resp := Msg{Type: respType(m.Type), To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID}
-	a, known := n.chunks[m.Chunk]
+	a, known := n.chunks.get(m.Chunk)
 	switch m.Type {
 	case MsgRead:
 		resp.Lease = n.report(now, &a, false)

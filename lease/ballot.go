@@ -43,15 +43,6 @@ func (b Ballot) Compare(o Ballot) int {
 // Less reports whether b orders before o.
 func (b Ballot) Less(o Ballot) bool { return b.Compare(o) < 0 }
 
-// atLeast is the acceptor's promise test: b is the promised ballot itself
-// or has a strictly larger counter. A different ballot with the same
-// counter can only come from a restarted proposer that reissued a counter
-// (its incarnation differs): refusing it keeps one token per lease
-// instance.
-func (b Ballot) atLeast(promise Ballot) bool {
-	return b.Counter > promise.Counter || b == promise
-}
-
 // IsZero reports whether b is the zero ballot, lower than every ballot a
 // proposer issues.
 func (b Ballot) IsZero() bool { return b == Ballot{} }

@@ -43,8 +43,8 @@ func TestAtLeastRefusesAReissuedCounter(t *testing.T) {
 		{Ballot{Counter: 129, Incarnation: 4}, false},
 		{Ballot{Counter: 128, Incarnation: 9}, false},
 	} {
-		if got := tt.b.atLeast(p); got != tt.want {
-			t.Errorf("%v.atLeast(%v) = %v, want %v", tt.b, p, got, tt.want)
+		if got := keeps(tt.b, p); got != tt.want {
+			t.Errorf("keeps(%v, %v) = %v, want %v", tt.b, p, got, tt.want)
 		}
 	}
 }

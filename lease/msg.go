@@ -54,7 +54,8 @@ type Msg struct {
 type Record struct {
 	Server string `json:"server"`
 	// Token is the fencing token of the latest lease instance of Server
-	// this acceptor accepted.
+	// this acceptor accepted; 0 once it expired (idle instances keep only
+	// the holder's name).
 	Token int64 `json:"token"`
 	// RemainingMs is what was left of the lease (of every instance of
 	// Server the acceptor protects) when the acceptor answered, in whole

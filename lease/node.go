@@ -34,7 +34,7 @@ type Node struct {
 	ballots   ballotSource
 	bootUntil time.Duration
 
-	chunks  map[string]acceptor   // acceptor state, one instance per chunk
+	chunks  chunkTable            // acceptor state, one instance per chunk
 	queues  map[string][]*request // grant and renew requests per chunk; the head runs
 	byReq   map[uint64]*request   // check and release requests by request id
 	pending []*request            // every unanswered request, in arrival order
@@ -46,6 +46,7 @@ type Node struct {
 	// floor is the lowest counter this acceptor still promises above for
 	// every chunk: the recovered high-water mark after a restart.
 	floor      uint64
+	nextSweep  time.Duration // when idle instances are next reclaimed (reclaim.go)
 	recovering bool
 	sync       syncRound
 
@@ -67,7 +68,7 @@ func NewNode(cfg Config, now time.Duration) (*Node, error) {
 		ballots: ballotSource{lane: uint64(cfg.lane()), incarnation: cfg.Incarnation,
 			wallMs: cfg.WallMs, start: now},
 		bootUntil: now + stretch(ms(cfg.BootWaitMs), cfg.DriftPPM),
-		chunks:    make(map[string]acceptor),
+		chunks:    newChunkTable(),
 		queues:    make(map[string][]*request),
 		byReq:     make(map[uint64]*request),
 		// Request ids start at the incarnation, like ballots carry it: an
@@ -111,6 +112,7 @@ func (n *Node) Tick(now time.Duration) *Output {
 		}
 	}
 	n.syncTimer(now)
+	n.sweep(now)
 	return n.finish(now)
 }
 
@@ -132,7 +134,7 @@ func (n *Node) finish(now time.Duration) *Output {
 	}
 	n.loop = n.loop[:0]
 	n.pending = slices.DeleteFunc(n.pending, func(r *request) bool { return r.done })
-	n.out.Wake = n.syncWake()
+	n.out.Wake = min(n.syncWake(), n.sweepWake())
 	for _, r := range n.pending {
 		n.out.Wake = min(n.out.Wake, r.nextEvent())
 	}
@@ -204,11 +206,6 @@ func (n *Node) intern(s string) uint32 {
 	n.servers = append(n.servers, s)
 	n.serverIdx[s] = v
 	return v
-}
-
-// touch stores a chunk's acceptor state after a change.
-func (n *Node) touch(_ time.Duration, chunk string, a acceptor) {
-	n.chunks[chunk] = a
 }
 
 // nextReqID issues an id for a read, release or sync round.

@@ -85,7 +85,7 @@ func (n *Node) fastApplies(now time.Duration, r *request) bool {
 	if !n.serving(now) {
 		return false
 	}
-	a, ok := n.chunks[r.Chunk]
+	a, ok := n.chunks.get(r.Chunk)
 	idx, known := n.serverIdx[r.Server]
 	return ok && known && a.holds(now, idx)
 }

@@ -11,9 +11,10 @@ type readRound struct {
 	roundEnd time.Duration
 	heard    tally
 	samples  []sample
-	// last is the record with the highest token seen, live or expired:
+	// last is the record seen with the highest promise, live or expired:
 	// the "most recent holder" a check names when nobody holds the chunk.
-	last *Record
+	last        *Record
+	lastPromise Ballot
 	// weak is a decided holder whose protection the answers so far do not
 	// prove (protectedMs 0): the check waits for more answers until the
 	// round ends, then answers it with 0 ms.
@@ -38,8 +39,8 @@ func (n *Node) onReadResp(now time.Duration, m Msg, idx int) {
 		return
 	}
 	rd := r.rd
-	if rec := m.Lease; rec != nil && (rd.last == nil || rd.last.Token < rec.Token) {
-		rd.last = rec
+	if rec := m.Lease; rec != nil && (rd.last == nil || rd.lastPromise.Less(m.Promised)) {
+		rd.last, rd.lastPromise = rec, m.Promised
 	}
 	rd.samples = append(rd.samples, sampleOf(m.Lease))
 	r.heard = max(r.heard, rd.heard.count())

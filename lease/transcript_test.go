@@ -379,11 +379,11 @@ func (c *cluster) queue() []string {
 
 func (c *cluster) state(t *testing.T, a argMap) []string {
 	n := c.node(t, a.str(t, "node"))
-	acc, ok := n.chunks[a.str(t, "chunk")]
+	acc, ok := n.chunks.get(a.str(t, "chunk"))
 	if !ok {
 		return []string{"no state"}
 	}
-	last := fmt.Sprintf("promised=%s last=%s@%d", acc.promised, n.servers[acc.server], acc.token)
+	last := fmt.Sprintf("promised=%s last=%s", acc.promise(), n.servers[acc.server()])
 	if acc.lease == nil {
 		return []string{last + " protecting nothing"}
 	}
