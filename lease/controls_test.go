@@ -3,7 +3,9 @@ package lease_test
 import (
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 var controlRates = flag.Bool("control-rates", false,
@@ -39,6 +41,26 @@ var controls = []control{
 	weakened("release-by-server"),
 	weakened("overwrite-live"),
 	weakened("no-drift-stretch"),
+	weakened("no-promise-check"),
+	weakened("shrink-protection"),
+	weakened("no-recovery"),
+	weakened("fast-no-promise-check"),
+	weakened("fast-late-timer"),
+	weakened("read-max-remaining"),
+	{"restart-without-boot-wait", func(seed uint64) scenario {
+		s := drawScenario(seed, "none")
+		s.noBootWait = true
+		if s.crash == 0 {
+			s.crash, s.storm = time.Second, 0.5
+		}
+		return s
+	}},
+	{"holder-clock-outside-bound", func(seed uint64) scenario {
+		s := drawScenario(seed, "none")
+		s.clocks(rand.New(rand.NewPCG(seed, 0xc10c)))
+		s.clientOutside = true
+		return s
+	}},
 }
 
 // unasserted are the weakenings no control asserts. late-timer cannot

@@ -233,7 +233,7 @@ func (n *Node) answerGranted(now time.Duration, r *request, leftMs int64) {
 // (protectedMs), counted from when prepare was sent.
 func (n *Node) answerHeld(now time.Duration, r *request, holder string) {
 	a := r.att
-	rem := protectedMs(a.samples, holder, len(n.cfg.Acceptors), n.quorum)
+	rem := n.protectedMs(a.samples, holder)
 	left := floorMs(a.sentAt + ms(rem) - now - ms(n.cfg.DriftMarginMs))
 	if r.Op == OpGrant {
 		n.reply(r, "lease_grant_ok", GrantOK{ChunkHandle: r.Chunk, Primary: holder, ExpiresInMs: left,
@@ -334,18 +334,31 @@ func serversOf(samples []sample) []string {
 // holder releases; and, with every acceptor answering, it is at least the
 // holder's own remaining time, since its majority reported at least that.
 func protectedMs(samples []sample, server string, n, q int) int64 {
+	return kthLargest(samples, server, n-q+1)
+}
+
+// kthLargest is the k-th largest remaining time reported for server, 0
+// when fewer than k acceptors reported it.
+func kthLargest(samples []sample, server string, k int) int64 {
 	var rem []int64
 	for _, s := range samples {
 		if s.server == server {
 			rem = append(rem, s.remainingMs)
 		}
 	}
-	k := n - q + 1
 	if len(rem) < k {
 		return 0
 	}
 	slices.Sort(rem)
 	return rem[len(rem)-k]
+}
+
+// protectedMs applies protectedMs with this node's acceptor set.
+func (n *Node) protectedMs(samples []sample, server string) int64 {
+	if n.cfg.weaken == weakReadMax {
+		return kthLargest(samples, server, 1)
+	}
+	return protectedMs(samples, server, len(n.cfg.Acceptors), n.quorum)
 }
 
 // latestToken is the largest token reported for server.

@@ -3,6 +3,7 @@ package lease
 import (
 	"flag"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -144,6 +145,54 @@ func TestJudgeReadExamples(t *testing.T) {
 		holder, decided := judgeRead(tt.answers, tt.n, majority(tt.n))
 		if holder != tt.holder || decided != tt.decided {
 			t.Errorf("%s: judgeRead(%q) = %q, %v; want %q, %v", tt.name, tt.answers, holder, decided, tt.holder, tt.decided)
+		}
+	}
+}
+
+// TestProtectedMsAgainstOracle checks protectedMs against brute force: for
+// n acceptors each protecting the holder for some time (0: not at all),
+// the chunk stays closed to other servers until a majority is free, the
+// q-th smallest time. From any r >= q answers (the others unknown, so
+// possibly 0), protectedMs must never exceed that for any value of the
+// unknown ones, and must equal it once all n answered.
+func TestProtectedMsAgainstOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(propertySeed(t), 3))
+	for range 20_000 {
+		n := 1 + rng.IntN(7)
+		q := majority(n)
+		truth := make([]int64, n)
+		for i := range truth {
+			if rng.IntN(3) > 0 {
+				truth[i] = rng.Int64N(1000)
+			}
+		}
+		order := rng.Perm(n)
+		r := q + rng.IntN(n-q+1)
+		var samples []sample
+		for _, i := range order[:r] {
+			s := sample{}
+			if truth[i] > 0 {
+				s = sample{server: "s1", remainingMs: truth[i]}
+			}
+			samples = append(samples, s)
+		}
+		got := protectedMs(samples, "s1", n, q)
+		// The worst case for the unknown answers is 0: the q-th smallest of
+		// the known times with the unknown ones at 0.
+		worst := make([]int64, n)
+		for k, i := range order[:r] {
+			worst[k] = truth[i]
+		}
+		slices.Sort(worst)
+		if got > worst[q-1] {
+			t.Fatalf("n=%d r=%d truth=%v answered=%v: protectedMs %d exceeds the q-th smallest %d", n, r, truth, order[:r], got, worst[q-1])
+		}
+		if r == n {
+			all := slices.Clone(truth)
+			slices.Sort(all)
+			if got != all[q-1] {
+				t.Fatalf("n=%d truth=%v: protectedMs %d, want the q-th smallest %d", n, truth, got, all[q-1])
+			}
 		}
 	}
 }

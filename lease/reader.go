@@ -64,7 +64,7 @@ func (n *Node) decideCheck(now time.Duration, r *request) {
 		n.answerCheck(now, r, "")
 		return
 	}
-	rem := protectedMs(rd.samples, holder, len(n.cfg.Acceptors), n.quorum)
+	rem := n.protectedMs(rd.samples, holder)
 	if rem == 0 && rd.heard.count() < len(n.cfg.Acceptors) {
 		rd.weak = holder
 		return
@@ -78,7 +78,7 @@ func (n *Node) answerCheck(now time.Duration, r *request, holder string) {
 	rd := r.rd
 	delete(n.byReq, rd.id)
 	if holder != "" {
-		rem := protectedMs(rd.samples, holder, len(n.cfg.Acceptors), n.quorum)
+		rem := n.protectedMs(rd.samples, holder)
 		left := floorMs(rd.sentAt + ms(rem) - now - ms(n.cfg.DriftMarginMs))
 		n.reply(r, "lease_check_ok", CheckOK{Primary: &holder, RemainingMs: left})
 		return

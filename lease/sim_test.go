@@ -61,7 +61,11 @@ func runSchedule(sc scenario) outcome {
 		return outcome{sc: sc, problems: []workloads.HistoryProblem{{Index: -1, Text: "history does not parse: " + err.Error()}}, history: jsonl}
 	}
 	res := workloads.CheckLease(ops)
-	return outcome{sc: sc, ops: len(ops), violations: res.Violations, problems: res.Problems, history: jsonl}
+	o := outcome{sc: sc, ops: len(ops), violations: res.Violations, problems: res.Problems, history: jsonl}
+	for _, text := range checkProtectedPromise(ops, res.Holdings, sc.driftPPM) {
+		o.violations = append(o.violations, workloads.Violation{Kind: "protected-promise", Text: text})
+	}
+	return o
 }
 
 // runMany plays schedules base, base+1, ... on every core, in order of

@@ -43,6 +43,9 @@ const (
 	// accept comes back instead of when propose is sent (drops rule 1 for
 	// the fast path).
 	weakFastLateTimer
+	// weakReadMax reports a holder's remaining time as the largest any
+	// acceptor reported instead of what a majority proves (protectedMs).
+	weakReadMax
 )
 
 var weakeningNames = map[weakening]string{
@@ -57,6 +60,7 @@ var weakeningNames = map[weakening]string{
 	weakNoRecovery:      "no-recovery",
 	weakFastNoPromise:   "fast-no-promise-check",
 	weakFastLateTimer:   "fast-late-timer",
+	weakReadMax:         "read-max-remaining",
 }
 
 func (w weakening) String() string { return weakeningNames[w] }

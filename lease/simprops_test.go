@@ -1,0 +1,94 @@
+package lease_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"chunklease/workloads"
+)
+
+// Properties the simulation checks beyond the contract's checker, because
+// they are promises of this node, stated in the README.
+
+// readValue is the part of a check's or a grant's ok value that names a
+// holder and its remaining time.
+type readValue struct {
+	Chunk       string  `json:"chunk"`
+	Server      string  `json:"server"`
+	Primary     *string `json:"primary"`
+	RemainingMs *int64  `json:"remaining_ms"`
+	ExpiresInMs *int64  `json:"expires_in_ms"`
+	Expired     *bool   `json:"expired"`
+}
+
+// checkProtectedPromise verifies what a check's remaining_ms (and a
+// grant's expires_in_ms when it names another primary) promises: counted
+// from the reply, no other server is newly granted the chunk within that
+// time, unless the holder released meanwhile. The bound allows the drift
+// factor and a millisecond of rounding.
+func checkProtectedPromise(history []workloads.Op, holdings []workloads.Holding, driftPPM int64) []string {
+	pairs, _ := workloads.PairOps(history)
+	releases := map[string][]int64{} // chunk/server -> release invoke times
+	for _, p := range pairs {
+		if p.Invoke.F == workloads.FRelease {
+			var v readValue
+			_ = json.Unmarshal(p.Invoke.Value, &v)
+			releases[v.Chunk+"/"+v.Server] = append(releases[v.Chunk+"/"+v.Server], p.Invoke.Time)
+		}
+	}
+	var bad []string
+	for _, p := range pairs {
+		holder, chunk, until, ok := promisedHolder(p, driftPPM)
+		if !ok {
+			continue
+		}
+		for _, h := range holdings {
+			if h.Chunk != chunk || h.Server == holder || h.StartNs <= p.Completion.Time || h.StartNs >= until {
+				continue
+			}
+			if releasedBetween(releases[chunk+"/"+holder], p.Invoke.Time-int64(3*clientTimeout), h.StartNs) {
+				continue
+			}
+			bad = append(bad, fmt.Sprintf("%s (ops %d-%d) promised %s protected until %.3f ms, but %s was granted it at %.3f ms (%s ops %d-%d)",
+				p.Invoke.F, p.Invoke.Index, p.Completion.Index, holder, float64(until)/1e6, h.Server,
+				float64(h.StartNs)/1e6, h.F, h.InvokeIndex, h.CompletionIndex))
+		}
+	}
+	return bad
+}
+
+// promisedHolder extracts from an ok check or another-primary grant the
+// holder it named and the time until which it promised it protected (the
+// reply's time plus the remaining time), shortened by the drift factor
+// and a millisecond.
+func promisedHolder(p workloads.Pair, driftPPM int64) (holder, chunk string, until int64, ok bool) {
+	if p.Completion == nil || p.Completion.Type != workloads.OK {
+		return "", "", 0, false
+	}
+	var v readValue
+	if json.Unmarshal(p.Completion.Value, &v) != nil || v.Primary == nil {
+		return "", "", 0, false
+	}
+	var ms int64
+	switch {
+	case p.Invoke.F == workloads.FCheck && v.Expired != nil && !*v.Expired && v.RemainingMs != nil:
+		ms = *v.RemainingMs
+	case p.Invoke.F == workloads.FGrant && *v.Primary != v.Server && v.ExpiresInMs != nil:
+		ms = *v.ExpiresInMs
+	default:
+		return "", "", 0, false
+	}
+	d := time.Duration(ms) * time.Millisecond
+	d -= d*time.Duration(4*driftPPM)/1_000_000 + time.Millisecond
+	return *v.Primary, v.Chunk, p.Completion.Time + int64(d), d > 0
+}
+
+func releasedBetween(times []int64, from, to int64) bool {
+	for _, t := range times {
+		if t >= from && t <= to {
+			return true
+		}
+	}
+	return false
+}
