@@ -1,7 +1,7 @@
 // Package lease is the PaxosLease core of the chunk-lease service: a pure,
 // deterministic state machine that grants, renews, checks and releases
 // GFS-style chunk leases by majority agreement, without disk and without
-// synchronized clocks.
+// synchronized clocks, and hands out a fencing token with every lease.
 //
 // # Interface
 //
@@ -10,7 +10,7 @@
 //
 //	Request(now, Request) *Output   a client asks for grant, renew, check or release
 //	Receive(now, Msg) *Output       a peer message arrives
-//	Tick(now) *Output               time passes; call it at Output.Wake
+//	Tick(now) *Output               time passes; call it at Output.Wake (and once after NewNode)
 //
 // Output holds the messages for other nodes, the replies to clients and the
 // next wake-up. Messages a node addresses to itself (its own acceptor) are
@@ -18,47 +18,66 @@
 // node answers every request within the call that received it. Inside this
 // package nothing reads a clock, performs I/O, starts a goroutine or draws
 // global randomness (purity_test.go enforces it); the backoff's randomness
-// comes from Config.Rand. The shell (the node binary, or the simulation)
-// owns all of that.
+// comes from Config.Rand, the wall clock from Config.WallMs. The shell (the
+// node binary, or the simulation) owns all of that.
 //
 // # Protocol
 //
 // Every node is a proposer and, if it is in Config.Acceptors, an acceptor.
 // Each chunk handle is an independent PaxosLease instance (paper section
 // 8). An acceptor keeps, per chunk and in memory only, the highest ballot
-// it promised and the last lease it accepted: (server, ballot, end of the
-// nominal lease, end of its protection). The owner of a lease is the chunk
-// server named in the request; any node may grant or renew on its behalf.
+// it promised and the lease it protects. The owner of a lease is the chunk
+// server named in the request; any node may grant or renew on its behalf
+// (the proposer is a courier, the server is the one that believes).
 //
 // Grant and renew for server S with lease length T run attempts:
 //
-//  1. prepare: pick a ballot above every ballot seen, set the attempt
-//     deadline d = now + T (rule 1), send prepare to every acceptor.
-//  2. An acceptor promises a ballot not below its promise and, promise or
-//     not, reports its live lease. The answer is open for S when the
-//     acceptor promised and reports no live lease or a live lease of S
-//     (rule 3; the paper's extension rule, which makes renewal work through
-//     any node).
+//  1. prepare(ballot, S): pick a ballot above every ballot seen, set the
+//     attempt deadline d = now + T (rule 1), send prepare to every acceptor.
+//  2. An acceptor that protects a live lease of another server answers
+//     "not open" with that lease and promises nothing: such a prepare
+//     cannot win, and a promise would only push the holder's next renewal
+//     off its ballot (renew starvation). Otherwise it promises a ballot
+//     that keeps its promise (rule 4) and reports its live lease, if any.
+//     The answer is open for S when the acceptor promised and reports no
+//     live lease or a live lease of S (rule 3; the paper's extension rule,
+//     which makes renewal work through any node).
 //  3. A majority of open answers, counted by distinct acceptor (rule 2):
 //     send propose(ballot, S, T) to every acceptor, if now < d.
-//  4. An acceptor accepts only if the ballot is not below its promise AND it
-//     holds no live lease of another server (rule 4, the revision's A2). It
-//     protects the lease for T·(1+rho)/(1-rho) of its own clock (rule 5).
+//  4. An acceptor accepts only if the ballot keeps its promise AND it
+//     protects no live lease of another server (rule 4, the revision's A2).
+//     It protects the lease for T·(1+rho)/(1-rho) of its own clock (rule
+//     5). A lease of S accepted while S's lease is live is merged with it:
+//     the protection is the union, so a shorter T, a late propose or nodes
+//     configured with different LEASE_MS never shorten what S was told
+//     (rule 10). The two latest instances are kept by token, older ones as
+//     a span.
 //  5. A majority of accepts before d is success: the client is told
-//     d - now - DriftMarginMs, rounded down to whole milliseconds.
+//     d - now - DriftMarginMs, rounded down, and the instance's token.
+//
+// The renewal fast path: a renew, or a grant, for S through a node whose
+// own acceptor protects a live lease of S sends propose(ballot, S, T,
+// fast) at once, with d = now + T: one round trip. An acceptor accepts a
+// fast propose only if the ballot keeps its promise and it protects a live
+// lease of S, so the fast path only extends a protection a majority
+// already gives S, never creates one; it falls back to prepare at once
+// when a majority can no longer accept. Safety does not rest on prepare:
+// by A2 two servers' accepting majorities would share an acceptor that
+// accepted one only after the other's protection, which outlasts that
+// server's deadline, had ended; prepare is for learning the holder before
+// leaving records, and promises are what order tokens.
 //
 // An attempt that cannot reach an open majority is answered from the
 // prepare answers read as a majority read (below): a grant answers the
-// holder as primary with its remaining time and changes nothing; a renew
+// holder as primary with its protected time and changes nothing; a renew
 // fails with error 22. Otherwise the attempt is abandoned (its late answers
 // are ignored) and retried with a fresh ballot after a random backoff that
 // doubles per retry (rule 8, the paper's liveness remedy). Grants and renews
 // of one chunk run one at a time at each node, so a node never duels with
-// itself. A request that has no answer at its quorum timeout fails with
-// error 11: no attempt of it reached a majority in time, so no client was
-// told of a lease and none is usable (an abandoned attempt may leave
-// accepted records behind; they only delay other servers until they
-// expire).
+// itself. A request with no answer at its quorum timeout fails: with
+// error 11 (definite) if no propose was ever sent for it, else with error
+// 0 (timeout, indefinite), because an acceptor may have recorded the lease
+// although no client was told of it.
 //
 // Check is a majority read: read goes to every acceptor and changes
 // nothing, so a check never makes a concurrent grant or renew fail. With r
@@ -72,33 +91,77 @@
 // abandoned attempt can leave a live record with a higher ballot than the
 // holder's (see judgeRead).
 //
-// Release for S reads the acceptors like a check and, for every live lease
-// of S an acceptor reports, sends release(S, ballot) to every acceptor. An
-// acceptor drops its lease only if it is exactly that (server, ballot)
-// (rule 6), so a release that arrives after S was granted the chunk again
-// leaves the new lease alone. Release answers once a majority was read; if
-// no majority answered and nothing was released it is error 11.
+// The remaining time of a check (and of a grant that names another
+// primary) is protectedMs: the (n-q+1)-th largest remaining time reported
+// for the holder, counted from when the read was sent. At least n-q+1
+// acceptors protect the holder that long, so fewer than a majority can be
+// free before then: no other server can be granted the chunk within that
+// time of the reply unless the holder releases. With every acceptor
+// answering it is at least the holder's own remaining time, and exceeds it
+// by at most the time from the holder's prepare (or fast propose) to its
+// accepts, stretched by the drift factor, unless n-q+1 acceptors still
+// protect a later attempt of the same server (then the chunk is closed to
+// others that long anyway). When the answers so far prove nothing (0), the
+// check waits for the rest until the round timeout.
+//
+// Release names the lease instance by the token the client got from its
+// grant or renew: release(S, token) goes to every acceptor, each ends that
+// instance if it is one of the two latest of S it protects (rule 6), and
+// the client is answered once a majority answered (error 0 at the quorum
+// timeout: the release went out). No read is needed, and a release that
+// arrives late, however late, never ends a newer instance of S: its token
+// differs. An older instance of S that the release does not name stays
+// protected until it ends: its holder was told of it.
+//
+// # Fencing tokens
+//
+// The token of a lease instance is the counter of the ballot it was
+// accepted with. Counters are unique across nodes (the low LaneBits bits
+// are the proposer's position in Config.Nodes) and across restarts (an
+// acceptor refuses a different ballot with an equal counter: keeps), so
+// one token never names two servers. When a grant or renew is invoked
+// after another ok grant or renew of the chunk completed, its accepting
+// majority shares an acceptor with the earlier one's, whose promise is at
+// least the earlier token by then, so its token is larger.
+//
+// A restarted acceptor forgot its promises, which would break that order,
+// so it recovers (recovery.go): during its boot wait it asks the other
+// acceptors for their ballot high-water marks and, before it serves, takes
+// the largest from n-q+1 acceptors that are not restarting themselves as a
+// floor under every promise. That holds across restarts of any minority.
+// When a majority restarts at once, nothing remembers the promises; the
+// ballot counter's wall-clock floor (ballotSource) then keeps tokens
+// growing as long as the nodes' wall clocks agree within the boot wait and
+// the cluster averaged fewer than 1000 ballots a second.
 //
 // # Time and drift
 //
 // No clock is compared across nodes; only elapsed local time is used. The
-// proposer's interval [d - T, d) starts when prepare is sent, before any
-// acceptor starts protecting the lease, so every acceptor's protection
-// starts later and, stretched by (1+rho)/(1-rho), also ends later in real
-// time whenever each clock's rate is within rho of true time (Config.DriftPPM).
-// Each handler reads the clock once (now) and compares deadlines before
-// subtracting (rule 9). DriftMarginMs shortens every reported time further,
-// for operators who want a margin beyond the rate bound.
+// proposer's interval [d - T, d) starts when prepare (or a fast propose)
+// is sent, before any acceptor starts protecting the lease, so every
+// acceptor's protection starts later and, stretched by (1+rho)/(1-rho),
+// also ends later in real time whenever each clock's rate, the client's
+// included, is within rho of true time (Config.DriftPPM). Each handler
+// reads the clock once (now) and compares deadlines before subtracting
+// (rule 9). DriftMarginMs shortens every reported time further, for
+// operators who want a margin beyond the rate bound.
 //
-// # Restarts
+// # Restarts and memory
 //
 // Acceptor state is lost on restart. A restarted acceptor ignores prepare,
-// propose, read and release for BootWaitMs, stretched like a lease (rule
-// 7): set it >= MaxLeaseMs wherever nodes can restart, so that every lease
-// it may have accepted before has ended. Ballots are (counter, incarnation,
-// node), compared field by field; Config.Incarnation grows across restarts
-// (the binary uses the wall clock at start), so a restarted node never
-// reuses a ballot although its counter starts again at zero.
+// propose, read and release for BootWaitMs, stretched like a lease, and
+// until it recovered its floor (rule 7): set BootWaitMs >= MaxLeaseMs
+// wherever nodes can restart, so that every lease it may have accepted
+// before has ended. The first start of a cluster needs no boot wait.
+// Ballots carry the incarnation (the start time in microseconds), so a
+// restarted node never reuses a ballot; request ids start at the
+// incarnation, so an answer meant for an earlier incarnation never matches.
+//
+// An idle chunk instance is 24 bytes behind a 4-byte slot in the chunk
+// table (table.go). A sweep every max(MaxLeaseMs, 1 s) reclaims instances
+// that protected nothing through a whole interval, after raising the
+// node's floor to their promise (reclaim.go); a check of a reclaimed chunk
+// answers primary null.
 //
 // # Guarantees
 //
@@ -106,67 +169,72 @@
 // nodes restart:
 //   - At most one server holds a chunk at any instant, where a server holds
 //     it from the reply of an ok grant (naming it) or renew until the
-//     invoke time plus the reported remaining time, cut short when it asks
-//     to release.
+//     invoke time plus the reported remaining time, cut short when it
+//     releases that instance's token.
 //   - A check (or a grant that names another primary) never names a server
 //     other than one that held the chunk throughout the request, and never
-//     reports "no holder" while some server held it throughout.
-//   - Error 11 is sent only when no client was told of a new lease; error
-//     22 only when another server's lease was read from a majority.
+//     reports "no holder" while some server held it throughout; no other
+//     server is granted the chunk within its reported remaining time.
+//   - Every ok grant or renew has a token; a token names one server; a
+//     grant or renew invoked after another one completed has a larger
+//     token (across restarts of a minority of acceptors).
+//   - Error 11 is sent only when no propose went out for the request;
+//     error 22 only when another server's lease was read from a majority.
 //
 // Fault model: messages may be lost, delayed without bound, duplicated and
-// reordered; nodes may crash and restart, losing all state; partitions of
-// any shape, including one-directional ones; clock rates within rho of true
-// time. Not covered: Byzantine nodes, clocks that jump or pause without the
-// process being treated as crashed (suspend), and acceptor sets that differ
-// between nodes (every node must be configured with the same set).
+// reordered; client requests may reach a node late (a paused process) or
+// twice; processes may pause, crash and restart, losing all state;
+// partitions of any shape, including one-directional ones; clock rates,
+// the clients' included, within rho of true time. Not covered: Byzantine
+// nodes, clocks that jump or pause without the process being treated as
+// crashed (suspend), and acceptor sets that differ between nodes.
 //
 // # Not guaranteed
 //
 // Liveness needs a majority of acceptors reachable from the proposer with
 // message delays well below the lease length; under contention or
-// partitions requests fail with error 11. A server is not told when it
-// loses a lease early (it never does, except by its own release). The
-// remaining time a check or another-primary grant reports comes from the
-// acceptors' records, measured from when the read was sent: it is the
-// acceptors' view, not the holder's. A lease refused by error 11 may still
-// block other servers until its records expire. acceptors=self (each node
-// its own sole acceptor) has none of these guarantees with more than one
-// live node: it is the single-process grader mode.
+// partitions requests fail with error 11 or 0. A server is not told when
+// it loses a lease early (it never does, except by its own release). A
+// lease refused by error 0 may still block other servers until its
+// records expire. acceptors=self (each node its own sole acceptor) has
+// none of these guarantees with more than one live node: it is the
+// single-process grader mode.
 //
 // # Tests
 //
-//   - ballot_test.go, quorum_test.go: ballots, quorum counting against a
-//     map oracle, judgeRead against a brute-force oracle, drift arithmetic.
+//   - ballot_test.go, quorum_test.go: ballots, lanes and the wall-clock
+//     floor, the promise test, quorum counting against a map oracle,
+//     judgeRead and protectedMs against brute-force oracles, drift
+//     arithmetic.
 //   - transcript_test.go with testdata/*.txt: scenarios with explicit time
-//     (acquire, busy, extend, release, expiry, dueling proposers, renewal
-//     through another node, late release after re-acquire, abandoned
-//     attempts against A2, duplicated answers, ambiguous reads, the
-//     deadline, boot wait, timeouts, validation, single-acceptor mode),
-//     some run a second time with a rule switched off to show two primaries.
+//     (acquire, busy, extend, fast path and its fallback, release by
+//     token, late releases after re-grant, after a pause and beside a
+//     renewal, shorter leases, recovery after a restart, expiry, dueling
+//     proposers, abandoned attempts against A2, duplicated answers,
+//     ambiguous reads, the deadline, boot wait, timeouts with errors 11 and
+//     0, validation, single-acceptor mode), several run a second time with
+//     a rule switched off to show the violation.
 //     Regenerate with: go test ./lease -run TestTranscripts -rewrite
 //   - sim*_test.go: a seeded simulation of whole clusters under the fault
-//     model, with the lease workload's clients; every history is written in
-//     history.jsonl format and checked by the workloads lease checker. Each
-//     seed draws a profile: "mixed" (latency, loss, duplication, delay
-//     spikes, dropping or holding partitions, crashes and crash storms,
-//     drift), "stale" (a slow, flapping network under contention), "sites"
-//     (acceptors at a main site, proposer-only nodes behind a slow uplink,
-//     clients behind a load balancer, main-site power losses) and "clocks"
-//     (every clock at the edge of rho). It prints "lease-sim: schedules=N
-//     ops=M violations=V seed=S"; replay a failing schedule with
-//     -seed S -schedules 1, soak with -soak.
+//     model, with the lease workload's clients; every history is written
+//     in history.jsonl format and checked by the workloads lease checker
+//     and by the protected-time property (simprops_test.go). Each seed
+//     draws a profile: "mixed" (latency, loss, duplication, delay spikes,
+//     dropping or holding partitions, crashes and crash storms, pauses,
+//     duplicated and late client requests, drift, wall clocks), "stale" (a
+//     slow, flapping network under contention), "sites" (acceptors at a
+//     main site, proposer-only nodes behind a slow uplink, clients behind a
+//     load balancer, main-site power losses) and "clocks" (every clock,
+//     the clients' included, at the edge of rho). It prints "lease-sim:
+//     schedules=N ops=M violations=V seed=S"; replay a failing schedule
+//     with -seed S -schedules 1, soak with -soak.
 //   - controls_test.go: negative controls the simulation must catch within
-//     its default budget: acceptors=self, and rules switched off one at a
-//     time (weaken.go): per-message quorums, release by server only,
-//     overwriting another server's live lease, no drift stretch.
-//     -control-rates prints every control's catch rate. The late timer
-//     (deadline from the prepare quorum) is not asserted: here propose
-//     leaves at the instant of the prepare quorum and every accept comes
-//     after it, so even the late deadline ends before every accepting
-//     acceptor's protection; testdata/deadline.txt shows the difference in
-//     behaviour, and the simulation never found it unsafe.
+//     its default budget: acceptors=self, restarts without the boot wait,
+//     clients whose clocks run slower than rho allows, and rules switched
+//     off one at a time (weaken.go). -control-rates prints every control's
+//     catch rate.
 //   - readid_test.go: a read answer for an earlier incarnation of a node
 //     must never be taken for an answer to a read of this one.
-//   - bench_test.go: memory per idle chunk instance and steps per second.
+//   - bench_test.go: memory per chunk (live, idle, reclaimed; 1 000 000
+//     chunks) and steps per second.
 package lease
