@@ -221,7 +221,7 @@ func (n *Node) accept(now time.Duration, m Msg) {
 		n.answerSync(m)
 		return
 	}
-	if !n.serving(now) || m.Chunk == "" {
+	if !n.serving(now) {
 		return
 	}
 	n.ballots.observe(m.Ballot.Counter)

@@ -11,6 +11,9 @@ const (
 	OpRenew
 	OpCheck
 	OpRelease
+	OpMasterStart
+	OpMasterStop
+	OpMasterStatus
 )
 
 // String is the Maelstrom request type.
@@ -24,6 +27,12 @@ func (o Op) String() string {
 		return "lease_check"
 	case OpRelease:
 		return "lease_release"
+	case OpMasterStart:
+		return "master_start"
+	case OpMasterStop:
+		return "master_stop"
+	case OpMasterStatus:
+		return "master_status"
 	}
 	return fmt.Sprintf("op(%d)", uint8(o))
 }

@@ -49,9 +49,11 @@ type Node struct {
 	nextSweep  time.Duration // when idle instances are next reclaimed (reclaim.go)
 	recovering bool
 	sync       syncRound
+	master     masterState
 
 	loop []Msg // messages to this node's own acceptor, not yet delivered
 	out  Output
+	now  time.Duration // the time of the call in progress
 }
 
 // NewNode builds a node's core at time now. The acceptor stays silent until
@@ -88,14 +90,14 @@ func NewNode(cfg Config, now time.Duration) (*Node, error) {
 
 // Request starts serving a client request.
 func (n *Node) Request(now time.Duration, r Request) *Output {
-	n.begin()
+	n.begin(now)
 	n.handleRequest(now, r)
 	return n.finish(now)
 }
 
 // Receive handles a peer message addressed to this node.
 func (n *Node) Receive(now time.Duration, m Msg) *Output {
-	n.begin()
+	n.begin(now)
 	n.dispatch(now, m)
 	return n.finish(now)
 }
@@ -103,7 +105,7 @@ func (n *Node) Receive(now time.Duration, m Msg) *Output {
 // Tick lets time pass: deadlines, round timeouts and backoffs that are due
 // at or before now fire.
 func (n *Node) Tick(now time.Duration) *Output {
-	n.begin()
+	n.begin(now)
 	// Timers never add requests, so indexing stays valid; answered
 	// requests are only marked done and dropped in finish.
 	for i := 0; i < len(n.pending); i++ {
@@ -112,6 +114,7 @@ func (n *Node) Tick(now time.Duration) *Output {
 		}
 	}
 	n.syncTimer(now)
+	n.masterTimer(now)
 	n.sweep(now)
 	return n.finish(now)
 }
@@ -119,7 +122,8 @@ func (n *Node) Tick(now time.Duration) *Output {
 // Pending is the number of unanswered client requests.
 func (n *Node) Pending() int { return len(n.pending) }
 
-func (n *Node) begin() {
+func (n *Node) begin(now time.Duration) {
+	n.now = now
 	n.out.Msgs = n.out.Msgs[:0]
 	n.out.Replies = n.out.Replies[:0]
 }
@@ -134,7 +138,7 @@ func (n *Node) finish(now time.Duration) *Output {
 	}
 	n.loop = n.loop[:0]
 	n.pending = slices.DeleteFunc(n.pending, func(r *request) bool { return r.done })
-	n.out.Wake = min(n.syncWake(), n.sweepWake())
+	n.out.Wake = min(n.syncWake(), n.sweepWake(), n.masterWake())
 	for _, r := range n.pending {
 		n.out.Wake = min(n.out.Wake, r.nextEvent())
 	}
@@ -161,13 +165,21 @@ func (n *Node) broadcast(m Msg) {
 }
 
 func (n *Node) reply(r *request, typ string, body any) {
-	n.out.Replies = append(n.out.Replies, Reply{ID: r.ID, Type: typ, Body: body})
 	r.done = true
+	if r.internal {
+		n.masterResult(n.now, r, body, nil)
+		return
+	}
+	n.out.Replies = append(n.out.Replies, Reply{ID: r.ID, Type: typ, Body: body})
 }
 
 func (n *Node) fail(r *request, err *Error) {
-	n.out.Replies = append(n.out.Replies, Reply{ID: r.ID, Err: err})
 	r.done = true
+	if r.internal {
+		n.masterResult(n.now, r, nil, err)
+		return
+	}
+	n.out.Replies = append(n.out.Replies, Reply{ID: r.ID, Err: err})
 }
 
 // dispatch routes a peer message to the acceptor or to the request

@@ -25,6 +25,9 @@ type request struct {
 	proposed bool
 	// fastTried is set once the renewal fast path was tried.
 	fastTried bool
+	// internal marks the node's own master-lease requests: their outcome
+	// goes to the master controller, not to a client.
+	internal bool
 
 	// check: the running read round; release: the release round.
 	rd  *readRound
@@ -47,6 +50,8 @@ func (n *Node) handleRequest(now time.Duration, req Request) {
 		r.leaseLen = ms(n.cfg.DefaultLeaseMs)
 	}
 	switch req.Op {
+	case OpMasterStart, OpMasterStop, OpMasterStatus:
+		n.handleMaster(now, r)
 	case OpGrant, OpRenew:
 		n.enqueue(now, r)
 	case OpCheck:
@@ -58,6 +63,8 @@ func (n *Node) handleRequest(now time.Duration, req Request) {
 
 func (n *Node) validate(req Request) *Error {
 	switch {
+	case req.Op >= OpMasterStart && req.Op <= OpMasterStatus:
+		return nil
 	case req.Op < OpGrant || req.Op > OpRelease:
 		return &Error{Code: CodeNotSupported, Text: fmt.Sprintf("unknown lease operation %v", req.Op)}
 	case req.Chunk == "":

@@ -228,7 +228,8 @@ func (c *cluster) node(t *testing.T, id string) *Node {
 	return n
 }
 
-var opNames = map[string]Op{"grant": OpGrant, "renew": OpRenew, "check": OpCheck, "release": OpRelease}
+var opNames = map[string]Op{"grant": OpGrant, "renew": OpRenew, "check": OpCheck, "release": OpRelease,
+	"master-start": OpMasterStart, "master-stop": OpMasterStop, "master-status": OpMasterStatus}
 
 // request: request node=n1 now=0 id=1 grant chunk=c1 server=s1 [lease-ms=500]
 func (c *cluster) request(t *testing.T, a argMap) []string {

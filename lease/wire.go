@@ -8,7 +8,8 @@ import (
 )
 
 // Ops maps the client request types to operations.
-var Ops = map[string]Op{"lease_grant": OpGrant, "lease_renew": OpRenew, "lease_check": OpCheck, "lease_release": OpRelease}
+var Ops = map[string]Op{"lease_grant": OpGrant, "lease_renew": OpRenew, "lease_check": OpCheck, "lease_release": OpRelease,
+	"master_start": OpMasterStart, "master_stop": OpMasterStop, "master_status": OpMasterStatus}
 
 // DecodeRequest parses the body of a client request of type typ. A body
 // the core cannot serve is refused with error 12 and a text that names the
@@ -23,6 +24,9 @@ func DecodeRequest(typ string, body []byte) (Request, *Error) {
 		return Request{}, malformed("%s: the body must be a JSON object", typ)
 	}
 	r := Request{Op: op}
+	if op >= OpMasterStart {
+		return r, nil // no fields
+	}
 	var err *Error
 	if r.Chunk, err = stringField(typ, fields, "chunk_handle", true); err != nil {
 		return r, err
@@ -99,6 +103,7 @@ func tokenField(typ string, fields map[string]json.RawMessage) (int64, *Error) {
 // use are left out.
 type wireMsg struct {
 	ChunkHandle string  `json:"chunk_handle,omitempty"`
+	Master      bool    `json:"master,omitempty"`
 	Ballot      *Ballot `json:"ballot,omitempty"`
 	Server      string  `json:"server,omitempty"`
 	LeaseMs     int64   `json:"lease_ms,omitempty"`
@@ -125,7 +130,7 @@ func (t MsgType) usesBallot() bool {
 // Body returns what the protocol library marshals as the message body
 // (without type and msg_id).
 func (m Msg) Body() any {
-	w := wireMsg{ChunkHandle: m.Chunk, Server: m.Server, LeaseMs: m.LeaseMs, Fast: m.Fast, Token: m.Token,
+	w := wireMsg{ChunkHandle: m.Chunk, Master: m.Chunk == masterChunk && m.Type != MsgSync && m.Type != MsgSyncResp, Server: m.Server, LeaseMs: m.LeaseMs, Fast: m.Fast, Token: m.Token,
 		Lease: m.Lease, Recovering: m.Recovering}
 	if m.Type.usesBallot() {
 		b := m.Ballot
@@ -185,8 +190,8 @@ func DecodeMsg(typ, from, to string, body []byte) (Msg, error) {
 
 func checkMsg(m Msg, w wireMsg) error {
 	switch {
-	case m.Chunk == "" && m.Type != MsgSync && m.Type != MsgSyncResp:
-		return fmt.Errorf("%s needs chunk_handle", m.Type)
+	case m.Chunk == "" && !w.Master && m.Type != MsgSync && m.Type != MsgSyncResp:
+		return fmt.Errorf("%s needs chunk_handle (or master: true)", m.Type)
 	case m.Type.usesBallot() && w.Ballot == nil:
 		return fmt.Errorf("%s needs ballot", m.Type)
 	case !m.Type.usesBallot() && w.ReqID == nil:

@@ -1,0 +1,196 @@
+package lease
+
+import "time"
+
+// The master lease (contract section 1, "Master lease"): the seeds' own
+// use of PaxosLease, one cluster-wide lease a node holds for itself. It
+// runs on the same instance machinery as chunk leases, as the instance
+// with the empty chunk handle (no client chunk can be empty), with this
+// node's id as the server: the same deadline rule, drift stretch, A2,
+// boot wait and fencing tokens apply. A started node keeps asking for it
+// (grant for itself), renews it at half its remaining time with jitter,
+// backs off when another node holds it, and gives it back when stopped.
+// master_status is answered from the node's own timer with no messages:
+// that is the point of a master lease, reads served locally while it
+// holds.
+
+// masterChunk is the master lease's instance key.
+const masterChunk = ""
+
+// masterState is this node's side of the master lease.
+type masterState struct {
+	wanted  bool          // started and not stopped
+	holding bool          // this node's own lease runs until until
+	until   time.Duration // the deadline of the latest ok instance, less the drift margin
+	tokens  [2]int64      // the two latest instances' tokens, to give back on stop
+	known   string        // the node last learned to hold it
+	nextAt  time.Duration // when the controller acts next; Never when idle
+	running bool          // an internal grant, renew or release is in flight
+}
+
+// MasterStatusOK answers master_status. Master is null when no holder was
+// ever learned.
+type MasterStatusOK struct {
+	IsMaster    bool    `json:"is_master"`
+	Master      *string `json:"master"`
+	RemainingMs int64   `json:"remaining_ms"`
+}
+
+// MasterStartOK and MasterStopOK answer master_start and master_stop; they
+// have no fields.
+type (
+	MasterStartOK struct{}
+	MasterStopOK  struct{}
+)
+
+// handleMaster serves master_start, master_stop and master_status.
+func (n *Node) handleMaster(now time.Duration, r *request) {
+	m := &n.master
+	switch r.Op {
+	case OpMasterStart:
+		if !m.wanted {
+			m.wanted, m.nextAt = true, now
+			n.masterAct(now)
+		}
+		n.reply(r, "master_start_ok", MasterStartOK{})
+	case OpMasterStop:
+		m.wanted = false
+		n.masterGiveBack(now)
+		n.reply(r, "master_stop_ok", MasterStopOK{})
+	case OpMasterStatus:
+		n.reply(r, "master_status_ok", n.masterStatus(now))
+	}
+}
+
+// masterStatus reads the node's own timer: is_master only while its own
+// latest lease is live (rule 1's deadline, less the drift margin).
+func (n *Node) masterStatus(now time.Duration) MasterStatusOK {
+	m := &n.master
+	st := MasterStatusOK{}
+	if m.holding && now < m.until {
+		st.IsMaster, st.RemainingMs = true, floorMs(m.until-now)
+	}
+	if holder := n.masterHolder(now); holder != "" {
+		st.Master = &holder
+	}
+	return st
+}
+
+// masterHolder is this node while it is master, else the node it last
+// learned holds the lease: from its own acceptor's record (every node
+// sees the proposes) or from answers to its own attempts.
+func (n *Node) masterHolder(now time.Duration) string {
+	if n.master.holding && now < n.master.until {
+		return n.cfg.ID
+	}
+	if a, ok := n.chunks.get(masterChunk); ok && a.live(now) {
+		return n.servers[a.server()]
+	}
+	return n.master.known
+}
+
+// masterWake is when the master controller needs Tick.
+func (n *Node) masterWake() time.Duration {
+	m := &n.master
+	w := Never
+	if m.wanted && !m.running {
+		w = m.nextAt
+	}
+	if m.holding {
+		w = min(w, m.until)
+	}
+	return w
+}
+
+// masterTimer expires the own lease and starts what is due.
+func (n *Node) masterTimer(now time.Duration) {
+	m := &n.master
+	if m.holding && now >= m.until {
+		m.holding = false
+	}
+	if m.wanted && !m.running && now >= m.nextAt {
+		n.masterAct(now)
+	}
+}
+
+// masterAct asks for the lease, or renews it, through the proposer.
+func (n *Node) masterAct(now time.Duration) {
+	m := &n.master
+	op := OpGrant
+	if m.holding {
+		op = OpRenew
+	}
+	m.running, m.nextAt = true, Never
+	n.startInternal(now, Request{Op: op, Chunk: masterChunk, Server: n.cfg.ID})
+}
+
+// masterGiveBack ends mastership at once and releases the two latest
+// instances, so that another node can take over without waiting for them.
+func (n *Node) masterGiveBack(now time.Duration) {
+	m := &n.master
+	if !m.holding {
+		return
+	}
+	m.holding = false
+	for _, t := range m.tokens {
+		if t > 0 {
+			n.startInternal(now, Request{Op: OpRelease, Chunk: masterChunk, Server: n.cfg.ID, Token: t})
+		}
+	}
+	m.tokens = [2]int64{}
+}
+
+// startInternal runs a request on the node's own behalf; its outcome goes
+// to masterResult instead of a client.
+func (n *Node) startInternal(now time.Duration, req Request) {
+	r := &request{Request: req, internal: true, deadline: now + ms(n.cfg.QuorumTimeoutMs)}
+	r.leaseLen = ms(n.cfg.DefaultLeaseMs)
+	n.pending = append(n.pending, r)
+	if req.Op == OpRelease {
+		n.startRelease(now, r)
+		return
+	}
+	n.enqueue(now, r)
+}
+
+// masterResult learns from an internal request's outcome and plans the
+// next step: renew at half the remaining time (with jitter), retry after
+// a backoff, or wait for another node's lease to end.
+func (n *Node) masterResult(now time.Duration, r *request, body any, err *Error) {
+	if r.Op == OpRelease {
+		return
+	}
+	m := &n.master
+	m.running = false
+	switch b := body.(type) {
+	case GrantOK:
+		if b.Primary != n.cfg.ID {
+			m.known = b.Primary
+			m.nextAt = now + ms(b.ExpiresInMs) + n.backoff(1)
+			return
+		}
+		n.masterHeld(now, b.ExpiresInMs, b.Token)
+	case RenewOK:
+		n.masterHeld(now, b.NewExpiresInMs, b.Token)
+	default:
+		_ = err // a failed renew leaves the lease to run out; a failed grant backs off
+		m.nextAt = now + n.backoff(2)
+		if m.holding {
+			m.nextAt = min(m.nextAt, m.until)
+		}
+	}
+	if !m.wanted {
+		n.masterGiveBack(now) // stopped while the request was in flight
+	}
+}
+
+// masterHeld records a new own instance and plans its renewal.
+func (n *Node) masterHeld(now time.Duration, leftMs, token int64) {
+	m := &n.master
+	m.holding, m.known = true, n.cfg.ID
+	m.until = now + ms(leftMs)
+	m.tokens = [2]int64{token, m.tokens[0]}
+	half := ms(leftMs) / 2
+	jitter := time.Duration(n.cfg.Rand.Int64N(int64(half/4) + 1))
+	m.nextAt = now + half - jitter
+}
