@@ -512,3 +512,22 @@ func (t *timeline) restLine() {
 func seconds(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) }
 
 func esc(s string) string { return html.EscapeString(s) }
+
+// FirstViolation is the earliest violation in a lease checker's details
+// (a LeaseResult), for pictures that zoom in on it.
+func FirstViolation(details any) (Violation, bool) {
+	lr, ok := details.(LeaseResult)
+	if p, isPtr := details.(*LeaseResult); isPtr && p != nil {
+		lr, ok = *p, true
+	}
+	if !ok || len(lr.Violations) == 0 {
+		return Violation{}, false
+	}
+	first := lr.Violations[0]
+	for _, v := range lr.Violations[1:] {
+		if v.StartNs < first.StartNs {
+			first = v
+		}
+	}
+	return first, true
+}
