@@ -208,6 +208,9 @@ func DescribeGrudge(g map[string][]string) (shape string, cut []string) {
 		slices.SortFunc(cut, compareNatural)
 		return strings.Join(parts, " | "), cut
 	}
+	if len(groups) == 1 && len(g[all[0]]) == 0 {
+		return "nobody cut off (an empty grudge)", nil
+	}
 	var lines []string
 	for _, n := range all {
 		if srcs := g[n]; len(srcs) > 0 {

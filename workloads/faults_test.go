@@ -52,6 +52,7 @@ func TestDescribeGrudge(t *testing.T) {
 	}{
 		{"one node alone", map[string][]string{"n1": {"n2", "n3"}, "n2": {"n1"}, "n3": {"n1"}}, "n1 | n2 n3", []string{"n1"}},
 		{"even split", map[string][]string{"n1": {"n2"}, "n2": {"n1"}}, "n1 | n2", []string{"n1", "n2"}},
+		{"empty", map[string][]string{"n1": {}, "n2": {}}, "nobody cut off (an empty grudge)", nil},
 		{"ring of three", map[string][]string{"n1": {"n3"}, "n2": {"n1"}, "n3": {"n2"}},
 			"n1 drops n3; n2 drops n1; n3 drops n2", []string{"n1", "n2", "n3"}},
 	}

@@ -198,7 +198,7 @@ func (t *timeline) span(from, to int64) string {
 const timelineCSS = `body{font:13px/1.4 sans-serif;margin:0 12px 24px;color:#222}
 h1{font-size:20px;margin:12px 0 4px}
 .verdict-valid{color:#1a7f37}.verdict-invalid{color:#c00}
-.summary p{margin:4px 0}.summary ol{margin:4px 0;padding-left:22px}
+.summary p{margin:4px 0}.summary ol{margin:4px 0;padding-left:34px;max-height:10.5em;overflow:auto;border:1px solid #eee}
 .legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin:8px 0}
 .legend span{display:inline-flex;align-items:center;gap:4px}
 .legend i{display:inline-block;width:12px;height:12px}
@@ -211,13 +211,14 @@ h1{font-size:20px;margin:12px 0 4px}
 .axis{position:sticky;z-index:4;background:#fff;height:20px;margin:0}
 .axis.top{top:0;border-bottom:1px solid #888}.axis.bottom{bottom:0;border-top:1px solid #888}
 .tick{position:absolute;top:2px;transform:translateX(-50%);font-size:11px;white-space:nowrap}
+.tick:first-child{transform:none}
 .lanes{position:relative}
 .shades{position:absolute;top:0;bottom:0;left:126px;right:0;pointer-events:none;z-index:1}
 .shade{position:absolute;top:0;bottom:0;opacity:.28}
 .grid{position:absolute;top:0;bottom:0;border-left:1px solid #e2e2e2}
 .h{position:absolute;top:3px;bottom:3px;min-width:1px;opacity:.9;z-index:2}
 .h:hover,.f:hover{outline:2px solid #000}
-.v{position:absolute;top:-3px;bottom:-3px;min-width:3px;background:rgba(224,0,0,.35);border:1px solid #e00;z-index:3}
+.v{position:absolute;top:0;bottom:0;min-width:3px;background:rgba(224,0,0,.35);border:1px solid #e00;z-index:3}
 .f{position:absolute;top:2px;bottom:2px;overflow:hidden;white-space:nowrap;font-size:11px;padding:0 2px;box-sizing:border-box}
 .rest .label{width:auto;text-align:left;color:#555}
 `
@@ -292,8 +293,10 @@ func (t *timeline) faultCounts() string {
 // findings lists the first violations and history problems.
 func (t *timeline) findings() {
 	if len(t.res.Violations) > 0 {
-		t.b.WriteString("<ol class=\"violations\">\n")
-		for i, v := range t.res.Violations {
+		fmt.Fprintf(&t.b, "<p>Violations, earliest first:</p>\n<ol class=\"violations\">\n")
+		byStart := slices.Clone(t.res.Violations)
+		slices.SortStableFunc(byStart, func(a, b Violation) int { return cmp.Compare(a.StartNs, b.StartNs) })
+		for i, v := range byStart {
 			if i == t.lim.ListedFindings {
 				fmt.Fprintf(&t.b, "<li>... and %d more (results.json lists every one)</li>\n", len(t.res.Violations)-i)
 				break
@@ -315,15 +318,17 @@ func (t *timeline) findings() {
 	}
 }
 
-// legend names each server's colour, the fault shades and the violation
-// mark.
+// legend names each server's colour, the shade of each fault kind that
+// occurred, and the violation mark.
 func (t *timeline) legend() {
 	t.b.WriteString("<div class=\"legend\">\n")
 	for _, s := range t.servers {
 		fmt.Fprintf(&t.b, "<span><i class=\"s%d\"></i>%s</span>", t.colour[s], esc(s))
 	}
 	for _, k := range FaultKinds {
-		fmt.Fprintf(&t.b, "<span><i class=\"k-%s\"></i>%s</span>", k, k)
+		if slices.ContainsFunc(t.faults, func(f Fault) bool { return f.Kind == k }) {
+			fmt.Fprintf(&t.b, "<span><i class=\"k-%s\"></i>%s</span>", k, k)
+		}
 	}
 	t.b.WriteString("<span><i style=\"background:rgba(224,0,0,.35);border:1px solid #e00\"></i>violation</span>\n</div>\n")
 }

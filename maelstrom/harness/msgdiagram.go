@@ -78,7 +78,7 @@ func diagramPanels(history []workloads.Op, checker any) []diagramPanel {
 		}
 		panels = append(panels, diagramPanel{
 			title:  fmt.Sprintf("Around the first violation: %s on %s at %s (messages about %s only)", v.Kind, v.Chunk, secs(v.StartNs), v.Chunk),
-			fromNs: from - int64(diagramAround), toNs: to + int64(diagramAround), chunk: v.Chunk})
+			fromNs: max(from-int64(diagramAround), 0), toNs: to + int64(diagramAround), chunk: v.Chunk})
 	}
 	return append(panels, diagramPanel{title: fmt.Sprintf("The first %gs of the test (init not shown)", diagramHead.Seconds()),
 		fromNs: 0, toNs: int64(diagramHead)})
