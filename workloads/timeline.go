@@ -33,9 +33,11 @@ type TimelineLimits struct {
 // DefaultTimelineLimits bound a timeline to a few megabytes at most.
 var DefaultTimelineLimits = TimelineLimits{ViolationLanes: 200, BusiestLanes: 40, MarksPerLane: 400, ListedFindings: 50}
 
-// serverPalette colours servers in natural order; it repeats past ten.
+// serverPalette colours servers in natural order; it repeats past twenty.
 var serverPalette = []string{"#4C78A8", "#59A14F", "#F28E2B", "#B07AA1", "#76B7B2",
-	"#EDC948", "#9C755F", "#FF9DA7", "#BAB0AC", "#2F4B7C"}
+	"#EDC948", "#9C755F", "#FF9DA7", "#BAB0AC", "#2F4B7C",
+	"#A0CBE8", "#8CD17D", "#FFBE7D", "#D4A6C8", "#499894",
+	"#B6992D", "#D37295", "#79706E", "#86BCB6", "#E15759"}
 
 // faultColours shade each fault kind, on the page and in the plots.
 var faultColours = map[string]string{FaultPartition: "#E9C46A", FaultKill: "#E76F51", FaultPause: "#8AB6D6"}
