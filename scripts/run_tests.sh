@@ -28,6 +28,27 @@ fail() { stop_heartbeat; printf '\nFAILED after %s: %s\n' "$(elapsed)" "$*" >&2;
 trap 'fail "step \"$current\" (exit status $?)"' ERR
 trap 'stop_heartbeat' EXIT
 
+# check_report_negative_control: a copy of a good report, broken three
+# ways (no legend on the timeline, a console error on the index, a dead
+# link), must be rejected, each way named.
+check_report_negative_control() {
+  local broken
+  broken=$(mktemp -d)
+  cp -rL store/checks/lease-5-nodes-partitions/latest/. "$broken/"
+  rm -rf "$broken/screenshots" "$broken/rate.png"
+  sed -i 's/class="legend"/class="gone"/' "$broken/lease-timeline.html"
+  sed -i 's|</body>|<script>console.error("broken on purpose")</script></body>|' "$broken/index.html"
+  if scripts/check_report.sh "$broken" >"$broken.log" 2>&1; then
+    cat "$broken.log"
+    fail "check_report.sh passed a broken report (its negative control)"
+  fi
+  for want in "the legend: found 0" "console messages" "links rate.png, which does not exist"; do
+    grep -q "$want" "$broken.log" || { cat "$broken.log"; fail "check_report.sh did not report \"$want\" on a broken report"; }
+  done
+  echo "negative control: check_report.sh rejected a broken report (no legend, a console error, a dead link)"
+  rm -rf "$broken" "$broken.log"
+}
+
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 [ -z "$unformatted" ] || fail "gofmt would change: $unformatted"
@@ -48,6 +69,7 @@ step "report pages in a browser"
 if command -v chromium >/dev/null 2>&1 || [ -n "${CHROMIUM:-}" ]; then
   scripts/check_report.sh store/checks/lease-5-nodes-partitions/latest \
     store/checks/negative-control-acceptors-self/latest
+  check_report_negative_control
 else
   echo "SKIP report pages in a browser: chromium is not installed (scripts/setup_browser.sh installs it)"
 fi
