@@ -8,6 +8,8 @@
 #   <!-- check: skip REASON -->      never run here (e.g. needs Maelstrom)
 # Usage: scripts/check_readme.sh [--all]
 # Exit status: 0 every block run exited as documented, 1 otherwise.
+# CHECK_README_FROM=FILE checks FILE's blocks instead of the committed
+# README.md (the checker's own negative control uses it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all=false
@@ -19,7 +21,7 @@ mkdir -p "$tmp/blocks"
 
 # Split README.md into blocks/N.sh, with the directive in N.directive and
 # the line number in N.line.
-git show HEAD:README.md | awk -v out="$tmp/blocks" '
+if [ -n "${CHECK_README_FROM:-}" ]; then cat "$CHECK_README_FROM"; else git show HEAD:README.md; fi | awk -v out="$tmp/blocks" '
   /^<!-- check: .* -->$/ { directive = $0; sub(/^<!-- check: /, "", directive); sub(/ -->$/, "", directive); next }
   /^```sh$/ && !inblock { inblock = 1; n++; file = out "/" n; print directive > (file ".directive"); print NR > (file ".line"); printf "" > (file ".sh"); directive = ""; next }
   /^```/ && inblock { inblock = 0; next }

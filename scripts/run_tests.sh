@@ -74,5 +74,15 @@ else
   echo "SKIP report pages in a browser: chromium is not installed (scripts/setup_browser.sh installs it)"
 fi
 
+step "README checker: its negative control (scripts/check_readme.sh itself runs the README's blocks)"
+lying=$(mktemp)
+printf '<!-- check: expect 0 -->\n```sh\nexit 3\n```\n\n```sh\necho no directive\n```\n' >"$lying"
+if CHECK_README_FROM="$lying" scripts/check_readme.sh >"$lying.log" 2>&1 || ! grep -q '2 failed' "$lying.log"; then
+  cat "$lying.log"
+  fail "check_readme.sh did not reject a block with the wrong exit status and a block without a directive"
+fi
+echo "negative control: check_readme.sh rejected a wrong exit status and a block without a directive"
+rm -f "$lying" "$lying.log"
+
 stop_heartbeat
 printf '\nALL CHECKS PASSED in %s\n' "$(elapsed)"
