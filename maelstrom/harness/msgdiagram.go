@@ -29,6 +29,7 @@ const (
 	rowH            = 17
 	leftW           = 90
 	headH           = 64
+	labelRoom       = 300 // right of the last column, for labels of messages sent from it
 )
 
 // Arrow colours, as Maelstrom's messages.svg: errors pink, client traffic
@@ -223,8 +224,18 @@ func nemesisLabel(op workloads.Op) string {
 	return op.F + " " + string(op.Value)
 }
 
-// columns are the clients that appear (natural order), then the nodes.
-func columns(msgs []dmsg, nodes []string) []string {
+// maxClientColumns: past this many clients in a panel, all clients share
+// one column "clients" and each label names its client, so a run with
+// many workers stays readable.
+const maxClientColumns = 6
+
+// clientsColumn is the shared column's name.
+const clientsColumn = "clients"
+
+// columns are the clients that appear (natural order; one shared column
+// past maxClientColumns), then the nodes. column maps an endpoint to its
+// column.
+func columns(msgs []dmsg, nodes []string) (cols []string, column func(string) string) {
 	var clients []string
 	for _, m := range msgs {
 		for _, name := range []string{m.e.Src, m.e.Dest} {
@@ -234,22 +245,32 @@ func columns(msgs []dmsg, nodes []string) []string {
 		}
 	}
 	slices.SortFunc(clients, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) }) // c2 before c10
-	cols := append(clients, nodes...)
+	column = func(name string) string { return name }
+	if len(clients) > maxClientColumns {
+		clients = []string{clientsColumn}
+		column = func(name string) string {
+			if netsim.IsClient(name) {
+				return clientsColumn
+			}
+			return name
+		}
+	}
+	cols = append(clients, nodes...)
 	for _, m := range msgs { // a sender outside node_ids still gets a column
-		for _, name := range []string{m.e.Src, m.e.Dest} {
+		for _, name := range []string{column(m.e.Src), column(m.e.Dest)} {
 			if !slices.Contains(cols, name) {
 				cols = append(cols, name)
 			}
 		}
 	}
-	return cols
+	return cols, column
 }
 
 // drawPanel writes one panel at y and returns its height and width.
 func drawPanel(b *bytes.Buffer, y int, p diagramPanel, msgs []dmsg, cut bool, history []workloads.Op, nodes []string) (int, int) {
-	cols := columns(msgs, nodes)
+	cols, column := columns(msgs, nodes)
 	rows := panelRows(msgs, history, p)
-	width := leftW + len(cols)*colW
+	width := leftW + len(cols)*colW + labelRoom
 	height := headH + (len(rows)+2)*rowH
 	fmt.Fprintf(b, "<g class=\"panel\" transform=\"translate(0,%d)\">\n<text class=\"title\" x=\"8\" y=\"16\">%s</text>\n", y, esc(p.title))
 	note := fmt.Sprintf("%d messages from %s to %s", len(msgs), secs(p.fromNs), secs(p.toNs))
@@ -261,7 +282,8 @@ func drawPanel(b *bytes.Buffer, y int, p diagramPanel, msgs []dmsg, cut bool, hi
 			secs(p.fromNs), secs(p.toNs), netsim.JournalHead, netsim.JournalTail)
 	}
 	fmt.Fprintf(b, "<text x=\"8\" y=\"34\">%s</text>\n", esc(note))
-	x := func(name string) int { return leftW + slices.Index(cols, name)*colW + colW/2 }
+	x := func(name string) int { return leftW + slices.Index(cols, column(name))*colW + colW/2 }
+	shared := slices.Contains(cols, clientsColumn)
 	for _, c := range cols {
 		fmt.Fprintf(b, "<text class=\"col\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>"+
 			"<line class=\"life\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n",
@@ -282,7 +304,7 @@ func drawPanel(b *bytes.Buffer, y int, p diagramPanel, msgs []dmsg, cut bool, hi
 		}
 	}
 	for i, m := range msgs {
-		drawArrow(b, m, x(m.e.Src), x(m.e.Dest), rowY[[2]int{i, 0}], rowY[[2]int{i, 1}], height-rowH/2)
+		drawArrow(b, m, x(m.e.Src), x(m.e.Dest), rowY[[2]int{i, 0}], rowY[[2]int{i, 1}], height-rowH/2, shared)
 	}
 	b.WriteString("</g>\n")
 	return height, width
@@ -290,7 +312,7 @@ func drawPanel(b *bytes.Buffer, y int, p diagramPanel, msgs []dmsg, cut bool, hi
 
 // drawArrow draws one message from (x1, y1) to (x2, y2); a dropped one
 // stops short with a cross, one never delivered runs to the bottom.
-func drawArrow(b *bytes.Buffer, m dmsg, x1, x2, y1, y2, bottom int) {
+func drawArrow(b *bytes.Buffer, m dmsg, x1, x2, y1, y2, bottom int, shared bool) {
 	colour, marker := colourNode, "a-node"
 	switch {
 	case m.body.Type == "error":
@@ -315,9 +337,29 @@ func drawArrow(b *bytes.Buffer, m dmsg, x1, x2, y1, y2, bottom int) {
 	if tail == "" {
 		end = fmt.Sprintf(" marker-end=\"url(#%s)\"", marker)
 	}
+	// The label starts at the sender, on the send's own row, so labels of
+	// messages sent at once do not overlap.
+	lx, anchor := x1+6, "start"
+	if x2 < x1 {
+		lx, anchor = x1-6, "end"
+	}
 	fmt.Fprintf(b, "<g class=\"msg\"><title>%s</title><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"1.3\"%s%s/>%s"+
-		"<text class=\"lbl\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%s</text></g>\n",
-		esc(tip), x1, y1, x2, y2, colour, dash, end, tail, (x1+x2)/2, (y1+y2)/2-3, colour, esc(label(m)))
+		"<text class=\"lbl\" x=\"%d\" y=\"%d\" text-anchor=\"%s\" fill=\"%s\">%s</text></g>\n",
+		esc(tip), x1, y1, x2, y2, colour, dash, end, tail, lx, y1-3, anchor, colour, esc(clientPrefix(m, shared)+label(m)))
+}
+
+// clientPrefix names the client of a message drawn in the shared clients
+// column.
+func clientPrefix(m dmsg, shared bool) string {
+	switch {
+	case !shared:
+		return ""
+	case netsim.IsClient(m.e.Src):
+		return m.e.Src + ": "
+	case netsim.IsClient(m.e.Dest):
+		return m.e.Dest + ": "
+	}
+	return ""
 }
 
 // label is the body's type and its other fields (or an error's text),

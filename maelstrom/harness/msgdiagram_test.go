@@ -122,3 +122,20 @@ func TestMessageDiagramPanels(t *testing.T) {
 		t.Errorf("without a violation: %+v", p)
 	}
 }
+
+// TestManyClientsShareAColumn: past maxClientColumns clients, one
+// "clients" column holds them all and labels name the client.
+func TestManyClientsShareAColumn(t *testing.T) {
+	var msgs []dmsg
+	for i := range maxClientColumns + 1 {
+		c := "c" + string(rune('a'+i))
+		msgs = append(msgs, dmsg{e: netsim.Entry{Message: netsim.Message{Src: c, Dest: "n1"}}, body: msgBody{Type: "echo"}})
+	}
+	cols, column := columns(msgs, []string{"n1", "n2"})
+	if strings.Join(cols, " ") != "clients n1 n2" || column("cb") != clientsColumn || column("n2") != "n2" {
+		t.Errorf("columns %v", cols)
+	}
+	if got := clientPrefix(msgs[1], true); got != "cb: " {
+		t.Errorf("label prefix %q", got)
+	}
+}
