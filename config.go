@@ -33,7 +33,7 @@ type setting struct {
 var settings = []setting{
 	{"lease-ms", "LEASE_MS", "lease length T in ms when a request names none", "60000"},
 	{"max-lease-ms", "LEASE_MAX_MS", "M: the longest lease in ms a request may ask for", "60000"},
-	{"acceptors", "LEASE_ACCEPTORS", "all | self | comma list of node ids (identical on every node)", "all"},
+	{"acceptors", "LEASE_ACCEPTORS", "all (every node in node_ids; quorum a majority) | self (each node its own sole acceptor: single-process graders only) | a comma list of node ids, the same on every node", "all"},
 	{"boot-wait-ms", "LEASE_BOOT_WAIT_MS", "ms the acceptor stays silent after start; >= M wherever nodes restart", "0"},
 	{"drift-margin-ms", "LEASE_DRIFT_MARGIN_MS", "ms every reported remaining time is shortened by", "0"},
 	{"drift-ppm", "LEASE_DRIFT_PPM", "bound on clock-rate error in parts per million; acceptors stretch leases by it", "1000"},
@@ -55,12 +55,35 @@ func parseConfig(args []string, getenv func(string) string) (nodeConfig, error) 
 		raw[s.flag] = fs.String(s.flag, def, s.usage+" (env "+s.env+")")
 	}
 	if err := fs.Parse(args); err != nil {
-		return nodeConfig{}, fmt.Errorf("%v (flags: %s)", err, flagList())
+		return nodeConfig{}, fmt.Errorf("%w (flags: %s; -h explains them)", err, flagList())
 	}
 	if fs.NArg() > 0 {
 		return nodeConfig{}, fmt.Errorf("unexpected argument %q (flags: %s)", fs.Arg(0), flagList())
 	}
 	return buildConfig(raw)
+}
+
+// writeHelp prints what -h shows: every setting with its environment
+// variable, default and meaning.
+func writeHelp(w io.Writer) {
+	fmt.Fprint(w, `Usage: lease-node [flags]
+
+A Maelstrom node that grants GFS-style chunk leases through PaxosLease.
+It reads Maelstrom messages on stdin, writes them on stdout and logs on
+stderr. Every flag can be set by its environment variable instead, since
+Maelstrom starts nodes without arguments but passes its environment on;
+a flag wins over the environment. A bad value stops the node at start
+with one line on stderr and exit status 2.
+
+Flags:
+`)
+	for _, s := range settings {
+		fmt.Fprintf(w, "  -%s  (env %s, default %s)\n        %s\n", s.flag, s.env, s.def, s.usage)
+	}
+	fmt.Fprint(w, `
+Example: LEASE_MS=1000 LEASE_MAX_MS=2000 lease-node
+README.md lists the messages; lease/doc.go specifies the protocol.
+`)
 }
 
 func flagList() string {
@@ -128,7 +151,9 @@ func (c nodeConfig) acceptorList(nodeIDs []string, self string) ([]string, error
 		case seen[id]:
 			return nil, fmt.Errorf("-acceptors (LEASE_ACCEPTORS) lists %s twice", id)
 		case nodeIDs != nil && !slices.Contains(nodeIDs, id):
-			return nil, fmt.Errorf("-acceptors (LEASE_ACCEPTORS) lists %s, which is not in node_ids %v", id, nodeIDs)
+			return nil, fmt.Errorf("-acceptors (LEASE_ACCEPTORS) is %q, but %s is not a node of this cluster: init's node_ids are %v "+
+				"(Maelstrom's --node-count N names them n0..n(N-1)). Set it to all, self, or a comma list of ids from node_ids, the same on every node",
+				c.acceptors, id, nodeIDs)
 		}
 		seen[id] = true
 	}

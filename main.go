@@ -5,6 +5,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +21,10 @@ func main() {
 // of input, 2 for a bad configuration, 1 if stdout failed.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	cfg, err := parseConfig(args, getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		writeHelp(stdout)
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "lease-node: %v\n", oneLine(err))
 		return 2

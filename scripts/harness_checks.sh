@@ -7,8 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bin=$(mktemp -d)
-store=$(mktemp -d)
-trap 'rm -rf "$bin" "$store"' EXIT
+trap 'rm -rf "$bin"' EXIT
+# The runs stay in store/checks/ (ignored by git), so the report paths
+# printed below stay valid after the script ends.
+store=store/checks
+rm -rf "$store" && mkdir -p "$store"
 go build -o "$bin/maelstrom" ./maelstrom/cmd/maelstrom
 go build -o "$bin/lease-node" .
 

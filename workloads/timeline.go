@@ -2,6 +2,8 @@ package workloads
 
 import (
 	"bufio"
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"html"
 	"io"
@@ -15,19 +17,33 @@ import (
 // LeaseTimelineFile is the report file the lease workload writes.
 const LeaseTimelineFile = "lease-timeline.html"
 
-// Timeline geometry, in SVG pixels.
-const (
-	tlLabelW  = 80 // lane labels on the left
-	tlPlotW   = 1100
-	tlAxisH   = 36 // time axis on top
-	tlLaneH   = 24
-	tlLaneGap = 6
-	tlLegendH = 28
-)
+// TimelineLimits keep the page small for any run: a lane for every chunk
+// with a violation (up to ViolationLanes), the BusiestLanes busiest other
+// chunks, and one summary line for the rest. A lane with more than
+// MarksPerLane holdings draws back-to-back holdings of one server as one
+// bar (its tooltip says how many), which a screen could not tell apart
+// anyway.
+type TimelineLimits struct {
+	ViolationLanes int
+	BusiestLanes   int
+	MarksPerLane   int
+	ListedFindings int // violations listed in the summary
+}
 
-// serverPalette colours servers in order; it repeats past ten servers.
+// DefaultTimelineLimits bound a timeline to a few megabytes at most.
+var DefaultTimelineLimits = TimelineLimits{ViolationLanes: 200, BusiestLanes: 40, MarksPerLane: 400, ListedFindings: 50}
+
+// serverPalette colours servers in natural order; it repeats past twenty.
 var serverPalette = []string{"#4C78A8", "#59A14F", "#F28E2B", "#B07AA1", "#76B7B2",
-	"#EDC948", "#9C755F", "#FF9DA7", "#BAB0AC", "#2F4B7C"}
+	"#EDC948", "#9C755F", "#FF9DA7", "#BAB0AC", "#2F4B7C",
+	"#A0CBE8", "#8CD17D", "#FFBE7D", "#D4A6C8", "#499894",
+	"#B6992D", "#D37295", "#79706E", "#86BCB6", "#E15759"}
+
+// faultColours shade each fault kind, on the page and in the plots.
+var faultColours = map[string]string{FaultPartition: "#E9C46A", FaultKill: "#E76F51", FaultPause: "#8AB6D6"}
+
+// FaultColour is the colour pictures shade a fault kind with.
+func FaultColour(kind string) string { return faultColours[kind] }
 
 // WriteLeaseTimelineFile writes LeaseTimelineFile into dir. It uses the
 // checker's holdings when res carries a LeaseResult and checks the history
@@ -55,99 +71,291 @@ func WriteLeaseTimelineFile(dir string, history []Op, res Result) error {
 	return err
 }
 
-// timeline holds what the picture needs and how time maps to x.
-type timeline struct {
-	b       strings.Builder
-	endNs   int64 // the right edge of the plot
-	chunks  []string
-	lane    map[string]int
-	colours map[string]string
+// WriteLeaseTimeline writes the timeline page with the default limits.
+func WriteLeaseTimeline(w io.Writer, history []Op, res LeaseResult) error {
+	return WriteLeaseTimelineLimited(w, history, res, DefaultTimelineLimits)
 }
 
-// WriteLeaseTimeline writes a self-contained HTML page with an inline SVG:
-// one lane per chunk, a bar per holding coloured by server, partitions
-// shaded across every lane, violations marked in red; hovering any mark
-// shows its details (an SVG <title>). The page loads nothing from the
-// network and is well-formed XML.
-func WriteLeaseTimeline(w io.Writer, history []Op, res LeaseResult) error {
-	t := newTimeline(history, res)
-	height := tlAxisH + len(t.chunks)*(tlLaneH+tlLaneGap) + tlLegendH
-	fmt.Fprintf(&t.b, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\">\n<head><meta charset=\"utf-8\"/>"+
-		"<title>lease timeline</title>\n<style>body{font-family:sans-serif;margin:16px}"+
-		"svg text{font-size:11px} rect.holding:hover,rect.violation:hover{stroke:#000;stroke-width:1.5}</style></head>\n<body>\n")
-	fmt.Fprintf(&t.b, "<h1>Lease timeline: %s</h1>\n<p>%d chunks, %d holdings, %d violations. Hover a bar for details.</p>\n",
-		verdict(res), len(t.chunks), len(res.Holdings), len(res.Violations))
-	fmt.Fprintf(&t.b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
-		tlLabelW+tlPlotW+20, height, tlLabelW+tlPlotW+20, height)
-	t.axis(height - tlLegendH)
-	t.partitions(Partitions(history), height-tlLegendH)
-	t.lanes(res)
-	t.legend(height - tlLegendH + 8)
-	t.b.WriteString("</svg>\n</body>\n</html>\n")
+// WriteLeaseTimelineLimited writes a self-contained HTML page (no script,
+// nothing loaded from the network, well-formed XML): a summary with the
+// verdict and links to the violations' lanes, a legend, one lane per
+// chosen chunk with a bar per holding coloured by server, partitions,
+// kills and pauses shaded across every lane and named in their own rows,
+// violations in red, and a time axis at the top and bottom that stays on
+// screen while scrolling. Positions are percentages, so the chart follows
+// the window's width. Hovering any mark shows its details (tokens too).
+func WriteLeaseTimelineLimited(w io.Writer, history []Op, res LeaseResult, lim TimelineLimits) error {
+	t := newTimeline(history, res, lim)
+	t.head()
+	t.summary()
+	t.legend()
+	t.b.WriteString("<div class=\"chart\">\n")
+	t.axis("top")
+	t.faultRows()
+	t.b.WriteString("<div class=\"lanes\">\n")
+	t.shades()
+	for i := range t.lanes {
+		t.lane(i)
+	}
+	t.b.WriteString("</div>\n")
+	t.restLine()
+	t.axis("bottom")
+	t.b.WriteString("</div>\n</body>\n</html>\n")
 	_, err := io.WriteString(w, t.b.String())
 	return err
 }
 
-func verdict(res LeaseResult) string {
-	if res.Valid {
+// timeline is what the page shows and how time maps to a percentage.
+type timeline struct {
+	b        strings.Builder
+	res      LeaseResult
+	history  []Op
+	byIndex  map[int]int // op index -> position in history
+	faults   []Fault
+	endNs    int64 // the right edge
+	lanes    []string
+	laneID   map[string]string
+	holdings map[string][]Holding   // shown chunks only
+	broken   map[string][]Violation // violations by chunk
+	colour   map[string]int         // server -> palette index
+	servers  []string
+	others   restCounts
+	lim      TimelineLimits
+}
+
+// restCounts sums the chunks that get no lane.
+type restCounts struct{ chunks, holdings, invoked int }
+
+func newTimeline(history []Op, res LeaseResult, lim TimelineLimits) *timeline {
+	t := &timeline{res: res, history: history, byIndex: map[int]int{}, faults: Faults(history),
+		endNs: 1, laneID: map[string]string{}, holdings: map[string][]Holding{}, broken: map[string][]Violation{}, colour: map[string]int{}, lim: lim}
+	for i, op := range history {
+		t.endNs = max(t.endNs, op.Time)
+		t.byIndex[op.Index] = i
+	}
+	for _, h := range res.Holdings {
+		if h.EndNs != math.MaxInt64 {
+			t.endNs = max(t.endNs, h.EndNs)
+		}
+		t.servers = appendNew(t.servers, h.Server)
+	}
+	slices.SortFunc(t.servers, compareNatural)
+	for i, s := range t.servers {
+		t.colour[s] = i % len(serverPalette)
+	}
+	for _, v := range res.Violations {
+		t.broken[v.Chunk] = append(t.broken[v.Chunk], v)
+	}
+	t.chooseLanes()
+	for _, h := range res.Holdings {
+		if _, shown := t.laneID[h.Chunk]; shown {
+			t.holdings[h.Chunk] = append(t.holdings[h.Chunk], h)
+		}
+	}
+	return t
+}
+
+// chooseLanes picks the chunks with violations (by first violation), then
+// the busiest others (by ops invoked), shown in natural order after them.
+func (t *timeline) chooseLanes() {
+	for _, v := range t.res.Violations {
+		if len(t.lanes) < t.lim.ViolationLanes {
+			t.lanes = appendNew(t.lanes, v.Chunk)
+		}
+	}
+	nViolating := len(t.lanes)
+	var others []string
+	for c := range t.res.Chunks {
+		if !slices.Contains(t.lanes[:nViolating], c) {
+			others = append(others, c)
+		}
+	}
+	slices.SortFunc(others, func(a, b string) int {
+		return cmp.Or(cmp.Compare(t.res.Chunks[b].Invoked, t.res.Chunks[a].Invoked), compareNatural(a, b))
+	})
+	busy := others[:min(len(others), t.lim.BusiestLanes)]
+	slices.SortFunc(busy, compareNatural)
+	t.lanes = append(t.lanes, busy...)
+	for _, c := range others[len(busy):] {
+		t.others.chunks++
+		t.others.holdings += t.res.Chunks[c].Holdings
+		t.others.invoked += t.res.Chunks[c].Invoked
+	}
+	for i, c := range t.lanes {
+		t.laneID[c] = fmt.Sprintf("lane-%d", i)
+	}
+}
+
+// pct maps nanoseconds to a percentage of the track, clamped.
+func (t *timeline) pct(ns int64) float64 {
+	return float64(min(max(ns, 0), t.endNs)) / float64(t.endNs) * 100
+}
+
+// span writes the left and width of [from, to) as CSS.
+func (t *timeline) span(from, to int64) string {
+	l := t.pct(from)
+	return fmt.Sprintf("left:%.3f%%;width:%.3f%%", l, max(t.pct(to)-l, 0))
+}
+
+const timelineCSS = `body{font:13px/1.4 sans-serif;margin:0 12px 24px;color:#222}
+h1{font-size:20px;margin:12px 0 4px}
+.verdict-valid{color:#1a7f37}.verdict-invalid{color:#c00}
+.summary p{margin:4px 0}.summary ol{margin:4px 0;padding-left:34px;max-height:10.5em;overflow:auto;border:1px solid #eee}
+.legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin:8px 0}
+.legend span{display:inline-flex;align-items:center;gap:4px}
+.legend i{display:inline-block;width:12px;height:12px}
+.chart{position:relative}
+.row{display:flex;height:22px;margin:2px 0}
+.label{flex:none;width:120px;padding-right:6px;text-align:right;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.track{position:relative;flex:1;min-width:0}
+.lane .track{background:#f4f4f4;border:1px solid #ddd}
+.lane.violating .label{color:#c00;font-weight:bold}
+.axis{position:sticky;z-index:4;background:#fff;height:20px;margin:0}
+.axis.top{top:0;border-bottom:1px solid #888}.axis.bottom{bottom:0;border-top:1px solid #888}
+.tick{position:absolute;top:2px;transform:translateX(-50%);font-size:11px;white-space:nowrap}
+.tick:first-child{transform:none}
+.lanes{position:relative}
+.shades{position:absolute;top:0;bottom:0;left:126px;right:0;pointer-events:none;z-index:1}
+.shade{position:absolute;top:0;bottom:0;opacity:.28}
+.grid{position:absolute;top:0;bottom:0;border-left:1px solid #e2e2e2}
+.h{position:absolute;top:3px;bottom:3px;min-width:1px;opacity:.9;z-index:2}
+.h:hover,.f:hover{outline:2px solid #000}
+.v{position:absolute;top:0;bottom:0;min-width:3px;background:rgba(224,0,0,.35);border:1px solid #e00;z-index:3}
+.f{position:absolute;top:2px;bottom:2px;overflow:hidden;white-space:nowrap;font-size:11px;padding:0 2px;box-sizing:border-box}
+.rest .label{width:auto;text-align:left;color:#555}
+`
+
+func (t *timeline) head() {
+	fmt.Fprintf(&t.b, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head><meta charset=\"utf-8\"/>"+
+		"<meta name=\"viewport\" content=\"width=device-width\"/><title>lease timeline: %s</title>\n<style>\n%s", t.verdictWord(), timelineCSS)
+	for i, c := range serverPalette {
+		fmt.Fprintf(&t.b, ".s%d{background:%s}", i, c)
+	}
+	for _, k := range FaultKinds {
+		fmt.Fprintf(&t.b, ".k-%s{background:%s}", k, faultColours[k])
+	}
+	t.b.WriteString("\n</style></head>\n<body>\n")
+}
+
+func (t *timeline) verdictWord() string {
+	if t.res.Valid {
 		return "valid"
 	}
 	return "INVALID"
 }
 
-func newTimeline(history []Op, res LeaseResult) *timeline {
-	t := &timeline{lane: map[string]int{}, colours: map[string]string{}, endNs: 1}
-	for _, op := range history {
-		t.endNs = max(t.endNs, op.Time)
+// summary states the verdict and the figures, lists the first violations
+// with links to their lanes, and says what is not drawn.
+func (t *timeline) summary() {
+	cls := "verdict-valid"
+	if !t.res.Valid {
+		cls = "verdict-invalid"
 	}
-	var servers []string
-	for _, h := range res.Holdings {
-		t.endNs = max(t.endNs, h.EndNs)
-		if !slices.Contains(servers, h.Server) {
-			servers = append(servers, h.Server)
+	fmt.Fprintf(&t.b, "<div class=\"summary\" id=\"summary\">\n<h1>Lease timeline: <span class=\"%s\">%s</span></h1>\n", cls, t.verdictWord())
+	fmt.Fprintf(&t.b, "<p>%s of history; %d chunks, %d holdings by %d servers, %d violations, %d history problems; %s.</p>\n",
+		seconds(t.endNs), len(t.res.Chunks), len(t.res.Holdings), len(t.servers), len(t.res.Violations), len(t.res.Problems), t.faultCounts())
+	fmt.Fprintf(&t.b, "<p>Lanes: %d with violations, then the %d busiest other chunks (most ops)", t.violatingLanes(), len(t.lanes)-t.violatingLanes())
+	if t.others.chunks > 0 {
+		fmt.Fprintf(&t.b, "; the other %d chunks are summed up in one line at the bottom", t.others.chunks)
+	}
+	t.b.WriteString(". Hover a bar for its details; a shaded band is a fault in force.</p>\n")
+	t.findings()
+	t.b.WriteString("</div>\n")
+}
+
+func (t *timeline) violatingLanes() int {
+	n := 0
+	for _, c := range t.lanes {
+		if len(t.broken[c]) > 0 {
+			n++
 		}
 	}
-	for c := range res.Chunks {
-		t.chunks = append(t.chunks, c)
+	return n
+}
+
+func (t *timeline) faultCounts() string {
+	if len(t.faults) == 0 {
+		return "no faults"
 	}
-	for _, v := range res.Violations {
-		if !slices.Contains(t.chunks, v.Chunk) {
-			t.chunks = append(t.chunks, v.Chunk)
+	var parts []string
+	for _, k := range FaultKinds {
+		n := 0
+		for _, f := range t.faults {
+			if f.Kind == k {
+				n++
+			}
+		}
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s periods", n, k))
 		}
 	}
-	slices.SortFunc(t.chunks, compareNatural)
-	for i, c := range t.chunks {
-		t.lane[c] = i
-	}
-	slices.SortFunc(servers, compareNatural)
-	for i, s := range servers {
-		t.colours[s] = serverPalette[i%len(serverPalette)]
-	}
-	return t
+	return strings.Join(parts, ", ")
 }
 
-// x maps nanoseconds to a pixel column, clamped to the plot.
-func (t *timeline) x(ns int64) float64 {
-	ns = min(max(ns, 0), t.endNs)
-	return tlLabelW + float64(ns)/float64(t.endNs)*tlPlotW
-}
-
-func laneY(i int) int { return tlAxisH + i*(tlLaneH+tlLaneGap) }
-
-// axis draws the time axis with about ten round ticks, in seconds.
-func (t *timeline) axis(bottom int) {
-	stepS := niceStep(float64(t.endNs) / 1e9 / 10)
-	t.b.WriteString("<g class=\"axis\">\n")
-	for s := 0.0; s*1e9 <= float64(t.endNs); s += stepS {
-		x := t.x(int64(s * 1e9))
-		fmt.Fprintf(&t.b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"+
-			"<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%gs</text>\n", x, tlAxisH-6, x, bottom, x, tlAxisH-10, s)
+// findings lists the first violations and history problems.
+func (t *timeline) findings() {
+	if len(t.res.Violations) > 0 {
+		fmt.Fprintf(&t.b, "<p>Violations, earliest first:</p>\n<ol class=\"violations\">\n")
+		byStart := slices.Clone(t.res.Violations)
+		slices.SortStableFunc(byStart, func(a, b Violation) int { return cmp.Compare(a.StartNs, b.StartNs) })
+		for i, v := range byStart {
+			if i == t.lim.ListedFindings {
+				fmt.Fprintf(&t.b, "<li>... and %d more (results.json lists every one)</li>\n", len(t.res.Violations)-i)
+				break
+			}
+			link := esc(v.Chunk)
+			if id, ok := t.laneID[v.Chunk]; ok {
+				link = fmt.Sprintf("<a href=\"#%s\">%s</a>", id, esc(v.Chunk))
+			}
+			fmt.Fprintf(&t.b, "<li><b>%s</b> on %s at %s: %s</li>\n", esc(v.Kind), link, seconds(v.StartNs), esc(v.Text))
+		}
+		t.b.WriteString("</ol>\n")
 	}
-	t.b.WriteString("</g>\n")
+	for i, p := range t.res.Problems {
+		if i == t.lim.ListedFindings {
+			break
+		}
+		raw, _ := json.Marshal(p) // a plain struct always marshals
+		fmt.Fprintf(&t.b, "<p class=\"problem\">History problem: %s</p>\n", esc(string(raw)))
+	}
 }
 
-// niceStep rounds a raw step up to 1, 2 or 5 times a power of ten.
-func niceStep(raw float64) float64 {
+// legend names each server's colour, the shade of each fault kind that
+// occurred, and the violation mark.
+func (t *timeline) legend() {
+	t.b.WriteString("<div class=\"legend\">\n")
+	for _, s := range t.servers {
+		fmt.Fprintf(&t.b, "<span><i class=\"s%d\"></i>%s</span>", t.colour[s], esc(s))
+	}
+	for _, k := range FaultKinds {
+		if slices.ContainsFunc(t.faults, func(f Fault) bool { return f.Kind == k }) {
+			fmt.Fprintf(&t.b, "<span><i class=\"k-%s\"></i>%s</span>", k, k)
+		}
+	}
+	t.b.WriteString("<span><i style=\"background:rgba(224,0,0,.35);border:1px solid #e00\"></i>violation</span>\n</div>\n")
+}
+
+// axis draws about ten round ticks, in seconds; it sticks to the top or
+// the bottom of the window while the lanes scroll.
+func (t *timeline) axis(where string) {
+	fmt.Fprintf(&t.b, "<div class=\"row axis %s\"><span class=\"label\">time</span><div class=\"track\">", where)
+	for _, s := range t.ticks() {
+		fmt.Fprintf(&t.b, "<span class=\"tick\" style=\"left:%.3f%%\">%gs</span>", t.pct(int64(s*1e9)), s)
+	}
+	t.b.WriteString("</div></div>\n")
+}
+
+func (t *timeline) ticks() []float64 {
+	step := NiceStep(float64(t.endNs) / 1e9 / 10)
+	var out []float64
+	for i := 0; float64(i)*step*1e9 <= float64(t.endNs); i++ {
+		out = append(out, math.Round(float64(i)*step*1e6)/1e6)
+	}
+	return out
+}
+
+// NiceStep rounds a raw step up to 1, 2 or 5 times a power of ten.
+func NiceStep(raw float64) float64 {
 	if raw <= 0 {
 		return 1
 	}
@@ -160,88 +368,173 @@ func niceStep(raw float64) float64 {
 	return 10 * p
 }
 
-// partitions shades each partition across all lanes.
-func (t *timeline) partitions(parts []Interval, bottom int) {
-	t.b.WriteString("<g class=\"partitions\">\n")
-	for _, p := range parts {
-		x0, x1 := t.x(p.StartNs), t.x(p.EndNs)
-		end := "the end (not healed in the history)"
-		if p.EndNs != math.MaxInt64 {
-			end = seconds(p.EndNs)
-		}
-		fmt.Fprintf(&t.b, "<rect class=\"partition\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"#E9DCA0\" opacity=\"0.6\">"+
-			"<title>partition from %s to %s</title></rect>\n", x0, tlAxisH, max(x1-x0, 1), bottom-tlAxisH, seconds(p.StartNs), esc(end))
-	}
-	t.b.WriteString("</g>\n")
-}
-
-// lanes draws one lane per chunk with its holdings and violations.
-func (t *timeline) lanes(res LeaseResult) {
-	for i, c := range t.chunks {
-		y := laneY(i)
-		fmt.Fprintf(&t.b, "<g class=\"lane\" data-chunk=\"%s\">\n<text x=\"4\" y=\"%d\">%s</text>"+
-			"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#ccc\"/>\n",
-			esc(c), y+tlLaneH/2+4, esc(c), tlLabelW, y, tlPlotW, tlLaneH)
-		for _, h := range res.Holdings {
-			if h.Chunk == c {
-				t.holding(h, y)
+// faultRows gives each fault kind present its own row, each period a bar
+// naming the nodes cut off, killed or paused.
+func (t *timeline) faultRows() {
+	for _, k := range FaultKinds {
+		var fs []Fault
+		for _, f := range t.faults {
+			if f.Kind == k {
+				fs = append(fs, f)
 			}
 		}
-		for _, v := range res.Violations {
-			if v.Chunk == c {
-				t.violation(v, y)
-			}
+		if len(fs) == 0 {
+			continue
 		}
-		t.b.WriteString("</g>\n")
+		fmt.Fprintf(&t.b, "<div class=\"row faults\" data-kind=\"%s\"><span class=\"label\">%s</span><div class=\"track\">", k, k)
+		for _, f := range fs {
+			fmt.Fprintf(&t.b, "<span class=\"f k-%s\" style=\"%s\" title=\"%s\">%s</span>", k, t.span(f.StartNs, f.EndNs),
+				esc(t.faultTitle(f)), esc(strings.Join(f.Nodes, " ")))
+		}
+		t.b.WriteString("</div></div>\n")
 	}
 }
 
-func (t *timeline) holding(h Holding, y int) {
-	x0, x1 := t.x(h.StartNs), t.x(h.EndNs)
-	cut := ""
-	if h.CutByIndex != nil {
-		cut = fmt.Sprintf(", cut by release op %d", *h.CutByIndex)
+func (t *timeline) faultTitle(f Fault) string {
+	end := "the end (not healed in the history)"
+	if f.EndNs != math.MaxInt64 {
+		end = seconds(f.EndNs)
 	}
-	title := fmt.Sprintf("%s holds %s [%s, %s) by %s ops %d-%d%s", h.Server, h.Chunk,
-		seconds(h.StartNs), seconds(h.EndNs), h.F, h.InvokeIndex, h.CompletionIndex, cut)
-	fmt.Fprintf(&t.b, "<rect class=\"holding\" data-server=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" opacity=\"0.85\">"+
-		"<title>%s</title></rect>\n", esc(h.Server), x0, y+3, max(x1-x0, 1), tlLaneH-6, t.colours[h.Server], esc(title))
+	return fmt.Sprintf("%s from %s to %s: %s", f.Kind, seconds(f.StartNs), end, f.Detail)
 }
 
-// violation marks the violating interval in red over the whole lane, with
-// a triangle above it so that even a zero-length one stands out.
-func (t *timeline) violation(v Violation, y int) {
-	x0, x1 := t.x(v.StartNs), t.x(v.EndNs)
+// shades draws the fault bands and grid lines behind every lane.
+func (t *timeline) shades() {
+	t.b.WriteString("<div class=\"shades\">")
+	for _, s := range t.ticks() {
+		fmt.Fprintf(&t.b, "<i class=\"grid\" style=\"left:%.3f%%\"></i>", t.pct(int64(s*1e9)))
+	}
+	for _, f := range t.faults {
+		fmt.Fprintf(&t.b, "<i class=\"shade k-%s\" style=\"%s\"></i>", f.Kind, t.span(f.StartNs, f.EndNs))
+	}
+	t.b.WriteString("</div>\n")
+}
+
+// lane draws one chunk: its holdings (merged when there are too many to
+// see) and its violations.
+func (t *timeline) lane(i int) {
+	c := t.lanes[i]
+	cls := "row lane"
+	if len(t.broken[c]) > 0 {
+		cls += " violating"
+	}
+	cc := t.res.Chunks[c]
+	fmt.Fprintf(&t.b, "<div class=\"%s\" id=\"%s\" data-chunk=\"%s\"><span class=\"label\" title=\"%s: %d ops, %d holdings, %d violations\">%s</span><div class=\"track\">",
+		cls, t.laneID[c], esc(c), esc(c), cc.Invoked, cc.Holdings, cc.Violations, esc(c))
+	for _, m := range mergeHoldings(t.holdings[c], t.endNs, t.lim.MarksPerLane) {
+		t.holding(m)
+	}
+	for _, v := range t.broken[c] {
+		t.violation(v)
+	}
+	t.b.WriteString("</div></div>\n")
+}
+
+// mark is one bar: one holding, or back-to-back holdings of one server.
+type mark struct {
+	first, last Holding
+	n           int
+}
+
+// mergeHoldings returns one mark per holding while they fit the budget;
+// beyond it, holdings of one server that follow each other with a gap
+// under a growing share of the run become one mark.
+func mergeHoldings(hs []Holding, endNs int64, budget int) []mark {
+	marks := make([]mark, len(hs))
+	for i, h := range hs {
+		marks[i] = mark{first: h, last: h, n: 1}
+	}
+	for gap := endNs / 2000; len(marks) > budget && gap <= endNs; gap *= 2 {
+		marks = mergeMarks(marks, gap)
+	}
+	return marks
+}
+
+func mergeMarks(in []mark, gapNs int64) []mark {
+	var out []mark
+	open := map[string]int{} // server -> its latest mark in out
+	for _, m := range in {
+		if i, ok := open[m.first.Server]; ok && m.first.StartNs <= out[i].last.EndNs+gapNs {
+			if m.last.EndNs > out[i].last.EndNs {
+				out[i].last = m.last
+			}
+			out[i].n += m.n
+			continue
+		}
+		open[m.first.Server] = len(out)
+		out = append(out, m)
+	}
+	return out
+}
+
+func (t *timeline) holding(m mark) {
+	h := m.first
+	var title string
+	if m.n == 1 {
+		cut := ""
+		if h.CutByIndex != nil {
+			cut = fmt.Sprintf(", cut by release op %d", *h.CutByIndex)
+		}
+		title = fmt.Sprintf("%s holds %s [%s, %s) by %s ops %d-%d, token %s%s", h.Server, h.Chunk,
+			seconds(h.StartNs), seconds(h.EndNs), h.F, h.InvokeIndex, h.CompletionIndex, t.token(h), cut)
+	} else {
+		title = fmt.Sprintf("%s holds %s [%s, %s): %d holdings drawn as one, tokens %s to %s", h.Server, h.Chunk,
+			seconds(h.StartNs), seconds(m.last.EndNs), m.n, t.token(h), t.token(m.last))
+	}
+	fmt.Fprintf(&t.b, "<i class=\"h s%d\" style=\"%s\" title=\"%s\"></i>", t.colour[h.Server], t.span(h.StartNs, m.last.EndNs), esc(title))
+}
+
+// token reads the fencing token from the holding's ok completion, "?"
+// when the history has none.
+func (t *timeline) token(h Holding) string {
+	i, ok := t.byIndex[h.CompletionIndex]
+	if !ok {
+		return "?"
+	}
+	var v struct {
+		Token json.Number `json:"token"`
+	}
+	if json.Unmarshal(t.history[i].Value, &v) != nil || v.Token == "" {
+		return "?"
+	}
+	return v.Token.String()
+}
+
+// violation marks the violating interval in red over the whole lane.
+func (t *timeline) violation(v Violation) {
 	title := fmt.Sprintf("%s on %s, servers %s, ops %v, [%s, %s]: %s", v.Kind, v.Chunk,
 		strings.Join(v.Servers, "/"), v.Ops, seconds(v.StartNs), seconds(v.EndNs), v.Text)
-	fmt.Fprintf(&t.b, "<rect class=\"violation\" data-kind=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "+
-		"fill=\"#E00000\" fill-opacity=\"0.35\" stroke=\"#E00000\" stroke-width=\"1\"><title>%s</title></rect>\n",
-		esc(v.Kind), x0, y, max(x1-x0, 2), tlLaneH, esc(title))
-	fmt.Fprintf(&t.b, "<path class=\"violation-mark\" d=\"M%.1f %d l-4 -6 h8 z\" fill=\"#E00000\"><title>%s</title></path>\n",
-		x0, y, esc(title))
+	fmt.Fprintf(&t.b, "<b class=\"v\" data-kind=\"%s\" style=\"%s\" title=\"%s\"></b>", esc(v.Kind), t.span(v.StartNs, v.EndNs), esc(title))
 }
 
-// legend shows each server's colour.
-func (t *timeline) legend(y int) {
-	servers := make([]string, 0, len(t.colours))
-	for s := range t.colours {
-		servers = append(servers, s)
+// rest sums up the chunks without a lane.
+func (t *timeline) restLine() {
+	if t.others.chunks == 0 {
+		return
 	}
-	slices.SortFunc(servers, compareNatural)
-	t.b.WriteString("<g class=\"legend\">\n")
-	x := tlLabelW
-	for _, s := range servers {
-		fmt.Fprintf(&t.b, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">%s</text>\n",
-			x, y, t.colours[s], x+16, y+10, esc(s))
-		x += 70
-	}
-	fmt.Fprintf(&t.b, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#E9DCA0\"/><text x=\"%d\" y=\"%d\">partition</text>\n",
-		x, y, x+16, y+10)
-	fmt.Fprintf(&t.b, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#E00000\"/><text x=\"%d\" y=\"%d\">violation</text>\n",
-		x+90, y, x+106, y+10)
-	t.b.WriteString("</g>\n")
+	fmt.Fprintf(&t.b, "<div class=\"row rest\"><span class=\"label\">%d other chunks (not drawn): %d ops, %d holdings, no violations</span></div>\n",
+		t.others.chunks, t.others.invoked, t.others.holdings)
 }
 
 func seconds(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) }
 
 func esc(s string) string { return html.EscapeString(s) }
+
+// FirstViolation is the earliest violation in a lease checker's details
+// (a LeaseResult), for pictures that zoom in on it.
+func FirstViolation(details any) (Violation, bool) {
+	lr, ok := details.(LeaseResult)
+	if p, isPtr := details.(*LeaseResult); isPtr && p != nil {
+		lr, ok = *p, true
+	}
+	if !ok || len(lr.Violations) == 0 {
+		return Violation{}, false
+	}
+	first := lr.Violations[0]
+	for _, v := range lr.Violations[1:] {
+		if v.StartNs < first.StartNs {
+			first = v
+		}
+	}
+	return first, true
+}

@@ -2,7 +2,9 @@ package workloads
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,8 +12,9 @@ import (
 	"testing"
 )
 
-// svgCounts parses the page as XML and counts elements by class.
-func svgCounts(t *testing.T, page []byte) map[string]int {
+// pageCounts parses the page as XML, counts elements by each of their
+// classes, and fails on anything the page would load from elsewhere.
+func pageCounts(t *testing.T, page []byte) map[string]int {
 	t.Helper()
 	d := xml.NewDecoder(bytes.NewReader(page))
 	d.Strict = true
@@ -24,18 +27,43 @@ func svgCounts(t *testing.T, page []byte) map[string]int {
 		if err != nil {
 			t.Fatalf("the timeline is not well-formed XML: %v", err)
 		}
-		if se, ok := tok.(xml.StartElement); ok {
-			counts["<"+se.Name.Local+">"]++
-			for _, a := range se.Attr {
-				if a.Name.Local == "class" {
-					counts[a.Value]++
+		se, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		counts["<"+se.Name.Local+">"]++
+		for _, a := range se.Attr {
+			switch a.Name.Local {
+			case "class":
+				for _, c := range strings.Fields(a.Value) {
+					counts[c]++
 				}
-				if a.Name.Local == "href" || a.Name.Local == "src" {
-					t.Errorf("the page loads %s=%q; it must be self-contained", a.Name.Local, a.Value)
+			case "src":
+				t.Errorf("the page loads src=%q; it must be self-contained", a.Value)
+			case "href":
+				if !strings.HasPrefix(a.Value, "#") {
+					t.Errorf("the page links to %q; it must be self-contained", a.Value)
 				}
 			}
 		}
 	}
+}
+
+// withToken adds "token" to the value of every ok grant and renew, as
+// the node's replies carry it.
+func withToken(t *testing.T, h []Op) []Op {
+	for i, op := range h {
+		if op.Type != OK || (op.F != FGrant && op.F != FRenew) {
+			continue
+		}
+		var v map[string]any
+		if err := json.Unmarshal(op.Value, &v); err != nil {
+			t.Fatal(err)
+		}
+		v["token"] = 1000 + i
+		h[i].Value, _ = json.Marshal(v)
+	}
+	return h
 }
 
 func TestLeaseTimelineMarksViolations(t *testing.T) {
@@ -47,7 +75,7 @@ func TestLeaseTimelineMarksViolations(t *testing.T) {
 	b.check(3, 300, 310, "ch_2", "cs1", false) // read saw the wrong holder
 	b.check(4, 0, 5, "ch_10", "", false)       // a third lane, with nothing held
 	b.nemesis(StopPartition, 700, 701)
-	h := b.history()
+	h := withToken(t, b.history())
 	res := CheckLease(h)
 	if res.Valid || len(res.Violations) != 2 {
 		t.Fatalf("negative control: %+v", res.Violations)
@@ -56,19 +84,81 @@ func TestLeaseTimelineMarksViolations(t *testing.T) {
 	if err := WriteLeaseTimeline(&page, h, res); err != nil {
 		t.Fatal(err)
 	}
-	c := svgCounts(t, page.Bytes())
-	if c["lane"] != 3 || c["violation"] != 2 || c["violation-mark"] != 2 || c["holding"] != 3 || c["partition"] != 1 {
-		t.Errorf("element counts %v: want 3 lanes, 2 violations and marks, 3 holdings, 1 partition", c)
+	c := pageCounts(t, page.Bytes())
+	if c["lane"] != 3 || c["violating"] != 2 || c["v"] != 2 || c["h"] != 3 || c["shade"] != 1 || c["f"] != 1 ||
+		c["axis"] != 2 || c["tick"] < 10 || c["legend"] != 1 || c["rest"] != 0 {
+		t.Errorf("element counts %v: want 3 lanes (2 violating), 2 violations, 3 holdings, 1 partition, 2 axes, a legend", c)
 	}
 	s := page.String()
 	for _, want := range []string{`data-chunk="ch_1"`, `data-chunk="ch_2"`, `data-chunk="ch_10"`,
-		"<title>two-primaries on ch_1", "<title>read-wrong-holder on ch_2", "cs1 holds ch_1 [0.010s, 1.000s) by grant ops"} {
+		`title="two-primaries on ch_1`, `title="read-wrong-holder on ch_2`, "cs1 holds ch_1 [0.010s, 1.000s) by grant ops",
+		fmt.Sprintf("token %d", 1000+res.Holdings[0].CompletionIndex), `<span class="verdict-invalid">INVALID</span>`, `<a href="#lane-0">ch_1</a>`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
 	if strings.Index(s, `data-chunk="ch_2"`) > strings.Index(s, `data-chunk="ch_10"`) {
 		t.Error("lanes are not in natural order (ch_2 before ch_10)")
+	}
+}
+
+// TestLeaseTimelineStaysSmall: 100 000 chunks, one of them with a
+// violation, give a lane for the violation, the busiest chunks up to the
+// limit and one line for the rest; the page stays under a megabyte.
+func TestLeaseTimelineStaysSmall(t *testing.T) {
+	res := LeaseResult{Chunks: map[string]ChunkCounts{}}
+	const chunks = 100_000
+	for i := range chunks {
+		c := fmt.Sprintf("ch_%d", i)
+		n := 1 + i%7
+		res.Chunks[c] = ChunkCounts{Invoked: 2 * n, OK: 2 * n, Holdings: n}
+		for k := range n {
+			start := int64(i%300)*1e9 + int64(k)*2e8
+			res.Holdings = append(res.Holdings, Holding{Chunk: c, Server: fmt.Sprintf("cs%d", k%3), F: FGrant,
+				StartNs: start, EndNs: start + 1e8, InvokeIndex: 2 * i, CompletionIndex: 2*i + 1})
+		}
+	}
+	res.Violations = []Violation{{Kind: TwoPrimaries, Chunk: "ch_7", Servers: []string{"cs0", "cs1"}, StartNs: 1e9, EndNs: 2e9, Text: "overlap"}}
+	var page bytes.Buffer
+	if err := WriteLeaseTimeline(&page, nil, res); err != nil {
+		t.Fatal(err)
+	}
+	if page.Len() > 1<<20 {
+		t.Errorf("the page is %d bytes for %d chunks; want at most 1 MiB", page.Len(), chunks)
+	}
+	c := pageCounts(t, page.Bytes())
+	lim := DefaultTimelineLimits
+	if c["lane"] != lim.BusiestLanes+1 || c["violating"] != 1 || c["rest"] != 1 {
+		t.Errorf("counts %v: want %d lanes (1 violating) and a summary line", c, lim.BusiestLanes+1)
+	}
+	if want := fmt.Sprintf("%d other chunks (not drawn)", chunks-lim.BusiestLanes-1); !strings.Contains(page.String(), want) {
+		t.Errorf("the page lacks %q", want)
+	}
+}
+
+// TestMergeHoldings: a lane over its budget draws back-to-back holdings
+// of one server as one bar, and never merges two servers.
+func TestMergeHoldings(t *testing.T) {
+	var hs []Holding
+	for i := range int64(3000) {
+		hs = append(hs, Holding{Chunk: "ch_1", Server: fmt.Sprintf("cs%d", i/1000), StartNs: i * 1e6, EndNs: i*1e6 + 9e5})
+	}
+	if got := mergeHoldings(hs, 3e9, 5000); len(got) != 3000 {
+		t.Errorf("within budget: %d marks, want 3000", len(got))
+	}
+	got := mergeHoldings(hs, 3e9, 400)
+	if len(got) > 400 {
+		t.Errorf("%d marks over a budget of 400", len(got))
+	}
+	total := 0
+	for _, m := range got {
+		total += m.n
+		if m.first.Server != m.last.Server {
+			t.Errorf("a mark spans servers %s and %s", m.first.Server, m.last.Server)
+		}
+	}
+	if total != 3000 {
+		t.Errorf("marks stand for %d holdings, want 3000", total)
 	}
 }
 
@@ -89,8 +179,11 @@ func TestLeaseReporterWritesTheTimelineFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := svgCounts(t, page); c["lane"] != 1 || c["holding"] != 1 || c["violation"] != 0 {
+	if c := pageCounts(t, page); c["lane"] != 1 || c["h"] != 1 || c["v"] != 0 {
 		t.Errorf("element counts %v", c)
+	}
+	if !strings.Contains(string(page), "token ?") {
+		t.Error("a holding without a token in the history does not say so")
 	}
 	if err := rep.Report(filepath.Join(dir, "missing"), h, Result{}); err == nil {
 		t.Error("writing into a missing directory did not fail")

@@ -29,6 +29,7 @@ func (r *runner) finish(runErr error) Outcome {
 	if runErr != nil {
 		res.Error = runErr.Error()
 	}
+	r.writeReport(res, history) // report.go: messages.svg and index.html
 	out := Outcome{Exit: res.ExitCode, Dir: r.dir, Err: runErr, Results: res}
 	if err := writeResults(r.dir, res); err != nil {
 		r.console.println("ERROR writing results.json: " + err.Error())

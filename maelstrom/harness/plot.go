@@ -1,17 +1,21 @@
 package harness
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"chunklease/workloads"
 )
@@ -22,21 +26,65 @@ const (
 	rateGraphFile    = "rate.png"
 )
 
-// Colours: Jepsen's perf graphs colour ok, info and fail ops like this,
-// and shade partitions in partitionColor.
-var (
-	typeColors = map[string]color.Color{
-		workloads.OK:   rgb(0x81, 0xBF, 0xFC),
-		workloads.Info: rgb(0xFF, 0xA4, 0x00),
-		workloads.Fail: rgb(0xFF, 0x1E, 0x90),
-	}
-	partitionColor = color.NRGBA{R: 0xE9, G: 0xDC, B: 0xA0, A: 0xC0}
-	glyphs         = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{},
-		draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
-	completionTypes = []string{workloads.OK, workloads.Info, workloads.Fail}
+// Picture size: 11 x 5.5 inches at 96 dpi, the right 2.1 inches for the
+// legend, so the legend never covers data.
+const (
+	graphW   = 11 * vg.Inch
+	graphH   = 5.5 * vg.Inch
+	legendW  = 2.1 * vg.Inch
+	graphDPI = 96
 )
 
+// knownFs fixes the colour and marker of every f the project's workloads
+// write, in this order, so a colour means the same op in every run. Other
+// fs follow in alphabetical order.
+var knownFs = []string{workloads.FGrant, workloads.FRenew, workloads.FCheck, workloads.FRelease,
+	"echo", "start", "stop", "status"}
+
+// Colour families tell ok from failures at a glance: ok ops are cool
+// (blues, greens, purples), fail ops reds and pinks, info (unknown) ops
+// oranges and browns. Within a family, the f picks the shade.
+var familyColours = map[string][]color.Color{
+	workloads.OK: {rgb(0x1F, 0x77, 0xB4), rgb(0x2C, 0xA0, 0x2C), rgb(0x17, 0xBE, 0xCF), rgb(0x6A, 0x3D, 0x9A),
+		rgb(0x08, 0x30, 0x6B), rgb(0x00, 0x6D, 0x2C), rgb(0x9E, 0x9A, 0xC8), rgb(0x41, 0xAB, 0x5D)},
+	workloads.Fail: {rgb(0xD6, 0x27, 0x28), rgb(0xE7, 0x29, 0x8A), rgb(0x99, 0x00, 0x0D), rgb(0xFB, 0x6A, 0x4A),
+		rgb(0xC5, 0x1B, 0x7D), rgb(0xEF, 0x3B, 0x2C), rgb(0x67, 0x00, 0x0D), rgb(0xF7, 0x68, 0xA1)},
+	workloads.Info: {rgb(0xFF, 0x7F, 0x0E), rgb(0xB1, 0x59, 0x28), rgb(0xE6, 0xAB, 0x02), rgb(0xA6, 0x76, 0x1D),
+		rgb(0xFD, 0x8D, 0x3C), rgb(0x8C, 0x2D, 0x04), rgb(0xFE, 0xC4, 0x4F), rgb(0xD9, 0x48, 0x01)},
+}
+
+// completionTypes is the legend order within an f.
+var completionTypes = []string{workloads.OK, workloads.Fail, workloads.Info}
+
+var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{},
+	draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
+
 func rgb(r, g, b uint8) color.Color { return color.NRGBA{R: r, G: g, B: b, A: 0xFF} }
+
+// opStyle is the colour and marker of an f and completion type.
+func opStyle(fs []string, f, typ string) (color.Color, draw.GlyphDrawer) {
+	i := slices.Index(fs, f)
+	fam := familyColours[typ]
+	if fam == nil {
+		fam = familyColours[workloads.Info]
+	}
+	return fam[i%len(fam)], glyphs[i%len(glyphs)]
+}
+
+// orderFs returns the fs of the ops in the fixed order: knownFs first,
+// then the others alphabetically. Every known f keeps its place (and so
+// its colour) whether or not it occurs.
+func orderFs(ops []completedOp) []string {
+	fs := slices.Clone(knownFs)
+	var extra []string
+	for _, op := range ops {
+		if !slices.Contains(fs, op.f) && !slices.Contains(extra, op.f) {
+			extra = append(extra, op.f)
+		}
+	}
+	slices.Sort(extra)
+	return append(fs, extra...)
+}
 
 // drawPerf draws latency-raw.png and rate.png into the run directory. A
 // picture that cannot be drawn is reported in the result, not fatal.
@@ -47,21 +95,24 @@ func (r *runner) drawPerf(history []workloads.Op) (res PerfResult) {
 			r.console.println("WARN " + res.Error)
 		}
 	}()
-	ops := completedOps(history)
-	parts := partitionSpans(history, r.now())
 	res = PerfResult{Valid: true}
-	if err := latencyGraph(ops, parts, r.now(), filepath.Join(r.dir, latencyGraphFile)); err != nil {
-		res.Error = err.Error()
-		r.console.println("WARN " + err.Error())
-		return res
-	}
-	if err := rateGraph(ops, parts, r.now(), filepath.Join(r.dir, rateGraphFile)); err != nil {
+	if err := drawGraphs(history, r.now(), r.dir); err != nil {
 		res.Error = err.Error()
 		r.console.println("WARN " + err.Error())
 		return res
 	}
 	res.LatencyGraph, res.RateGraph = latencyGraphFile, rateGraphFile
 	return res
+}
+
+// drawGraphs writes both pictures for a history that ended at end.
+func drawGraphs(history []workloads.Op, end time.Duration, dir string) error {
+	ops := completedOps(history)
+	faults := faultSpans(history, end)
+	if err := latencyGraph(ops, faults, end, filepath.Join(dir, latencyGraphFile)); err != nil {
+		return err
+	}
+	return rateGraph(ops, faults, end, filepath.Join(dir, rateGraphFile))
 }
 
 // completedOp is a client op with its completion.
@@ -87,44 +138,48 @@ func completedOps(history []workloads.Op) []completedOp {
 	return out
 }
 
-// partitionSpans are the partitions in seconds; one still in force at the
-// end of the history ends at end.
-func partitionSpans(history []workloads.Op, end time.Duration) [][2]float64 {
-	var out [][2]float64
-	for _, iv := range workloads.Partitions(history) {
-		stop := iv.EndNs
+// faultSpan is a fault period in seconds; one still in force at the end
+// of the history ends at end.
+type faultSpan struct {
+	kind       string
+	start, end float64
+}
+
+func faultSpans(history []workloads.Op, end time.Duration) []faultSpan {
+	var out []faultSpan
+	for _, f := range workloads.Faults(history) {
+		stop := f.EndNs
 		if stop == math.MaxInt64 {
 			stop = int64(end)
 		}
-		out = append(out, [2]float64{float64(iv.StartNs) / 1e9, float64(stop) / 1e9})
+		out = append(out, faultSpan{f.Kind, float64(f.StartNs) / 1e9, float64(stop) / 1e9})
 	}
 	return out
 }
 
-// fNames lists the distinct fs in order of first appearance.
-func fNames(ops []completedOp) []string {
-	var fs []string
-	for _, op := range ops {
-		if !slices.Contains(fs, op.f) {
-			fs = append(fs, op.f)
-		}
-	}
-	return fs
+// newGraph starts a plot with the axes every graph shares.
+func newGraph(title string, end time.Duration) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "Time since the test started (s)"
+	p.X.Min, p.X.Max = 0, max(end.Seconds(), 0.001)
+	p.X.Tick.Marker = niceTicks{n: 12}
+	p.Add(plotter.NewGrid())
+	return p
 }
 
 // latencyGraph plots one point per completed op at its invoke time:
-// colour by ok/info/fail, shape by f, partitions shaded, log latency axis.
-func latencyGraph(ops []completedOp, parts [][2]float64, end time.Duration, path string) error {
-	p := plot.New()
-	p.Title.Text = "Raw latency"
-	p.X.Label.Text = "Time (s)"
-	p.Y.Label.Text = "Latency (ms)"
+// colour by f within the completion type's colour family, shape by f,
+// faults shaded, log latency axis.
+func latencyGraph(ops []completedOp, faults []faultSpan, end time.Duration, path string) error {
+	p := newGraph("Latency of every op (at its invoke time)", end)
+	p.Y.Label.Text = "Latency (ms, log scale)"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Legend.Top = true
-	p.X.Min, p.X.Max = 0, end.Seconds()
-	addPartitions(p, parts)
-	for fi, f := range fNames(ops) {
+	p.Y.Tick.Marker = logTicks{}
+	legend := newOutsideLegend()
+	addFaults(p, &legend, faults)
+	fs := orderFs(ops)
+	for _, f := range fs {
 		for _, typ := range completionTypes {
 			var xys plotter.XYs
 			for _, op := range ops {
@@ -139,18 +194,19 @@ func latencyGraph(ops []completedOp, parts [][2]float64, end time.Duration, path
 			if err != nil {
 				return fmt.Errorf("latency graph: %w", err)
 			}
-			s.GlyphStyle = draw.GlyphStyle{Color: typeColors[typ], Radius: vg.Points(2), Shape: glyphs[fi%len(glyphs)]}
+			c, g := opStyle(fs, f, typ)
+			s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(2.2), Shape: g}
 			p.Add(s)
-			p.Legend.Add(f+" "+typ, s)
+			legend.Add(fmt.Sprintf("%s %s (%d)", f, typ, len(xys)), s)
 		}
 	}
 	if len(ops) == 0 {
-		p.Y.Scale, p.Y.Tick.Marker = plot.LinearScale{}, plot.DefaultTicks{}
+		p.Y.Scale, p.Y.Tick.Marker = plot.LinearScale{}, niceTicks{n: 8}
 		p.Y.Min, p.Y.Max = 0, 1
 	} else {
 		p.Y.Min, p.Y.Max = decades(ops)
 	}
-	return save(p, path)
+	return saveWithLegend(p, legend, path)
 }
 
 // minLatencyMs is the floor of the log latency axis: a zero latency (a
@@ -173,87 +229,140 @@ func decades(ops []completedOp) (lo, hi float64) {
 	return lo, hi
 }
 
-// rateGraph plots completions per second for each f and type, in
-// buckets, partitions shaded.
-func rateGraph(ops []completedOp, parts [][2]float64, end time.Duration, path string) error {
-	p := plot.New()
-	p.Title.Text = "Throughput"
-	p.X.Label.Text = "Time (s)"
-	p.Y.Label.Text = "Throughput (ops/s)"
-	p.Legend.Top = true
-	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, end.Seconds(), 0, 1
-	addPartitions(p, parts)
-	bucketS := rateBucket(end)
-	lastS := 0.0
+// rateSeries counts completions per second in full buckets of bucketS
+// from 0; a last bucket that the run did not fill is left out (a rate
+// over part of a bucket would read as a drop).
+func rateSeries(ops []completedOp, match func(completedOp) bool, bucketS, endS float64) plotter.XYs {
+	n := int(endS / bucketS)
+	counts := make([]float64, n)
 	for _, op := range ops {
-		lastS = max(lastS, op.invokeS)
+		if i := int(op.invokeS / bucketS); i < n && match(op) {
+			counts[i]++
+		}
 	}
-	n := int(lastS/bucketS) + 1 // no empty bucket after the last invocation
-	for fi, f := range fNames(ops) {
+	xys := make(plotter.XYs, n)
+	for i, c := range counts {
+		xys[i] = plotter.XY{X: (float64(i) + 0.5) * bucketS, Y: c / bucketS}
+	}
+	return xys
+}
+
+// rateGraph plots completions per second for each f and type, faults
+// shaded; ok lines are solid, fail dashed, info dotted.
+func rateGraph(ops []completedOp, faults []faultSpan, end time.Duration, path string) error {
+	p := newGraph("Throughput", end)
+	bucketS := rateBucket(end)
+	p.Y.Label.Text = fmt.Sprintf("Completions per second (%gs buckets, by invoke time)", bucketS)
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Y.Tick.Marker = niceTicks{n: 8}
+	legend := newOutsideLegend()
+	addFaults(p, &legend, faults)
+	fs := orderFs(ops)
+	for _, f := range fs {
 		for _, typ := range completionTypes {
-			counts := make([]float64, n)
-			any := false
-			for _, op := range ops {
-				if op.f == f && op.typ == typ {
-					counts[min(int(op.invokeS/bucketS), n-1)]++
-					any = true
-				}
-			}
-			if !any {
+			has := slices.ContainsFunc(ops, func(op completedOp) bool { return op.f == f && op.typ == typ })
+			xys := rateSeries(ops, func(op completedOp) bool { return op.f == f && op.typ == typ }, bucketS, end.Seconds())
+			if !has || len(xys) == 0 {
 				continue
 			}
-			xys := make(plotter.XYs, n)
-			for i, c := range counts {
-				xys[i] = plotter.XY{X: (float64(i) + 0.5) * bucketS, Y: c / bucketS}
-			}
-			l, err := plotter.NewLine(xys)
+			l, s, err := plotter.NewLinePoints(xys)
 			if err != nil {
 				return fmt.Errorf("rate graph: %w", err)
 			}
-			l.LineStyle = draw.LineStyle{Color: typeColors[typ], Width: vg.Points(1.5), Dashes: dashes(fi)}
-			p.Add(l)
-			p.Legend.Add(f+" "+typ, l)
+			c, g := opStyle(fs, f, typ)
+			l.LineStyle = draw.LineStyle{Color: c, Width: vg.Points(1.6), Dashes: typeDashes[typ]}
+			s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(2), Shape: g}
+			p.Add(l, s)
+			legend.Add(f+" "+typ, l, s)
 		}
 	}
-	return save(p, path)
+	if n := int(end.Seconds() / bucketS); float64(n)*bucketS < end.Seconds()-1e-9 {
+		p.X.Label.Text += fmt.Sprintf("; the last %.2gs, a partial bucket, is not drawn", end.Seconds()-float64(n)*bucketS)
+	}
+	return saveWithLegend(p, legend, path)
+}
+
+// typeDashes: ok solid, fail dashed, info dotted.
+var typeDashes = map[string][]vg.Length{
+	workloads.OK:   nil,
+	workloads.Fail: {vg.Points(6), vg.Points(3)},
+	workloads.Info: {vg.Points(1.5), vg.Points(2.5)},
 }
 
 // rateBucket is the rate graph's bucket width in seconds: Jepsen's 10 s
-// for long runs, and a tenth of the run (at least 0.1 s) for short ones,
-// so a 30 s test still shows a curve.
+// for long runs, and a tenth of the run (at least 0.1 s, rounded to 1, 2
+// or 5) for short ones, so a 30 s test still shows a curve.
 func rateBucket(end time.Duration) float64 {
-	return min(10, max(0.1, end.Seconds()/10))
+	return min(10, max(0.1, workloads.NiceStep(end.Seconds()/12)))
 }
 
-// dashes gives each f its own line pattern.
-func dashes(i int) []vg.Length {
-	patterns := [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)},
-		{vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)}}
-	return patterns[i%len(patterns)]
+// newOutsideLegend is a legend drawn in its own strip right of the plot.
+func newOutsideLegend() plot.Legend {
+	l := plot.NewLegend()
+	l.Top, l.Left = true, true
+	l.Padding = vg.Points(2)
+	l.TextStyle.Font.Size = vg.Points(10)
+	l.ThumbnailWidth = vg.Points(22)
+	return l
 }
 
-func save(p *plot.Plot, path string) error {
-	if err := p.Save(9*vg.Inch, 5*vg.Inch, path); err != nil {
+// saveWithLegend draws the plot left of a legend strip and writes a PNG.
+func saveWithLegend(p *plot.Plot, legend plot.Legend, path string) error {
+	img := vgimg.NewWith(vgimg.UseWH(graphW, graphH), vgimg.UseDPI(graphDPI))
+	c := draw.New(img)
+	p.Draw(draw.Crop(c, 0, -legendW, 0, 0))
+	strip := draw.Crop(c, graphW-legendW+vg.Points(8), 0, 0, -vg.Points(28))
+	legend.Draw(strip)
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("drawing %s: %w", filepath.Base(path), err)
+	}
+	_, err = vgimg.PngCanvas{Canvas: img}.WriteTo(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("drawing %s: %w", filepath.Base(path), err)
 	}
 	return nil
 }
 
-// addPartitions shades the partition spans and names them in the legend.
-func addPartitions(p *plot.Plot, spans [][2]float64) {
-	if len(spans) == 0 {
-		return
+// addFaults shades the fault periods, one colour per kind, and names
+// each kind present in the legend.
+func addFaults(p *plot.Plot, legend *plot.Legend, faults []faultSpan) {
+	for _, kind := range workloads.FaultKinds {
+		var spans [][2]float64
+		for _, f := range faults {
+			if f.kind == kind {
+				spans = append(spans, [2]float64{f.start, f.end})
+			}
+		}
+		if len(spans) == 0 {
+			continue
+		}
+		shade := faultShade{spans: spans, colour: faultColour(kind)}
+		p.Add(shade)
+		legend.Add(fmt.Sprintf("%s (%d)", kind, len(spans)), shade)
 	}
-	shade := partitionShade{spans: spans}
-	p.Add(shade)
-	p.Legend.Add("partition", shade)
 }
 
-// partitionShade fills the full height of the plot over each span.
-type partitionShade struct{ spans [][2]float64 }
+// faultColour is the timeline's colour for kind, translucent.
+func faultColour(kind string) color.Color {
+	v, err := strconv.ParseUint(workloads.FaultColour(kind)[1:], 16, 32)
+	if err != nil {
+		return color.NRGBA{A: 0x40}
+	}
+	return color.NRGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 0x70}
+}
+
+// faultShade fills the full height of the plot over each span.
+type faultShade struct {
+	spans  [][2]float64
+	colour color.Color
+}
 
 // Plot implements plot.Plotter.
-func (s partitionShade) Plot(c draw.Canvas, p *plot.Plot) {
+func (s faultShade) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, _ := p.Transforms(&c)
 	for _, sp := range s.spans {
 		x0 := max(trX(sp[0]), c.Min.X)
@@ -261,20 +370,53 @@ func (s partitionShade) Plot(c draw.Canvas, p *plot.Plot) {
 		if x1 <= x0 {
 			continue
 		}
-		c.FillPolygon(partitionColor, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
+		c.FillPolygon(s.colour, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
 	}
-}
-
-// DataRange keeps the spans inside the x axis.
-func (s partitionShade) DataRange() (xmin, xmax, ymin, ymax float64) {
-	xmin, xmax = math.Inf(1), math.Inf(-1)
-	for _, sp := range s.spans {
-		xmin, xmax = min(xmin, sp[0]), max(xmax, sp[1])
-	}
-	return xmin, xmax, math.Inf(1), math.Inf(-1) // no say on y
 }
 
 // Thumbnail draws the legend swatch.
-func (s partitionShade) Thumbnail(c *draw.Canvas) {
-	c.FillPolygon(partitionColor, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
+func (s faultShade) Thumbnail(c *draw.Canvas) {
+	c.FillPolygon(s.colour, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
+}
+
+// niceTicks labels about n round values (1, 2 or 5 times a power of
+// ten) with four unlabelled ticks between them.
+type niceTicks struct{ n int }
+
+// Ticks implements plot.Ticker.
+func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	minor := workloads.NiceStep((hi-lo)/float64(t.n)) / 5
+	var out []plot.Tick
+	for k := int64(math.Ceil(lo/minor - 1e-9)); float64(k)*minor <= hi+minor*1e-9; k++ {
+		v := float64(k) * minor
+		label := ""
+		if k%5 == 0 {
+			label = strconv.FormatFloat(v, 'g', 6, 64)
+		}
+		out = append(out, plot.Tick{Value: v, Label: label})
+	}
+	return out
+}
+
+// logTicks labels 1, 2 and 5 times each power of ten, and marks the other
+// integers between.
+type logTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
+		for m := 1.0; m < 10; m++ {
+			v := m * math.Pow(10, e)
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			label := ""
+			if m == 1 || m == 2 || m == 5 {
+				label = strconv.FormatFloat(v, 'g', 6, 64)
+			}
+			out = append(out, plot.Tick{Value: v, Label: label})
+		}
+	}
+	return slices.SortedFunc(slices.Values(out), func(a, b plot.Tick) int { return cmp.Compare(a.Value, b.Value) })
 }

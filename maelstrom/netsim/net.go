@@ -33,6 +33,7 @@ type Net struct {
 	closed  map[string]bool            // clients closed so far
 	drops   map[string]map[string]bool // receiver -> senders it drops
 	stats   Stats
+	journal journal // bounded record of the messages, for the report (journal.go)
 }
 
 // New returns an empty network with the given latency model, which must be
@@ -97,7 +98,7 @@ func (n *Net) Send(src, dest string, body json.RawMessage) (Message, error) {
 	}
 	in := n.inboxes[dest]
 	heap.Push(&in.queue, pending{deadline: time.Now().Add(delay), msg: m})
-	n.stats.count(m, sent)
+	n.note(m, sent)
 	select {
 	case in.ready <- struct{}{}:
 	default: // the receiver has already been told the inbox is not empty
@@ -134,7 +135,7 @@ func (n *Net) Recv(ctx context.Context, name string) (Message, error) {
 			return Message{}, err
 		}
 		n.mu.Lock()
-		n.stats.count(p.msg, delivered)
+		n.note(p.msg, delivered)
 		n.mu.Unlock()
 		return p.msg, nil
 	}
@@ -154,7 +155,7 @@ func (n *Net) take(ctx context.Context, name string) (pending, error) {
 			p := heap.Pop(&in.queue).(pending)
 			if n.drops[name][p.msg.Src] {
 				p.dropped = true
-				n.stats.count(p.msg, dropped)
+				n.note(p.msg, dropped)
 			}
 			n.mu.Unlock()
 			return p, nil

@@ -1,0 +1,106 @@
+package harness
+
+import (
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"gonum.org/v1/plot/vg"
+
+	"chunklease/workloads"
+)
+
+// plotHistory is a small lease-like history: every f, ok and failed and
+// unknown completions, a partition, a kill and a pause.
+func plotHistory() []workloads.Op {
+	var h []workloads.Op
+	add := func(ms int64, p workloads.Process, typ, f, value string) {
+		h = append(h, workloads.Op{Index: len(h), Time: ms * 1e6, Process: p, Type: typ, F: f, Value: json.RawMessage(value)})
+	}
+	nem := workloads.NemesisProcess
+	fs := []string{workloads.FCheck, workloads.FGrant, workloads.FRenew, workloads.FRelease}
+	for i := range int64(400) {
+		p := workloads.Process{ID: int(i % 5)}
+		typ := []string{workloads.OK, workloads.OK, workloads.OK, workloads.Fail, workloads.Info}[i%5]
+		add(i*25, p, workloads.Invoke, fs[i%4], `{}`)
+		add(i*25+2+i%7, p, typ, fs[i%4], `{}`)
+		switch i {
+		case 40:
+			add(i*25, nem, workloads.Info, workloads.StartPartition, `"majority"`)
+		case 120:
+			add(i*25, nem, workloads.Info, workloads.StopPartition, `null`)
+		case 200:
+			add(i*25, nem, workloads.Info, "kill", `["n1"]`)
+		case 260:
+			add(i*25, nem, workloads.Info, "start", `["n1"]`)
+		case 300:
+			add(i*25, nem, workloads.Info, "pause", `["n2"]`)
+		}
+	}
+	return h
+}
+
+// TestDrawGraphs draws both pictures, and keeps them when
+// PLOT_OUT names a directory (to look at them).
+func TestDrawGraphs(t *testing.T) {
+	dir := os.Getenv("PLOT_OUT")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := drawGraphs(plotHistory(), 10*time.Second+300*time.Millisecond, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{latencyGraphFile, rateGraphFile} {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if b := img.Bounds(); b.Dx() != int(graphW/vg.Inch*graphDPI) || b.Dy() != int(graphH/vg.Inch*graphDPI) {
+			t.Errorf("%s is %v", name, b)
+		}
+	}
+}
+
+// TestOpColoursAreStable: an f keeps its colour whatever else the run
+// holds, and ok, fail and info never share a colour.
+func TestOpColoursAreStable(t *testing.T) {
+	a := orderFs([]completedOp{{f: "check"}})
+	b := orderFs([]completedOp{{f: "zap"}, {f: "grant"}, {f: "check"}, {f: "aaa"}})
+	ca, _ := opStyle(a, "check", workloads.OK)
+	cb, _ := opStyle(b, "check", workloads.OK)
+	if ca != cb {
+		t.Errorf("check ok is %v in one run and %v in another", ca, cb)
+	}
+	if got := b[len(knownFs):]; !slices.Equal(got, []string{"aaa", "zap"}) {
+		t.Errorf("unknown fs in order %v, want alphabetical", got)
+	}
+	seen := map[any]string{}
+	for _, f := range knownFs {
+		for _, typ := range completionTypes {
+			c, _ := opStyle(b, f, typ)
+			if prev, dup := seen[c]; dup {
+				t.Errorf("%s %s has the colour of %s", f, typ, prev)
+			}
+			seen[c] = f + " " + typ
+		}
+	}
+}
+
+// TestRateSeriesDropsPartialBucket: 10.3 s in 1 s buckets gives ten
+// points; the last 0.3 s is not drawn as a rate.
+func TestRateSeriesDropsPartialBucket(t *testing.T) {
+	ops := []completedOp{{invokeS: 0.5}, {invokeS: 0.7}, {invokeS: 9.9}, {invokeS: 10.1}}
+	xys := rateSeries(ops, func(completedOp) bool { return true }, 1, 10.3)
+	if len(xys) != 10 || xys[0].Y != 2 || xys[9].Y != 1 || xys[9].X != 9.5 {
+		t.Errorf("series %v", xys)
+	}
+}

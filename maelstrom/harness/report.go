@@ -1,0 +1,163 @@
+package harness
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"chunklease/workloads"
+)
+
+// indexFile is the run's front page: the verdict, the key figures and a
+// link to every other file.
+const indexFile = "index.html"
+
+// writeReport writes the message diagram and the index page into the run
+// directory and lists them in res.Reports. Neither can change the
+// verdict: a failure is a warning. It is the only call finish makes into
+// this file.
+func (r *runner) writeReport(res *Results, history []workloads.Op) {
+	if r.net != nil {
+		r.guard("the message diagram", func() {
+			start, panels := r.start, diagramPanels(history, res.Checker)
+			if start.IsZero() { // the run failed before its main phase: show init
+				start = r.started
+				panels = []diagramPanel{{title: "The run's first seconds, init included (the run failed before its main phase)", toNs: int64(2 * diagramHead)}}
+			}
+			if err := writeMessageDiagram(filepath.Join(r.dir, messagesFile), r.net.Journal(), start, history, r.o.Nodes, panels); err != nil {
+				panic(err)
+			}
+			res.Reports = append(res.Reports, messagesFile)
+		})
+	}
+	r.guard("the index page", func() {
+		res.Reports = append(res.Reports, indexFile)
+		if err := os.WriteFile(filepath.Join(r.dir, indexFile), r.indexPage(res), 0o644); err != nil {
+			res.Reports = res.Reports[:len(res.Reports)-1]
+			panic(err)
+		}
+	})
+}
+
+// fileNotes describe the files a run directory may hold, in the order
+// the index lists them.
+var fileNotes = []struct{ name, note string }{
+	{workloads.LeaseTimelineFile, "lease timeline: who held each chunk when, the faults, every violation"},
+	{messagesFile, "message diagram (Lamport): the first seconds, and the messages about the chunk of the first violation"},
+	{latencyGraphFile, "latency of every op at its invoke time, faults shaded"},
+	{rateGraphFile, "throughput per op and outcome, faults shaded"},
+	{"history.jsonl", "the history: one op a line (invoke, ok, fail, info; nemesis ops)"},
+	{"results.json", "every checker's verdict and the figures"},
+}
+
+const indexCSS = `body{font:14px/1.45 sans-serif;margin:16px 24px;color:#222;max-width:1200px}
+h1{font-size:22px;margin:0 0 6px}.valid{color:#1a7f37}.invalid{color:#c00}.unknown{color:#b35900}
+table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 12px 3px 0;text-align:left;vertical-align:top}
+th{font-weight:normal;color:#555}code{background:#f3f3f3;padding:1px 4px}
+.graphs img{width:100%;max-width:1056px;border:1px solid #ddd;margin:6px 0}
+ul{padding-left:20px}`
+
+// indexPage renders index.html: self-contained, links relative to the
+// run directory.
+func (r *runner) indexPage(res *Results) []byte {
+	var b bytes.Buffer
+	cls, word := r.verdictWords(res)
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"/><title>%s run: %s</title>\n<style>%s</style></head>\n<body>\n",
+		esc(res.Workload), esc(word), indexCSS)
+	fmt.Fprintf(&b, "<h1 id=\"verdict\">%s run: <span class=\"%s\">%s</span></h1>\n", esc(res.Workload), cls, esc(word))
+	if res.Error != "" {
+		fmt.Fprintf(&b, "<pre class=\"error\">%s</pre>\n", esc(res.Error))
+	}
+	b.WriteString("<table class=\"figures\">\n")
+	for _, kv := range r.keyFigures(res) {
+		fmt.Fprintf(&b, "<tr><th>%s</th><td>%s</td></tr>\n", esc(kv[0]), kv[1])
+	}
+	b.WriteString("</table>\n<h2>Files</h2>\n<ul class=\"files\">\n")
+	for _, f := range r.indexFiles(res) {
+		fmt.Fprintf(&b, "<li><a href=\"%s\">%s</a>%s</li>\n", esc(f[0]), esc(f[0]), f[1])
+	}
+	b.WriteString("</ul>\n<div class=\"graphs\">\n")
+	for _, g := range []string{res.Perf.LatencyGraph, res.Perf.RateGraph} {
+		if g != "" {
+			fmt.Fprintf(&b, "<a href=\"%s\"><img src=\"%s\" alt=\"%s\"/></a>\n", g, g, g)
+		}
+	}
+	b.WriteString("</div>\n</body>\n</html>\n")
+	return b.Bytes()
+}
+
+// verdictWords are the CSS class and the words of the verdict.
+func (r *runner) verdictWords(res *Results) (string, string) {
+	switch {
+	case res.Valid:
+		return "valid", "valid"
+	case res.Error != "" || res.Checks.Workload == nil:
+		return "unknown", "no verdict (the run failed)"
+	}
+	return "invalid", "INVALID: " + r.failedChecks(res)
+}
+
+// keyFigures are the rows of the figures table; values are HTML.
+func (r *runner) keyFigures(res *Results) [][2]string {
+	s := res.Stats
+	rows := [][2]string{
+		{"started", esc(res.Started.Format("2006-01-02 15:04:05 MST")) + fmt.Sprintf(", %.1f s in all", res.Duration.Seconds())},
+		{"nodes", esc(strings.Join(r.o.Nodes, " "))},
+		{"ops", fmt.Sprintf("%d completed: %d ok, %d fail, %d info; ok fraction %.3f", s.Count, s.OKCount, s.FailCount, s.InfoCount, res.Availability.OKFraction)},
+	}
+	if n := res.Net; n.All.MsgsPerOp != nil {
+		rows = append(rows, [2]string{"network", fmt.Sprintf("%d messages, %.1f per op (%.1f node-to-node), %d dropped by partitions",
+			n.All.MsgCount, *n.All.MsgsPerOp, *n.Servers.MsgsPerOp, n.All.DropCount)})
+	}
+	rows = append(rows, leaseFigures(res)...)
+	rows = append(rows,
+		[2]string{"seed", fmt.Sprintf("<code>%d</code> (the same seed replays the nemesis schedule and the latency draws; README: Reproducing a run)", res.Seed)},
+		[2]string{"command", "<code>" + esc(strings.Join(res.Command, " ")) + "</code>"})
+	return rows
+}
+
+// leaseFigures are the lease workload's own figures, when it ran.
+func leaseFigures(res *Results) [][2]string {
+	var rows [][2]string
+	if lr, ok := res.Checker.(workloads.LeaseResult); ok {
+		text := fmt.Sprintf("%d chunks, %d holdings, %d violations", len(lr.Chunks), len(lr.Holdings), len(lr.Violations))
+		if v, ok := workloads.FirstViolation(lr); ok {
+			text += fmt.Sprintf("; the first: %s on %s at %.3f s (<a href=\"%s\">timeline</a>, <a href=\"%s\">messages</a>)",
+				esc(v.Kind), esc(v.Chunk), float64(v.StartNs)/1e9, workloads.LeaseTimelineFile, messagesFile)
+		}
+		rows = append(rows, [2]string{"lease checker", text})
+	}
+	if st, ok := res.WorkloadStats.(workloads.LeaseStatsResult); ok {
+		a := st.Availability
+		rows = append(rows,
+			[2]string{"availability", fmt.Sprintf("ok fraction %.3f outside partitions, %.3f inside", a.OutsidePartition.All.Fraction, a.InsidePartition.All.Fraction)},
+			[2]string{"failover", fmt.Sprintf("%d times, median %.0f ms, max %.0f ms; %d holdings began inside partitions",
+				st.Failover.Count, st.Failover.MedianMs, st.Failover.MaxMs, st.HoldingsInPartitions)})
+	}
+	return rows
+}
+
+// indexFiles lists the run's files with their notes: the known ones in
+// order, then the others, then each node's log.
+func (r *runner) indexFiles(res *Results) [][2]string {
+	present := listFiles(r.dir)
+	var out [][2]string
+	for _, f := range fileNotes {
+		if slices.Contains(present, f.name) || slices.Contains(res.Reports, f.name) {
+			out = append(out, [2]string{f.name, ": " + esc(f.note)})
+		}
+	}
+	for _, name := range append(present, res.Reports...) {
+		known := slices.ContainsFunc(fileNotes, func(f struct{ name, note string }) bool { return f.name == name })
+		if !known && name != indexFile && !slices.ContainsFunc(out, func(o [2]string) bool { return o[0] == name }) {
+			out = append(out, [2]string{name, ""})
+		}
+	}
+	for _, log := range listFiles(filepath.Join(r.dir, "node-logs")) {
+		out = append(out, [2]string{"node-logs/" + log, ": the node's stderr"})
+	}
+	return out
+}
