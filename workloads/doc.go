@@ -1,6 +1,6 @@
 // Package workloads holds what a test run does and how it is judged: the
-// history format, Maelstrom-style workload generators (echo and the chunk
-// lease), their checkers, the statistics for results.json and the lease
+// history format, Maelstrom-style workload generators (echo, the chunk
+// lease and the master lease), their checkers, the statistics for results.json and the lease
 // timeline picture. The harness drives a Workload in real time; the lease
 // core's simulation drives the same code in virtual time.
 //
@@ -33,7 +33,7 @@
 //
 // # Scheduling
 //
-// Both workloads use Maelstrom's stagger: one schedule shared by all
+// Every workload uses Maelstrom's stagger: one schedule shared by all
 // workers, the first op due at time 0, each next op due a uniform random
 // gap in [0, 2/rate) after the previous one was actually emitted (a late
 // op pushes the schedule back, no bursts). Rate 0 means no scheduled ops;
@@ -121,6 +121,90 @@
 // LeaseResult carries per-chunk counts, every violation (kind, chunk,
 // servers, op indices, interval) and the holdings.
 //
+// # Master generator
+//
+// The master lease (contract section 1): a started node keeps trying to
+// hold one cluster-wide lease for itself. NewMaster(MasterOptions{Rate,
+// Mix}, seed) draws each stagger op from the mix, by default 75% status,
+// 20% start, 5% stop (MasterMix weights, relative; the zero mix is the
+// default): statuses are what the checker judges, and starts outnumber
+// stops so that most nodes want mastership most of the time while a stop
+// still reaches the master every few seconds and makes the lease move.
+// The op goes to the worker's node (the harness's worker i mod n); the
+// generator learns nothing from replies. Requests and history:
+//
+//	start   {"type":"master_start"}    invoke value null, ok value null
+//	stop    {"type":"master_stop"}     invoke value null, ok value null
+//	status  {"type":"master_status"}   invoke value null, ok value {"is_master":b,"master":m,"remaining_ms":r}
+//
+// with node set to the answering node by the harness. Replies must fit
+// closed schemas: {type: "master_<f>_ok", msg_id?: int, in_reply_to: int}
+// for start and stop, and {type: "master_status_ok", is_master: bool,
+// master: string | null, remaining_ms: int >= 0, msg_id?: int,
+// in_reply_to: int} for status (master, when a string, is not empty); an
+// extra key or a wrong type is info naming the schema and the violation.
+// status is a read (idempotent): a timeout or any error is fail. start and
+// stop are not: a timeout is info, an error fail or info by its code.
+//
+// # Master checker (CheckMaster)
+//
+//   - Beliefs: a node that answered status with is_master true and
+//     remaining_ms r believes it is master during [completion time,
+//     invoke time + r). The node is the op's node; every ok status and
+//     every stop must name one.
+//   - Stops cut beliefs. The contract's stop gives the lease back at once,
+//     and another node may then take it, so a status answered before a
+//     stop reached the node no longer holds. A stop to the same node with
+//     window [pi, pc] may have reached it after a status invoked at si
+//     unless pc < si; the node may then have stopped believing as early as
+//     max(pi, si). Each belief ends at the earliest such time, whatever
+//     the stop's outcome (ok, fail, info or none). A stop that completed
+//     before the status was invoked cuts nothing: the node was started
+//     again. Empty beliefs are dropped.
+//   - two-masters: beliefs of two different nodes overlap, max(starts) <
+//     min(ends). Every overlapping pair is reported (kind, nodes, the
+//     statuses' invoke and completion indices, the overlap, a text);
+//     intervals that only touch do not overlap. One node's own beliefs
+//     may overlap freely.
+//   - A structural defect (a completion without an invoke, an unknown f,
+//     an ok status value without the exact fields and types above, an ok
+//     status or a stop without node, a node that changes between invoke
+//     and completion) is listed in Problems and makes the result invalid.
+//   - Anomalies, reported without changing the verdict: is_master true
+//     naming another master or null, and is_master false with
+//     remaining_ms > 0 (the contract says 0).
+//
+// MasterResult carries per-f counts, the is_master answers, the number
+// of beliefs (cut, empty), the violations and the tenures: each node's
+// beliefs that overlap or touch, merged, in start order, each naming the
+// stop that ended it, if one did.
+//
+// # Master statistics (MasterStats)
+//
+// The generic statistics below plus, over the run (first op to last op):
+//
+//   - mastership: the time some node believed it was master (the union of
+//     the tenures) over the run's duration, overall and split into the
+//     time outside and inside faults (fraction null when a stretch is
+//     empty); the time from the run's start to the first master; master
+//     changes (consecutive tenures of different nodes); tenures; mastered
+//     time per node.
+//   - failover: a tenure end (the end of a node's last belief before a gap,
+//     before the run's end) followed by another node's tenure gives a
+//     failover time from that end to that tenure's start, counted inside
+//     faults when a fault was in force at some instant of that gap, else
+//     outside; nearest-rank percentiles in ms of each, how many followed a
+//     stop, and how many ends were retaken by the same node or never.
+//   - faults (MasterFaults): start-partition/stop-partition,
+//     kill/start and pause/resume nemesis ops, one stretch per kind while
+//     some node of that kind is affected. Ops name nodes in their value (a
+//     node id or a list; only ids that client ops name count, so targets
+//     such as "majority" or "all" name none); a begin with no node affects
+//     an unknown node, an end with no node ends every node of its kind. A
+//     nemesis op that directly follows one with the same f is its
+//     completion: a fault runs from the invoke that begins it to the
+//     completion that ends it.
+//
 // # Statistics (StatsReporter)
 //
 // ComputeStats: partitions run from a start-partition nemesis op to the
@@ -162,6 +246,19 @@
 //   - flatjson_test.go: FuzzFlatDecoders holds the fast decoders to
 //     encoding/json.
 //   - stats_test.go, timeline_test.go: statistics and the picture.
+//   - master_test.go: the master generator's stagger and mix, options,
+//     requests, closed schemas, errors and timeouts.
+//   - master_check_test.go: hand-built master histories: a touching
+//     handover is valid; negative controls: overlaps of 1 ms and of 1 ns,
+//     a stop that completed before the status, a stop to another node;
+//     stop cuts, structural problems, anomalies.
+//   - master_stats_test.go: faults of every kind, and every figure worked
+//     out by hand for one run.
+//   - master_sim_test.go: the master generator in virtual time, rotating
+//     through workers as the harness does, against an ideal master service
+//     with lost and failed replies and outages (valid, figures in bounds)
+//     and two broken ones (a node saying is_master after it lost the
+//     lease, a node always claiming it: invalid); determinism.
 //   - bench_test.go: one simulated schedule, the checker, one op.
 //
 // Randomized tests print their seed and take it back with -seed.

@@ -150,6 +150,12 @@ func (f *testFlags) workload(workers int) (workloads.Workload, error) {
 			return nil, fmt.Errorf("lease workload: %w", err)
 		}
 		return workloads.NewLease(o, seed), nil
+	case "master":
+		o := workloads.MasterOptions{Rate: f.Rate}
+		if err := o.Validate(); err != nil {
+			return nil, fmt.Errorf("master workload: %w", err)
+		}
+		return workloads.NewMaster(o, seed), nil
 	}
-	return nil, fmt.Errorf("unknown workload %q: this harness runs lease and echo", f.Workload)
+	return nil, fmt.Errorf("unknown workload %q: this harness runs lease, echo and master", f.Workload)
 }

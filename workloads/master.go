@@ -1,0 +1,151 @@
+package workloads
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// Master f values in the history (contract section 2: start, stop,
+// status). Nemesis ops may use the same names (the kill nemesis's "start");
+// their process ("nemesis") tells them apart.
+const (
+	FMasterStart  = "start"
+	FMasterStop   = "stop"
+	FMasterStatus = "status"
+)
+
+// MasterMix weighs the three master ops among scheduled ops. Weights are
+// relative (they need not sum to 1); all zero is the zero value, which
+// means the default. Statuses are the reads the checker
+// judges, so they should dominate; starts should outnumber stops so that
+// most nodes want mastership most of the time and the lease moves when a
+// stop hits the master.
+type MasterMix struct {
+	Status float64 `json:"status"`
+	Start  float64 `json:"start"`
+	Stop   float64 `json:"stop"`
+}
+
+// DefaultMasterMix is the mix a zero MasterMix stands for: 75% status, 20%
+// start, 5% stop. At 50 ops/s on 5 nodes a stop reaches the master about
+// every 2 s, while every node is started again within about half a second.
+func DefaultMasterMix() MasterMix { return MasterMix{Status: 0.75, Start: 0.20, Stop: 0.05} }
+
+// MasterOptions configures the master workload.
+type MasterOptions struct {
+	// Rate is the mean number of ops per second across all workers
+	// (Maelstrom's --rate). Zero means no ops at all.
+	Rate float64
+	// Mix weighs status, start and stop. The zero value means
+	// DefaultMasterMix.
+	Mix MasterMix
+}
+
+// withDefaults fills a zero mix.
+func (o MasterOptions) withDefaults() MasterOptions {
+	if o.Mix == (MasterMix{}) {
+		o.Mix = DefaultMasterMix()
+	}
+	return o
+}
+
+// Validate reports options NewMaster would refuse, after defaults apply.
+func (o MasterOptions) Validate() error {
+	o = o.withDefaults()
+	var errs []error
+	if !masterWeightOK(o.Rate) {
+		errs = append(errs, fmt.Errorf("rate must be a finite number >= 0, got %v", o.Rate))
+	}
+	m := o.Mix
+	for _, w := range []struct {
+		name  string
+		value float64
+	}{{"status", m.Status}, {"start", m.Start}, {"stop", m.Stop}} {
+		if !masterWeightOK(w.value) {
+			errs = append(errs, fmt.Errorf("mix weight %s must be a finite number >= 0, got %v", w.name, w.value))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// masterWeightOK accepts a rate or a mix weight: finite and >= 0.
+func masterWeightOK(x float64) bool { return x >= 0 && !math.IsInf(x, 0) }
+
+// Master is the master-lease workload: workers send master_start,
+// master_stop and master_status to their nodes at random; the checker
+// finds two nodes that believed they were master at the same instant. See
+// doc.go ("Master").
+type Master struct {
+	rng     *rand.Rand
+	stagger stagger
+	// statusBelow and startBelow cut [0, 1) by the normalised mix: a draw
+	// below statusBelow is a status, below startBelow a start, else a stop.
+	statusBelow, startBelow float64
+}
+
+// NewMaster returns the master workload; seed fixes every random choice.
+// A zero Mix takes the default. It panics on options that Validate
+// rejects: the caller validates user input first.
+func NewMaster(opts MasterOptions, seed int64) Workload {
+	return newMaster(opts, seed)
+}
+
+func newMaster(opts MasterOptions, seed int64) *Master {
+	if err := opts.Validate(); err != nil {
+		panic("workloads.NewMaster: " + err.Error())
+	}
+	opts = opts.withDefaults()
+	m := opts.Mix
+	sum := m.Status + m.Start + m.Stop
+	return &Master{rng: newRand(seed), stagger: newStagger(opts.Rate),
+		statusBelow: m.Status / sum, startBelow: (m.Status + m.Start) / sum}
+}
+
+// Name is "master".
+func (m *Master) Name() string { return "master" }
+
+// Next returns an op when the stagger schedule has one due. The op goes to
+// whichever node serves the worker (the harness's worker i mod n), so ops
+// spread over the nodes as the workers do. Invoke values are null: the
+// requests carry no fields.
+func (m *Master) Next(now time.Duration, _ int) (Invocation, bool) {
+	if !m.stagger.due(now) {
+		return Invocation{}, false
+	}
+	m.stagger.fire(now, m.rng)
+	r := m.rng.Float64()
+	switch {
+	case r < m.statusBelow:
+		return Invocation{F: FMasterStatus}, true
+	case r < m.startBelow:
+		return Invocation{F: FMasterStart}, true
+	}
+	return Invocation{F: FMasterStop}, true
+}
+
+// Wake is when the next op is due.
+func (m *Master) Wake() time.Duration { return m.stagger.nextAt }
+
+// Check runs CheckMaster.
+func (m *Master) Check(history []Op) Result {
+	r := CheckMaster(history)
+	return Result{Valid: r.Valid, Details: r}
+}
+
+// Stats computes MasterStats for results.json from the checker's tenures.
+func (m *Master) Stats(history []Op, res Result, messages int) any {
+	check, ok := res.Details.(MasterResult)
+	if !ok {
+		check = CheckMaster(history)
+	}
+	return MasterStats(history, check.Tenures, messages)
+}
+
+// The harness looks for these interfaces.
+var (
+	_ Workload      = (*Master)(nil)
+	_ StatsReporter = (*Master)(nil)
+)

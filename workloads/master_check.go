@@ -1,0 +1,365 @@
+package workloads
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"time"
+)
+
+// TwoMasters is the violation CheckMaster reports: two different nodes'
+// belief intervals overlap.
+const TwoMasters = "two-masters"
+
+// MasterResult is the master checker's verdict.
+type MasterResult struct {
+	Valid  bool                    `json:"valid"`
+	Counts map[string]MasterCounts `json:"counts"` // per f
+	// IsMasterAnswers counts the ok statuses that answered is_master true.
+	IsMasterAnswers int `json:"is_master_answers"`
+	// Beliefs counts the non-empty belief intervals; BeliefsCut those a
+	// stop shortened; BeliefsEmpty the is_master answers left without an
+	// interval (the reply came after invoke + remaining_ms, or a stop
+	// concurrent with the status cut it to nothing).
+	Beliefs      int `json:"beliefs"`
+	BeliefsCut   int `json:"beliefs_cut"`
+	BeliefsEmpty int `json:"beliefs_empty"`
+	// Tenures are each node's merged belief intervals, by start.
+	Tenures    []MasterTenure    `json:"tenures"`
+	Violations []MasterViolation `json:"violations"`
+	// Problems are structural defects that make the history unjudgeable
+	// (and the result invalid). Anomalies are answers that contradict
+	// the contract without endangering safety (is_master true naming
+	// another master, remaining_ms > 0 while not master); they are
+	// reported for a person to read and do not change the verdict.
+	Problems  []HistoryProblem `json:"problems"`
+	Anomalies []HistoryProblem `json:"anomalies"`
+}
+
+// MasterCounts counts one f's client ops.
+type MasterCounts struct {
+	Invoked int `json:"invoked"`
+	OK      int `json:"ok"`
+	Fail    int `json:"fail"`
+	Info    int `json:"info"`
+	Open    int `json:"open"` // invoked, never completed
+}
+
+// MasterTenure is a node's uninterrupted mastership as clients saw it: the
+// union of its belief intervals that overlap or touch, [StartNs, EndNs).
+type MasterTenure struct {
+	Node    string `json:"node"`
+	StartNs int64  `json:"start_ns"`
+	EndNs   int64  `json:"end_ns"`
+	Beliefs int    `json:"beliefs"`  // belief intervals merged into it
+	FirstOp int    `json:"first_op"` // invoke index of the status that began it
+	LastOp  int    `json:"last_op"`  // invoke index of the status whose belief ends it
+	// StopOp is the invoke index of the stop that cut the belief ending
+	// the tenure (a handover rather than a loss); null when it ran out.
+	StopOp *int `json:"stop_op"`
+}
+
+// MasterViolation is two nodes believing they were master at once.
+type MasterViolation struct {
+	Kind    string   `json:"kind"`
+	Nodes   []string `json:"nodes"`
+	Ops     []int    `json:"ops"` // invoke and completion index of each status
+	StartNs int64    `json:"start_ns"`
+	EndNs   int64    `json:"end_ns"` // the overlap [StartNs, EndNs)
+	Text    string   `json:"text"`
+}
+
+// masterBelief is one is_master answer: node believed it was master during
+// [startNs, endNs) (after cutting at stops).
+type masterBelief struct {
+	node           string
+	startNs, endNs int64
+	invokeNs       int64
+	invoke, done   int  // op indices of the status
+	cutBy          *int // invoke index of the stop that cut it; nil if none
+}
+
+// masterStop is a stop sent to a node: its window [invokeNs, doneNs],
+// doneNs = MaxInt64 when it never completed.
+type masterStop struct {
+	invokeNs, doneNs int64
+	index            int
+}
+
+// masterHistory is what the checker collects from the client ops.
+type masterHistory struct {
+	beliefs []masterBelief
+	stops   map[string][]masterStop // by node
+}
+
+// CheckMaster judges a master history: a node that answered status with
+// is_master true and remaining_ms r believes it is master during
+// [completion, invoke + r), cut at stops sent to it (doc.go, "Master
+// checker"). The history is invalid when two different nodes' intervals
+// overlap, or when it has structural problems.
+func CheckMaster(history []Op) MasterResult {
+	pairs, problems := PairOps(history)
+	res := MasterResult{Counts: map[string]MasterCounts{}, Tenures: []MasterTenure{},
+		Violations: []MasterViolation{}, Anomalies: []HistoryProblem{}}
+	mh := masterHistory{stops: map[string][]masterStop{}}
+	for _, p := range pairs {
+		problems = append(problems, mh.collect(p, &res)...)
+	}
+	beliefs := mh.cutBeliefs()
+	for _, b := range beliefs {
+		if b.cutBy != nil {
+			res.BeliefsCut++
+		}
+	}
+	res.BeliefsEmpty = len(mh.beliefs) - len(beliefs)
+	res.Beliefs = len(beliefs)
+	res.Violations = append(res.Violations, masterOverlaps(beliefs)...)
+	res.Tenures = mergeTenures(beliefs)
+	res.Problems = problems
+	if res.Problems == nil {
+		res.Problems = []HistoryProblem{}
+	}
+	res.Valid = len(res.Violations) == 0 && len(res.Problems) == 0
+	return res
+}
+
+// collect counts one client op and files its stop or belief; it returns
+// the op's structural problems.
+func (mh *masterHistory) collect(p Pair, res *MasterResult) []HistoryProblem {
+	inv := p.Invoke
+	switch inv.F {
+	case FMasterStart, FMasterStop, FMasterStatus:
+	default:
+		return []HistoryProblem{{inv.Index, fmt.Sprintf("master history has an op with f %q", inv.F)}}
+	}
+	countMasterPair(p, res.Counts)
+	node, problem := masterNode(p)
+	if problem != "" && (inv.F == FMasterStop || (inv.F == FMasterStatus && masterOK(p))) {
+		return []HistoryProblem{{inv.Index, problem}}
+	}
+	switch {
+	case inv.F == FMasterStop:
+		done := int64(math.MaxInt64)
+		if p.Completion != nil {
+			done = p.Completion.Time
+		}
+		mh.stops[node] = append(mh.stops[node], masterStop{invokeNs: inv.Time, doneNs: done, index: inv.Index})
+	case inv.F == FMasterStatus && masterOK(p):
+		return mh.collectStatus(p, node, res)
+	}
+	return nil
+}
+
+// collectStatus turns an ok status into a belief when it says is_master,
+// and notes anomalies.
+func (mh *masterHistory) collectStatus(p Pair, node string, res *MasterResult) []HistoryProblem {
+	done := *p.Completion
+	v, problem := decodeMasterValue(done.Value)
+	if problem != "" {
+		return []HistoryProblem{{done.Index, fmt.Sprintf("ok status value %s: %s", done.Value, problem)}}
+	}
+	where := fmt.Sprintf("status (ops %d-%d) on %s", p.Invoke.Index, done.Index, node)
+	if !v.IsMaster {
+		if v.RemainingMs > 0 {
+			res.Anomalies = append(res.Anomalies, HistoryProblem{done.Index,
+				fmt.Sprintf("%s answered is_master false with remaining_ms %d (the contract says 0)", where, v.RemainingMs)})
+		}
+		return nil
+	}
+	res.IsMasterAnswers++
+	if v.Master == nil || *v.Master != node {
+		res.Anomalies = append(res.Anomalies, HistoryProblem{done.Index,
+			fmt.Sprintf("%s answered is_master true but names master %s", where, describeMaster(v.Master))})
+	}
+	mh.beliefs = append(mh.beliefs, masterBelief{node: node, startNs: done.Time,
+		endNs: masterEndNs(p.Invoke.Time, v.RemainingMs), invokeNs: p.Invoke.Time,
+		invoke: p.Invoke.Index, done: done.Index})
+	return nil
+}
+
+// masterEndNs adds ms milliseconds to t, saturating at math.MaxInt64: a node
+// that answers an absurd remaining_ms must make its belief longer, never
+// wrap it around into an empty one.
+func masterEndNs(t, ms int64) int64 {
+	if ms > (math.MaxInt64-t)/int64(time.Millisecond) {
+		return math.MaxInt64
+	}
+	return t + ms*int64(time.Millisecond)
+}
+
+func describeMaster(m *string) string {
+	if m == nil {
+		return "null"
+	}
+	return fmt.Sprintf("%q", *m)
+}
+
+func masterOK(p Pair) bool { return p.Completion != nil && p.Completion.Type == OK }
+
+// pairNode is the node that answered: the completion's node, else the
+// invoke's. It is a problem when neither names one or they differ.
+func masterNode(p Pair) (string, string) {
+	node := p.Invoke.Node
+	if p.Completion != nil && p.Completion.Node != "" {
+		if node != "" && node != p.Completion.Node {
+			return "", fmt.Sprintf("%s invoked on node %q completed on node %q", p.Invoke.F, node, p.Completion.Node)
+		}
+		node = p.Completion.Node
+	}
+	if node == "" {
+		return "", fmt.Sprintf("%s op names no node (the master checker needs the answering node)", p.Invoke.F)
+	}
+	return node, ""
+}
+
+func countMasterPair(p Pair, counts map[string]MasterCounts) {
+	c := counts[p.Invoke.F]
+	c.Invoked++
+	switch {
+	case p.Completion == nil:
+		c.Open++
+	case p.Completion.Type == OK:
+		c.OK++
+	case p.Completion.Type == Fail:
+		c.Fail++
+	default:
+		c.Info++
+	}
+	counts[p.Invoke.F] = c
+}
+
+// decodeMasterValue reads an ok status value with the reply schema's exact
+// types (extra keys are ignored).
+func decodeMasterValue(raw json.RawMessage) (MasterValue, string) {
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &body); err != nil || body == nil {
+		return MasterValue{}, "not a JSON object"
+	}
+	return masterStatusFields(body)
+}
+
+// cutBeliefs shortens every belief at the stops that may have reached its
+// node after the status was answered, and drops the beliefs left empty.
+// A stop P (window [pi, pc]) may follow the status S (invoked at si) at
+// the node unless P completed before S was invoked (pc < si); the node may
+// then have stopped believing as early as max(pi, si). So each belief ends
+// at the earliest such max(pi, si). Cutting is what lets a correct node
+// give its lease back on stop and another node take over at once.
+func (mh *masterHistory) cutBeliefs() []masterBelief {
+	for node, stops := range mh.stops {
+		slices.SortFunc(stops, func(a, b masterStop) int { return cmp.Compare(a.invokeNs, b.invokeNs) })
+		mh.stops[node] = stops
+	}
+	latest := map[string][]int{} // per node, in invoke order: the stop so far with the latest doneNs
+	for node, stops := range mh.stops {
+		pm := make([]int, len(stops))
+		for i, s := range stops {
+			pm[i] = i
+			if i > 0 && stops[pm[i-1]].doneNs >= s.doneNs {
+				pm[i] = pm[i-1]
+			}
+		}
+		latest[node] = pm
+	}
+	out := make([]masterBelief, 0, len(mh.beliefs))
+	for _, b := range mh.beliefs {
+		if cutAt, stop, ok := stopCut(mh.stops[b.node], latest[b.node], b.invokeNs); ok && cutAt < b.endNs {
+			b.endNs, b.cutBy = cutAt, &stop.index
+		}
+		if b.startNs < b.endNs {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// stopCut finds the earliest max(pi, si) over the stops with pc >= si and
+// the stop that gives it; stops are sorted by invoke and latest[i] is the
+// stop with the latest pc among stops[:i+1].
+func stopCut(stops []masterStop, latest []int, si int64) (int64, masterStop, bool) {
+	// Stops invoked at or before si: one still open at si cuts at si.
+	i := sort.Search(len(stops), func(i int) bool { return stops[i].invokeNs > si })
+	if i > 0 && stops[latest[i-1]].doneNs >= si {
+		return si, stops[latest[i-1]], true
+	}
+	// Otherwise the first stop invoked after si cuts at its invoke.
+	if i < len(stops) {
+		return stops[i].invokeNs, stops[i], true
+	}
+	return 0, masterStop{}, false
+}
+
+// masterOverlaps reports every pair of beliefs of different nodes that
+// overlap: max(starts) < min(ends). A sweep by start keeps the beliefs
+// still running; touching intervals (one ends where the other starts) do
+// not overlap.
+func masterOverlaps(beliefs []masterBelief) []MasterViolation {
+	sorted := slices.Clone(beliefs)
+	slices.SortStableFunc(sorted, func(a, b masterBelief) int {
+		return cmp.Or(cmp.Compare(a.startNs, b.startNs), cmp.Compare(a.invoke, b.invoke))
+	})
+	var out []MasterViolation
+	var running []masterBelief
+	for _, b := range sorted {
+		running = slices.DeleteFunc(running, func(a masterBelief) bool { return a.endNs <= b.startNs })
+		for _, a := range running {
+			if a.node != b.node {
+				out = append(out, twoMasters(a, b))
+			}
+		}
+		running = append(running, b)
+	}
+	return out
+}
+
+// twoMasters describes the overlap of a and b, where a started first.
+func twoMasters(a, b masterBelief) MasterViolation {
+	start, end := b.startNs, min(a.endNs, b.endNs)
+	return MasterViolation{
+		Kind: TwoMasters, Nodes: []string{a.node, b.node},
+		Ops: []int{a.invoke, a.done, b.invoke, b.done}, StartNs: start, EndNs: end,
+		Text: fmt.Sprintf("%s (status ops %d-%d, master during [%v, %v)) and %s (status ops %d-%d, master during [%v, %v)) "+
+			"were both master for %v from %v",
+			a.node, a.invoke, a.done, time.Duration(a.startNs), time.Duration(a.endNs),
+			b.node, b.invoke, b.done, time.Duration(b.startNs), time.Duration(b.endNs),
+			time.Duration(end-start), time.Duration(start)),
+	}
+}
+
+// mergeTenures unites each node's overlapping or touching beliefs and
+// returns the tenures of all nodes by start (then node).
+func mergeTenures(beliefs []masterBelief) []MasterTenure {
+	byNode := map[string][]masterBelief{}
+	for _, b := range beliefs {
+		byNode[b.node] = append(byNode[b.node], b)
+	}
+	out := []MasterTenure{}
+	for _, node := range slices.Sorted(maps.Keys(byNode)) {
+		bs := byNode[node]
+		slices.SortStableFunc(bs, func(a, b masterBelief) int { return cmp.Compare(a.startNs, b.startNs) })
+		var cur MasterTenure
+		for i, b := range bs {
+			if i > 0 && b.startNs <= cur.EndNs {
+				cur.Beliefs++
+				if b.endNs > cur.EndNs || (b.endNs == cur.EndNs && b.cutBy == nil) {
+					cur.EndNs, cur.LastOp, cur.StopOp = b.endNs, b.invoke, b.cutBy
+				}
+				continue
+			}
+			if i > 0 {
+				out = append(out, cur)
+			}
+			cur = MasterTenure{Node: node, StartNs: b.startNs, EndNs: b.endNs, Beliefs: 1,
+				FirstOp: b.invoke, LastOp: b.invoke, StopOp: b.cutBy}
+		}
+		out = append(out, cur)
+	}
+	slices.SortStableFunc(out, func(a, b MasterTenure) int {
+		return cmp.Or(cmp.Compare(a.StartNs, b.StartNs), compareNatural(a.Node, b.Node))
+	})
+	return out
+}
