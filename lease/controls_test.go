@@ -95,11 +95,21 @@ func TestNegativeControls(t *testing.T) {
 // failure, or with -control-rates the whole budget. If must, passing the
 // whole budget fails the test.
 func runControl(t *testing.T, c control, base uint64, must bool) {
+	runControlWith(t, c, base, budget(), must)
+}
+
+// runControlBudget runs a control that must be caught within count
+// schedules.
+func runControlBudget(t *testing.T, c control, base uint64, count int) {
+	runControlWith(t, c, base, count, true)
+}
+
+func runControlWith(t *testing.T, c control, base uint64, count int, must bool) {
 	stopAfter := 1
 	if *controlRates {
 		stopAfter = 0
 	}
-	res := runMany(base, budget(), c.draw, stopAfter)
+	res := runMany(base, count, c.draw, stopAfter)
 	failed, first := 0, 0
 	for i, o := range res {
 		if len(o.violations) == 0 {

@@ -67,8 +67,12 @@ func (n *Node) handleMaster(now time.Duration, r *request) {
 func (n *Node) masterStatus(now time.Duration) MasterStatusOK {
 	m := &n.master
 	st := MasterStatusOK{}
-	if m.holding && now < m.until {
-		st.IsMaster, st.RemainingMs = true, floorMs(m.until-now)
+	until := m.until
+	if n.cfg.weaken == weakMasterStale {
+		until += ms(n.cfg.DefaultLeaseMs)
+	}
+	if (m.holding || n.cfg.weaken == weakMasterStale) && now < until {
+		st.IsMaster, st.RemainingMs = true, floorMs(until-now)
 	}
 	if holder := n.masterHolder(now); holder != "" {
 		st.Master = &holder

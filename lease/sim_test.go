@@ -60,6 +60,9 @@ func runSchedule(sc scenario) outcome {
 	if err != nil {
 		return outcome{sc: sc, problems: []workloads.HistoryProblem{{Index: -1, Text: "history does not parse: " + err.Error()}}, history: jsonl}
 	}
+	if sc.master {
+		return masterOutcome(sc, ops, jsonl)
+	}
 	res := workloads.CheckLease(ops)
 	o := outcome{sc: sc, ops: len(ops), violations: res.Violations, problems: res.Problems, history: jsonl}
 	for _, text := range checkProtectedPromise(ops, res.Holdings, sc.driftPPM) {

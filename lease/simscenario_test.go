@@ -53,6 +53,9 @@ type scenario struct {
 	uplink    time.Duration
 	outage    time.Duration // mean time between main-site power losses; 0: none
 	weakening string        // a rule switched off, or "none"
+	// master runs the master workload (master_start, master_stop,
+	// master_status) instead of the chunk-lease workload.
+	master bool
 }
 
 // latency is a one-way message delay distribution.
@@ -257,5 +260,6 @@ func (s scenario) String() string {
 		"wall=%v/%v drift=%dppm edge=%v balanced=%v uplink=%v outage=%v no-boot-wait=%v client-outside=%v weakening=%s",
 		s.seed, s.profile, s.nodes, acc, s.servers, s.chunks, s.workers, s.leaseMs, s.rate, s.duration,
 		s.latency.kind, s.latency.mean, s.lossP, s.dupP, s.spikeP, s.partition, s.hold, s.crash, s.storm, s.pause, s.dupClientP,
-		s.wallClock, s.wallSkew, s.driftPPM, s.clockEdge, s.balanced, s.uplink, s.outage, s.noBootWait, s.clientOutside, s.weakening)
+		s.wallClock, s.wallSkew, s.driftPPM, s.clockEdge, s.balanced, s.uplink, s.outage, s.noBootWait, s.clientOutside, s.weakening) +
+		map[bool]string{true: " workload=master", false: ""}[s.master]
 }

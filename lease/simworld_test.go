@@ -141,8 +141,12 @@ func newWorld(sc scenario) *world {
 		}
 		w.nodes = append(w.nodes, &simNode{id: w.ids[i], wakeAt: -1, wallSkew: skew})
 	}
-	w.wl = workloads.NewLease(workloads.LeaseOptions{Servers: sc.servers, Chunks: sc.chunks,
-		LeaseMs: sc.leaseMs, Rate: sc.rate, Workers: sc.workers}, int64(sc.seed))
+	if sc.master {
+		w.wl = workloads.NewMaster(workloads.MasterOptions{Rate: sc.rate}, int64(sc.seed))
+	} else {
+		w.wl = workloads.NewLease(workloads.LeaseOptions{Servers: sc.servers, Chunks: sc.chunks,
+			LeaseMs: sc.leaseMs, Rate: sc.rate, Workers: sc.workers}, int64(sc.seed))
+	}
 	w.clients = newClients(w)
 	for i := range sc.nodes {
 		w.boot(i, 0)

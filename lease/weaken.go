@@ -46,6 +46,9 @@ const (
 	// weakReadMax reports a holder's remaining time as the largest any
 	// acceptor reported instead of what a majority proves (protectedMs).
 	weakReadMax
+	// weakMasterStale answers master_status with is_master for a lease
+	// length past the node's own deadline (drops rule 1 for the master).
+	weakMasterStale
 )
 
 var weakeningNames = map[weakening]string{
@@ -61,6 +64,7 @@ var weakeningNames = map[weakening]string{
 	weakFastNoPromise:   "fast-no-promise-check",
 	weakFastLateTimer:   "fast-late-timer",
 	weakReadMax:         "read-max-remaining",
+	weakMasterStale:     "master-stale-status",
 }
 
 func (w weakening) String() string { return weakeningNames[w] }

@@ -1,0 +1,76 @@
+package lease_test
+
+import (
+	"fmt"
+	"testing"
+
+	"chunklease/workloads"
+)
+
+// The master lease under the simulation: the same worlds, faults and
+// profiles as the chunk leases, driven by the master workload (workers
+// send master_start, master_stop and master_status to their nodes) and
+// judged by its checker: no two nodes may believe they are master at the
+// same time.
+
+// masterBudget is the share of the default budget the master simulation
+// runs: its schedules exercise one instance, so fewer find as much.
+func masterBudget() int { return max(budget()/4, 1) }
+
+func drawMasterScenario(seed uint64, weakening string) scenario {
+	s := drawScenario(seed, weakening)
+	s.master = true
+	s.balanced = false // a node's status speaks for that node: workers stay bound to nodes
+	return s
+}
+
+// masterOutcome checks a master history.
+func masterOutcome(sc scenario, ops []workloads.Op, jsonl []byte) outcome {
+	res := workloads.CheckMaster(ops)
+	o := outcome{sc: sc, ops: len(ops), problems: res.Problems, history: jsonl}
+	for _, v := range res.Violations {
+		o.violations = append(o.violations, workloads.Violation{Kind: v.Kind, Text: v.Text})
+	}
+	return o
+}
+
+// TestMasterSimulation plays seeded master schedules under every fault
+// of the simulation.
+func TestMasterSimulation(t *testing.T) {
+	base, count := baseSeed(t), masterBudget()
+	results := runMany(base, count, func(seed uint64) scenario { return drawMasterScenario(seed, "none") }, 0)
+	ops, violations := 0, 0
+	for _, o := range results {
+		ops += o.ops
+		violations += len(o.violations) + len(o.problems)
+		if len(o.violations)+len(o.problems) > 0 {
+			reportFailure(t, o)
+		}
+	}
+	fmt.Printf("master-sim: schedules=%d ops=%d violations=%d seed=%d\n", len(results), ops, violations, base)
+	if violations > 0 {
+		t.Fatalf("%d violations; replay a failing schedule with: go test ./lease -run TestMasterSimulation -seed <seed> -schedules 4 -v", violations)
+	}
+}
+
+// masterControls must be caught within the master budget: a node that
+// keeps answering is_master past its own deadline, and every node its own
+// sole acceptor.
+var masterControls = []control{
+	{"master-stale-status", func(seed uint64) scenario { return drawMasterScenario(seed, "master-stale-status") }},
+	{"master-acceptors=self", func(seed uint64) scenario {
+		s := drawMasterScenario(seed, "none")
+		s.selfAcceptors()
+		return s
+	}},
+}
+
+func TestMasterNegativeControls(t *testing.T) {
+	if raceEnabled {
+		t.Skip("negative controls need the full seed budget; run without -race (scripts/run_tests.sh does)")
+	}
+	base := baseSeed(t)
+	for _, c := range masterControls {
+		t.Run(c.name, func(t *testing.T) { runControlBudget(t, c, base, masterBudget()) })
+	}
+}
