@@ -23,7 +23,11 @@ type masterState struct {
 	holding bool          // this node's own lease runs until until
 	until   time.Duration // the deadline of the latest ok instance, less the drift margin
 	tokens  [2]int64      // the two latest instances' tokens, to give back on stop
-	known   string        // the node last learned to hold it
+	// promised is the latest end of mastership any master_status answer
+	// told a client: the lease is given back no earlier than that.
+	promised  time.Duration
+	releaseAt time.Duration // when a stopped node gives the lease back; Never if not due
+	known     string        // the node last learned to hold it
 	nextAt  time.Duration // when the controller acts next; Never when idle
 	running bool          // an internal grant, renew or release is in flight
 }
@@ -54,8 +58,7 @@ func (n *Node) handleMaster(now time.Duration, r *request) {
 		}
 		n.reply(r, "master_start_ok", MasterStartOK{})
 	case OpMasterStop:
-		m.wanted = false
-		n.masterGiveBack(now)
+		n.masterStop(now)
 		n.reply(r, "master_stop_ok", MasterStopOK{})
 	case OpMasterStatus:
 		n.reply(r, "master_status_ok", n.masterStatus(now))
@@ -73,6 +76,7 @@ func (n *Node) masterStatus(now time.Duration) MasterStatusOK {
 	}
 	if (m.holding || n.cfg.weaken == weakMasterStale) && now < until {
 		st.IsMaster, st.RemainingMs = true, floorMs(until-now)
+		m.promised = max(m.promised, now+ms(st.RemainingMs))
 	}
 	if holder := n.masterHolder(now); holder != "" {
 		st.Master = &holder
@@ -103,6 +107,9 @@ func (n *Node) masterWake() time.Duration {
 	if m.holding {
 		w = min(w, m.until)
 	}
+	if !m.wanted {
+		w = min(w, m.releaseAt)
+	}
 	return w
 }
 
@@ -114,6 +121,28 @@ func (n *Node) masterTimer(now time.Duration) {
 	}
 	if m.wanted && !m.running && now >= m.nextAt {
 		n.masterAct(now)
+	}
+	if !m.wanted && now >= m.releaseAt {
+		n.masterGiveBack(now)
+	}
+}
+
+// masterStop ends mastership: no more renewals, and master_status answers
+// is_master false from now on. The lease is given back once every
+// mastership a status answer promised has run out (at once if none is
+// running): a client told "master for r ms more" relies on it, and a
+// stop that reaches the node late (a paused process) must not cut that
+// short.
+func (n *Node) masterStop(now time.Duration) {
+	m := &n.master
+	m.wanted = false
+	if !m.holding {
+		return
+	}
+	m.holding = false
+	m.releaseAt = max(now, m.promised)
+	if m.releaseAt <= now {
+		n.masterGiveBack(now)
 	}
 }
 
@@ -128,14 +157,11 @@ func (n *Node) masterAct(now time.Duration) {
 	n.startInternal(now, Request{Op: op, Chunk: masterChunk, Server: n.cfg.ID})
 }
 
-// masterGiveBack ends mastership at once and releases the two latest
-// instances, so that another node can take over without waiting for them.
+// masterGiveBack releases the two latest instances, so that another node
+// can take over without waiting for them to end.
 func (n *Node) masterGiveBack(now time.Duration) {
 	m := &n.master
-	if !m.holding {
-		return
-	}
-	m.holding = false
+	m.releaseAt = Never
 	for _, t := range m.tokens {
 		if t > 0 {
 			n.startInternal(now, Request{Op: OpRelease, Chunk: masterChunk, Server: n.cfg.ID, Token: t})
@@ -184,14 +210,14 @@ func (n *Node) masterResult(now time.Duration, r *request, body any, err *Error)
 		}
 	}
 	if !m.wanted {
-		n.masterGiveBack(now) // stopped while the request was in flight
+		n.masterStop(now) // stopped while the request was in flight
 	}
 }
 
 // masterHeld records a new own instance and plans its renewal.
 func (n *Node) masterHeld(now time.Duration, leftMs, token int64) {
 	m := &n.master
-	m.holding, m.known = true, n.cfg.ID
+	m.holding, m.known, m.releaseAt = true, n.cfg.ID, Never
 	m.until = now + ms(leftMs)
 	m.tokens = [2]int64{token, m.tokens[0]}
 	half := ms(leftMs) / 2

@@ -84,6 +84,7 @@ func NewNode(cfg Config, now time.Duration) (*Node, error) {
 	for i, a := range cfg.Acceptors {
 		n.accIdx[a] = i
 	}
+	n.master.nextAt, n.master.releaseAt = Never, Never
 	n.startRecovery(now)
 	return n, nil
 }

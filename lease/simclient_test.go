@@ -160,7 +160,12 @@ func (c *clients) reply(r lease.Reply) {
 	}
 	body := c.scaleBelief(call, r.Body)
 	fields, _ := json.Marshal(body)
-	raw := append([]byte(fmt.Sprintf(`{"type":%q,"in_reply_to":%d,`, r.Type, call.id)), fields[1:]...)
+	raw := []byte(fmt.Sprintf(`{"type":%q,"in_reply_to":%d`, r.Type, call.id))
+	if len(fields) > 2 { // not an empty object
+		raw = append(append(raw, ','), fields[1:]...)
+	} else {
+		raw = append(raw, '}')
+	}
 	c.complete(call, raw)
 }
 

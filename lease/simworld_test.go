@@ -233,10 +233,12 @@ func (w *world) push(e event) {
 // run plays the schedule to the end and returns the history as JSONL.
 func (w *world) run() []byte {
 	w.push(event{at: 0, kind: evPoll})
-	for kind, mean := range map[eventKind]time.Duration{evNemesis: w.sc.partition, evCrash: w.sc.crash,
-		evOutage: w.sc.outage, evPause: w.sc.pause} {
-		if mean > 0 {
-			w.push(event{at: w.expDelay(mean), kind: kind})
+	for _, f := range []struct {
+		kind eventKind
+		mean time.Duration
+	}{{evNemesis, w.sc.partition}, {evCrash, w.sc.crash}, {evOutage, w.sc.outage}, {evPause, w.sc.pause}} {
+		if f.mean > 0 {
+			w.push(event{at: w.expDelay(f.mean), kind: f.kind})
 		}
 	}
 	for w.events.Len() > 0 {

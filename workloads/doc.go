@@ -152,15 +152,11 @@
 //     remaining_ms r believes it is master during [completion time,
 //     invoke time + r). The node is the op's node; every ok status and
 //     every stop must name one.
-//   - Stops cut beliefs. The contract's stop gives the lease back at once,
-//     and another node may then take it, so a status answered before a
-//     stop reached the node no longer holds. A stop to the same node with
-//     window [pi, pc] may have reached it after a status invoked at si
-//     unless pc < si; the node may then have stopped believing as early as
-//     max(pi, si). Each belief ends at the earliest such time, whatever
-//     the stop's outcome (ok, fail, info or none). A stop that completed
-//     before the status was invoked cuts nothing: the node was started
-//     again. Empty beliefs are dropped.
+//   - A stop does not shorten a belief: the status told a client the node
+//     is master for r ms and the client may act on it, so a node gives its
+//     lease back only once the masterships it announced have run out (a
+//     stop that reaches a paused node late must not end one early).
+//     Empty beliefs (reply after invoke + r) are dropped.
 //   - two-masters: beliefs of two different nodes overlap, max(starts) <
 //     min(ends). Every overlapping pair is reported (kind, nodes, the
 //     statuses' invoke and completion indices, the overlap, a text);
@@ -175,9 +171,9 @@
 //     remaining_ms > 0 (the contract says 0).
 //
 // MasterResult carries per-f counts, the is_master answers, the number
-// of beliefs (cut, empty), the violations and the tenures: each node's
-// beliefs that overlap or touch, merged, in start order, each naming the
-// stop that ended it, if one did.
+// of beliefs (and empty ones), the violations and the tenures: each
+// node's beliefs that overlap or touch, merged, in start order, each
+// naming the first stop sent to its node while it ran, if one was.
 //
 // # Master statistics (MasterStats)
 //
@@ -250,8 +246,8 @@
 //     requests, closed schemas, errors and timeouts.
 //   - master_check_test.go: hand-built master histories: a touching
 //     handover is valid; negative controls: overlaps of 1 ms and of 1 ns,
-//     a stop that completed before the status, a stop to another node;
-//     stop cuts, structural problems, anomalies.
+//     a node that gave its lease away on stop inside an announced
+//     mastership; structural problems, anomalies.
 //   - master_stats_test.go: faults of every kind, and every figure worked
 //     out by hand for one run.
 //   - master_sim_test.go: the master generator in virtual time, rotating

@@ -21,12 +21,10 @@ type MasterResult struct {
 	Counts map[string]MasterCounts `json:"counts"` // per f
 	// IsMasterAnswers counts the ok statuses that answered is_master true.
 	IsMasterAnswers int `json:"is_master_answers"`
-	// Beliefs counts the non-empty belief intervals; BeliefsCut those a
-	// stop shortened; BeliefsEmpty the is_master answers left without an
-	// interval (the reply came after invoke + remaining_ms, or a stop
-	// concurrent with the status cut it to nothing).
+	// Beliefs counts the non-empty belief intervals; BeliefsEmpty the
+	// is_master answers left without an interval (the reply came after
+	// invoke + remaining_ms).
 	Beliefs      int `json:"beliefs"`
-	BeliefsCut   int `json:"beliefs_cut"`
 	BeliefsEmpty int `json:"beliefs_empty"`
 	// Tenures are each node's merged belief intervals, by start.
 	Tenures    []MasterTenure    `json:"tenures"`
@@ -58,8 +56,8 @@ type MasterTenure struct {
 	Beliefs int    `json:"beliefs"`  // belief intervals merged into it
 	FirstOp int    `json:"first_op"` // invoke index of the status that began it
 	LastOp  int    `json:"last_op"`  // invoke index of the status whose belief ends it
-	// StopOp is the invoke index of the stop that cut the belief ending
-	// the tenure (a handover rather than a loss); null when it ran out.
+	// StopOp is the invoke index of the first stop sent to the node while
+	// the tenure ran (a handover rather than a loss); null when none was.
 	StopOp *int `json:"stop_op"`
 }
 
@@ -74,13 +72,12 @@ type MasterViolation struct {
 }
 
 // masterBelief is one is_master answer: node believed it was master during
-// [startNs, endNs) (after cutting at stops).
+// [startNs, endNs).
 type masterBelief struct {
 	node           string
 	startNs, endNs int64
 	invokeNs       int64
-	invoke, done   int  // op indices of the status
-	cutBy          *int // invoke index of the stop that cut it; nil if none
+	invoke, done   int // op indices of the status
 }
 
 // masterStop is a stop sent to a node: its window [invokeNs, doneNs],
@@ -98,9 +95,12 @@ type masterHistory struct {
 
 // CheckMaster judges a master history: a node that answered status with
 // is_master true and remaining_ms r believes it is master during
-// [completion, invoke + r), cut at stops sent to it (doc.go, "Master
-// checker"). The history is invalid when two different nodes' intervals
-// overlap, or when it has structural problems.
+// [completion, invoke + r) (doc.go, "Master checker"). A stop does not
+// shorten that: the answer told a client the node is master for r ms, and
+// the client may act on it, so a node must not give its lease back before
+// the masterships it announced have run out. The history is invalid when
+// two different nodes' intervals overlap, or when it has structural
+// problems.
 func CheckMaster(history []Op) MasterResult {
 	pairs, problems := PairOps(history)
 	res := MasterResult{Counts: map[string]MasterCounts{}, Tenures: []MasterTenure{},
@@ -109,16 +109,12 @@ func CheckMaster(history []Op) MasterResult {
 	for _, p := range pairs {
 		problems = append(problems, mh.collect(p, &res)...)
 	}
-	beliefs := mh.cutBeliefs()
-	for _, b := range beliefs {
-		if b.cutBy != nil {
-			res.BeliefsCut++
-		}
-	}
+	beliefs := slices.DeleteFunc(slices.Clone(mh.beliefs), func(b masterBelief) bool { return b.startNs >= b.endNs })
 	res.BeliefsEmpty = len(mh.beliefs) - len(beliefs)
 	res.Beliefs = len(beliefs)
 	res.Violations = append(res.Violations, masterOverlaps(beliefs)...)
 	res.Tenures = mergeTenures(beliefs)
+	mh.markStops(res.Tenures)
 	res.Problems = problems
 	if res.Problems == nil {
 		res.Problems = []HistoryProblem{}
@@ -242,55 +238,22 @@ func decodeMasterValue(raw json.RawMessage) (MasterValue, string) {
 	return masterStatusFields(body)
 }
 
-// cutBeliefs shortens every belief at the stops that may have reached its
-// node after the status was answered, and drops the beliefs left empty.
-// A stop P (window [pi, pc]) may follow the status S (invoked at si) at
-// the node unless P completed before S was invoked (pc < si); the node may
-// then have stopped believing as early as max(pi, si). So each belief ends
-// at the earliest such max(pi, si). Cutting is what lets a correct node
-// give its lease back on stop and another node take over at once.
-func (mh *masterHistory) cutBeliefs() []masterBelief {
+// markStops names, for each tenure, the first stop sent to its node while
+// it ran: the tenure ended by a handover rather than a loss.
+func (mh *masterHistory) markStops(tenures []MasterTenure) {
 	for node, stops := range mh.stops {
 		slices.SortFunc(stops, func(a, b masterStop) int { return cmp.Compare(a.invokeNs, b.invokeNs) })
 		mh.stops[node] = stops
 	}
-	latest := map[string][]int{} // per node, in invoke order: the stop so far with the latest doneNs
-	for node, stops := range mh.stops {
-		pm := make([]int, len(stops))
-		for i, s := range stops {
-			pm[i] = i
-			if i > 0 && stops[pm[i-1]].doneNs >= s.doneNs {
-				pm[i] = pm[i-1]
-			}
-		}
-		latest[node] = pm
-	}
-	out := make([]masterBelief, 0, len(mh.beliefs))
-	for _, b := range mh.beliefs {
-		if cutAt, stop, ok := stopCut(mh.stops[b.node], latest[b.node], b.invokeNs); ok && cutAt < b.endNs {
-			b.endNs, b.cutBy = cutAt, &stop.index
-		}
-		if b.startNs < b.endNs {
-			out = append(out, b)
+	for i := range tenures {
+		t := &tenures[i]
+		stops := mh.stops[t.Node]
+		k := sort.Search(len(stops), func(k int) bool { return stops[k].invokeNs >= t.StartNs })
+		if k < len(stops) && stops[k].invokeNs < t.EndNs {
+			idx := stops[k].index
+			t.StopOp = &idx
 		}
 	}
-	return out
-}
-
-// stopCut finds the earliest max(pi, si) over the stops with pc >= si and
-// the stop that gives it; stops are sorted by invoke and latest[i] is the
-// stop with the latest pc among stops[:i+1].
-func stopCut(stops []masterStop, latest []int, si int64) (int64, masterStop, bool) {
-	// Stops invoked at or before si: one still open at si cuts at si.
-	i := sort.Search(len(stops), func(i int) bool { return stops[i].invokeNs > si })
-	if i > 0 && stops[latest[i-1]].doneNs >= si {
-		return si, stops[latest[i-1]], true
-	}
-	// Otherwise the first stop invoked after si cuts at its invoke.
-	if i < len(stops) {
-		return stops[i].invokeNs, stops[i], true
-	}
-	return 0, masterStop{}, false
 }
 
 // masterOverlaps reports every pair of beliefs of different nodes that
@@ -345,8 +308,8 @@ func mergeTenures(beliefs []masterBelief) []MasterTenure {
 		for i, b := range bs {
 			if i > 0 && b.startNs <= cur.EndNs {
 				cur.Beliefs++
-				if b.endNs > cur.EndNs || (b.endNs == cur.EndNs && b.cutBy == nil) {
-					cur.EndNs, cur.LastOp, cur.StopOp = b.endNs, b.invoke, b.cutBy
+				if b.endNs > cur.EndNs {
+					cur.EndNs, cur.LastOp = b.endNs, b.invoke
 				}
 				continue
 			}
@@ -354,7 +317,7 @@ func mergeTenures(beliefs []masterBelief) []MasterTenure {
 				out = append(out, cur)
 			}
 			cur = MasterTenure{Node: node, StartNs: b.startNs, EndNs: b.endNs, Beliefs: 1,
-				FirstOp: b.invoke, LastOp: b.invoke, StopOp: b.cutBy}
+				FirstOp: b.invoke, LastOp: b.invoke}
 		}
 		out = append(out, cur)
 	}
