@@ -28,8 +28,8 @@ type masterState struct {
 	promised  time.Duration
 	releaseAt time.Duration // when a stopped node gives the lease back; Never if not due
 	known     string        // the node last learned to hold it
-	nextAt  time.Duration // when the controller acts next; Never when idle
-	running bool          // an internal grant, renew or release is in flight
+	nextAt    time.Duration // when the controller acts next; Never when idle
+	running   bool          // an internal grant, renew or release is in flight
 }
 
 // MasterStatusOK answers master_status. Master is null when no holder was
