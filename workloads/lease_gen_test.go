@@ -337,46 +337,58 @@ func TestLeaseOptions(t *testing.T) {
 	}
 }
 
+// replyCase is a reply to an invocation and the completion it must give:
+// type, value (when not "") and an error containing errSubstring.
+type replyCase struct {
+	inv          Invocation
+	reply        string
+	typ, value   string
+	errSubstring string
+}
+
+// testReplies completes each case's invocation with its reply on l.
+func testReplies(t *testing.T, l *Lease, cases []replyCase) {
+	t.Helper()
+	for _, c := range cases {
+		var reply json.RawMessage
+		if c.reply != "" {
+			reply = json.RawMessage(c.reply)
+		}
+		got := l.Complete(time.Second, 0, c.inv, reply)
+		if got.Type != c.typ || (c.value != "" && string(got.Value) != c.value) || !bytes.Contains([]byte(got.Error), []byte(c.errSubstring)) {
+			t.Errorf("%s reply %s: got %s %s %q, want %s %s ~%q", c.inv.F, c.reply, got.Type, got.Value, got.Error, c.typ, c.value, c.errSubstring)
+		}
+		if c.typ != OK && string(got.Value) != string(c.inv.Value) {
+			t.Errorf("%s %s completion value %s, want the invoke value", c.inv.F, c.typ, got.Value)
+		}
+	}
+}
+
+// The invocations the reply tables answer.
+var (
+	grantInv   = leaseCall{f: FGrant, chunk: "ch_2", server: "cs3", leaseMs: 1000}.invocation()
+	renewInv   = leaseCall{f: FRenew, chunk: "ch_1", server: "cs1", leaseMs: 1000}.invocation()
+	checkInv   = leaseCall{f: FCheck, chunk: "ch_1"}.invocation()
+	releaseInv = leaseCall{f: FRelease, chunk: "ch_1", server: "cs1", token: 12}.invocation()
+)
+
 func TestLeaseRequestsAndReplies(t *testing.T) {
 	l := newLease(LeaseOptions{Servers: 3, Chunks: 2, LeaseMs: 1000, Rate: 1}, 1)
-	grant := leaseCall{f: FGrant, chunk: "ch_2", server: "cs3", leaseMs: 1000}.invocation()
+	grant, renew, check, release := grantInv, renewInv, checkInv, releaseInv
 	if got, want := string(grant.Value), `{"chunk":"ch_2","server":"cs3","lease_ms":1000}`; got != want {
 		t.Errorf("grant value %s, want %s", got, want)
 	}
 	if got, want := string(l.Request(grant)), `{"type":"lease_grant","chunk_handle":"ch_2","server":"cs3","lease_ms":1000}`; got != want {
 		t.Errorf("grant request %s, want %s", got, want)
 	}
-	check := leaseCall{f: FCheck, chunk: "ch_1"}.invocation()
-	release := leaseCall{f: FRelease, chunk: "ch_1", server: "cs1", token: 12}.invocation()
 	if got, want := string(l.Request(release)), `{"type":"lease_release","chunk_handle":"ch_1","server":"cs1","token":12}`; got != want {
 		t.Errorf("release request %s, want %s", got, want)
 	}
-	renew := leaseCall{f: FRenew, chunk: "ch_1", server: "cs1", leaseMs: 1000}.invocation()
-	cases := []struct {
-		inv          Invocation
-		reply        string
-		typ, value   string
-		errSubstring string
-	}{
+	testReplies(t, l, []replyCase{
 		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998,"token":4,"in_reply_to":1}`, OK,
 			`{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs3","expires_in_ms":998,"token":4}`, ""},
-		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":999,"token":9007199254740991}`, OK,
-			`{"chunk":"ch_1","server":"cs1","lease_ms":1000,"new_expires_in_ms":999,"token":9007199254740991}`, ""},
-		// A missing token is recorded as missing; the checker judges it.
-		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998}`, OK,
-			`{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs3","expires_in_ms":998}`, ""},
-		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":999}`, OK,
-			`{"chunk":"ch_1","server":"cs1","lease_ms":1000,"new_expires_in_ms":999}`, ""},
-		// A grant naming another primary may carry the holder's token: not this op's, not checked.
-		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs1","expires_in_ms":50,"token":"x"}`, OK,
-			`{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs1","expires_in_ms":50}`, ""},
-		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998,"token":0}`, Info, "", "token is 0"},
-		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998,"token":-4}`, Info, "", "token is -4"},
-		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998,"token":4.0}`, Info, "", "token is 4.0"},
-		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998,"token":"4"}`, Info, "", `token is "4"`},
-		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":999,"token":9007199254740992}`, Info, "", "token is 9007199254740992"},
-		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":999,"token":null}`, Info, "", "token is null"},
-		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":999,"token":1e3}`, Info, "", "token is 1e3"},
+		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":999,"token":5}`, OK,
+			`{"chunk":"ch_1","server":"cs1","lease_ms":1000,"new_expires_in_ms":999,"token":5}`, ""},
 		{check, `{"type":"lease_check_ok","primary":null,"remaining_ms":0,"expired":true}`, OK,
 			`{"chunk":"ch_1","primary":null,"remaining_ms":0,"expired":true}`, ""},
 		{check, `{"type":"lease_check_ok","primary":"cs2","remaining_ms":40,"expired":false}`, OK,
@@ -395,20 +407,42 @@ func TestLeaseRequestsAndReplies(t *testing.T) {
 		{grant, ``, Info, "", "net-timeout"},
 		{check, ``, Fail, "", "net-timeout"},
 		{check, `{"type":"error","code":13}`, Fail, "", "crash"},
+	})
+}
+
+// TestLeaseTokenReplies: a token in an ok grant to the requester or an ok
+// renew is recorded; a missing one is recorded as missing (the checker
+// judges it); an ill-typed or out-of-range one is a malformed reply; a
+// grant naming another primary may carry the holder's token, which is not
+// this op's and is ignored.
+func TestLeaseTokenReplies(t *testing.T) {
+	l := newLease(LeaseOptions{Servers: 3, Chunks: 2, LeaseMs: 1000, Rate: 1}, 1)
+	grant, renew := grantInv, renewInv
+	grantWith := func(token string) string {
+		return `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998,"token":` + token + `}`
 	}
-	for _, c := range cases {
-		var reply json.RawMessage
-		if c.reply != "" {
-			reply = json.RawMessage(c.reply)
-		}
-		got := l.Complete(time.Second, 0, c.inv, reply)
-		if got.Type != c.typ || (c.value != "" && string(got.Value) != c.value) || !bytes.Contains([]byte(got.Error), []byte(c.errSubstring)) {
-			t.Errorf("%s reply %s: got %s %s %q, want %s %s ~%q", c.inv.F, c.reply, got.Type, got.Value, got.Error, c.typ, c.value, c.errSubstring)
-		}
-		if c.typ != OK && string(got.Value) != string(c.inv.Value) {
-			t.Errorf("%s %s completion value %s, want the invoke value", c.inv.F, c.typ, got.Value)
-		}
+	renewWith := func(token string) string {
+		return `{"type":"lease_renew_ok","new_expires_in_ms":999,"token":` + token + `}`
 	}
+	testReplies(t, l, []replyCase{
+		{grant, grantWith("1"), OK, `{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs3","expires_in_ms":998,"token":1}`, ""},
+		{renew, renewWith("9007199254740991"), OK,
+			`{"chunk":"ch_1","server":"cs1","lease_ms":1000,"new_expires_in_ms":999,"token":9007199254740991}`, ""},
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998}`, OK,
+			`{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs3","expires_in_ms":998}`, ""},
+		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":999}`, OK,
+			`{"chunk":"ch_1","server":"cs1","lease_ms":1000,"new_expires_in_ms":999}`, ""},
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs1","expires_in_ms":50,"token":"x"}`, OK,
+			`{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs1","expires_in_ms":50}`, ""},
+		{grant, grantWith("0"), Info, "", "token is 0"},
+		{grant, grantWith("-4"), Info, "", "token is -4"},
+		{grant, grantWith("4.0"), Info, "", "token is 4.0"},
+		{grant, grantWith(`"4"`), Info, "", `token is "4"`},
+		{renew, renewWith("9007199254740992"), Info, "", "token is 9007199254740992"},
+		{renew, renewWith("null"), Info, "", "token is null"},
+		{renew, renewWith("1e3"), Info, "", "token is 1e3"},
+		{renew, renewWith("[1]"), Info, "", "token is [1]"},
+	})
 }
 
 func TestLeaseEncodersMatchEncodingJSON(t *testing.T) {
