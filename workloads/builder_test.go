@@ -20,10 +20,12 @@ type (
 		leaseAskValue
 		Primary     string `json:"primary"`
 		ExpiresInMs int64  `json:"expires_in_ms"`
+		Token       *int64 `json:"token,omitempty"` // written only when the reply carried one
 	}
 	renewOKValue struct {
 		leaseAskValue
-		NewExpiresInMs int64 `json:"new_expires_in_ms"`
+		NewExpiresInMs int64  `json:"new_expires_in_ms"`
+		Token          *int64 `json:"token,omitempty"`
 	}
 	checkValue struct {
 		Chunk string `json:"chunk"`
@@ -37,18 +39,28 @@ type (
 	releaseValue struct { // release invokes and ok completions
 		Chunk  string `json:"chunk"`
 		Server string `json:"server"`
+		Token  *int64 `json:"token,omitempty"` // absent only when the server never got one
 	}
 )
 
+// tok is a token as the value types hold it.
+func tok(t int64) *int64 { return &t }
+
 // hb builds hand-made histories with times in milliseconds. Ops are
 // sorted by time (stably, so an invoke added before its completion stays
-// first) and indexed when history() is called.
+// first) and indexed when history() is called. grant and renew hand out
+// tokens 1, 2, 3, ... in the order they are called (valid fencing when
+// called in invoke order); grantTok and renewTok set one (nil: none).
+// release sends the last token of its server and chunk, as the generator
+// does; releaseTok sends any.
 type hb struct {
-	t   *testing.T
-	ops []Op
+	t         *testing.T
+	ops       []Op
+	lastToken int64
+	tokens    map[string]int64 // chunk/server -> the last token it got
 }
 
-func newHB(t *testing.T) *hb { return &hb{t: t} }
+func newHB(t *testing.T) *hb { return &hb{t: t, tokens: map[string]int64{}} }
 
 func ms(v float64) int64 { return int64(v * 1e6) }
 
@@ -77,10 +89,22 @@ func (b *hb) pair(proc int, f string, inv, done float64, typ string, invValue, d
 
 func ask(chunk, server string) leaseAskValue { return leaseAskValue{chunk, server, 1000} }
 
-// grant adds an ok grant answered with primary and expires_in_ms.
-func (b *hb) grant(proc int, inv, done float64, chunk, server, primary string, expiresMs int64) {
-	b.pair(proc, FGrant, inv, done, OK, ask(chunk, server),
-		grantOKValue{ask(chunk, server), primary, expiresMs}, "n1")
+// grant adds an ok grant answered with primary and expires_in_ms; when
+// primary is server it carries the next token, which it returns.
+func (b *hb) grant(proc int, inv, done float64, chunk, server, primary string, expiresMs int64) int64 {
+	if primary != server {
+		b.pair(proc, FGrant, inv, done, OK, ask(chunk, server), grantOKValue{ask(chunk, server), primary, expiresMs, nil}, "n1")
+		return 0
+	}
+	b.lastToken++
+	b.grantTok(proc, inv, done, chunk, server, expiresMs, tok(b.lastToken))
+	return b.lastToken
+}
+
+// grantTok adds an ok grant naming server primary, carrying token (nil: none).
+func (b *hb) grantTok(proc int, inv, done float64, chunk, server string, expiresMs int64, token *int64) {
+	b.got(chunk, server, token)
+	b.pair(proc, FGrant, inv, done, OK, ask(chunk, server), grantOKValue{ask(chunk, server), server, expiresMs, token}, "n1")
 }
 
 // grantOutcome adds a grant that failed or is unknown (typ fail/info/"").
@@ -88,10 +112,18 @@ func (b *hb) grantOutcome(proc int, inv, done float64, chunk, server, typ string
 	b.pair(proc, FGrant, inv, done, typ, ask(chunk, server), nil, "n1")
 }
 
-// renew adds an ok renew through node.
-func (b *hb) renew(proc int, inv, done float64, chunk, server string, newExpiresMs int64, node string) {
-	b.pair(proc, FRenew, inv, done, OK, ask(chunk, server),
-		renewOKValue{ask(chunk, server), newExpiresMs}, node)
+// renew adds an ok renew through node carrying the next token, which it
+// returns.
+func (b *hb) renew(proc int, inv, done float64, chunk, server string, newExpiresMs int64, node string) int64 {
+	b.lastToken++
+	b.renewTok(proc, inv, done, chunk, server, newExpiresMs, node, tok(b.lastToken))
+	return b.lastToken
+}
+
+// renewTok adds an ok renew through node carrying token (nil: none).
+func (b *hb) renewTok(proc int, inv, done float64, chunk, server string, newExpiresMs int64, node string, token *int64) {
+	b.got(chunk, server, token)
+	b.pair(proc, FRenew, inv, done, OK, ask(chunk, server), renewOKValue{ask(chunk, server), newExpiresMs, token}, node)
 }
 
 func (b *hb) renewOutcome(proc int, inv, done float64, chunk, server, typ string) {
@@ -107,9 +139,26 @@ func (b *hb) check(proc int, inv, done float64, chunk, primary string, expired b
 	b.pair(proc, FCheck, inv, done, OK, checkValue{chunk}, checkOKValue{chunk, p, 0, expired}, "n3")
 }
 
-// release adds a release with completion typ (ok, fail, info or "" for none).
+// got remembers the last token a server got for a chunk.
+func (b *hb) got(chunk, server string, token *int64) {
+	if token != nil {
+		b.tokens[chunk+"/"+server] = *token
+	}
+}
+
+// release adds a release sending the last token server got for chunk
+// (none if it got none yet) with completion typ (ok, fail, info or "" for
+// none).
 func (b *hb) release(proc int, inv, done float64, chunk, server, typ string) {
-	v := releaseValue{chunk, server}
+	b.releaseTok(proc, inv, done, chunk, server, b.tokens[chunk+"/"+server], typ)
+}
+
+// releaseTok adds a release sending token (0: none).
+func (b *hb) releaseTok(proc int, inv, done float64, chunk, server string, token int64, typ string) {
+	v := releaseValue{chunk, server, nil}
+	if token != 0 {
+		v.Token = tok(token)
+	}
 	b.pair(proc, FRelease, inv, done, typ, v, v, "n1")
 }
 

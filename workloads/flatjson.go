@@ -113,8 +113,8 @@ func scanScalar(b []byte, i int) (int, bool) {
 // would match (case-insensitively): a key that matches one only up to
 // case falls back.
 var (
-	leaseValueKeys = []string{"chunk", "server", "lease_ms", "primary", "expires_in_ms", "new_expires_in_ms", "remaining_ms", "expired"}
-	leaseReplyKeys = []string{"type", "chunk_handle", "primary", "expires_in_ms", "new_expires_in_ms", "remaining_ms", "expired"}
+	leaseValueKeys = []string{"chunk", "server", "lease_ms", "primary", "expires_in_ms", "new_expires_in_ms", "remaining_ms", "expired", "token"}
+	leaseReplyKeys = []string{"type", "chunk_handle", "primary", "expires_in_ms", "new_expires_in_ms", "remaining_ms", "expired", "token"}
 )
 
 func foldsToOneOf(key []byte, names []string) bool {
@@ -161,6 +161,8 @@ func (v *LeaseValue) setField(key, val []byte) bool {
 		return flatIntPtr(val, &v.NewExpiresInMs)
 	case "remaining_ms":
 		return flatIntPtr(val, &v.RemainingMs)
+	case "token":
+		return flatIntPtr(val, &v.Token)
 	case "expired":
 		v.Expired = nil
 		if null {
@@ -228,6 +230,8 @@ func (r *leaseReply) setField(key, val []byte) bool {
 		r.RemainingMs = raw
 	case "expired":
 		r.Expired = raw
+	case "token":
+		r.Token = raw
 	default:
 		return !foldsToOneOf(key, leaseReplyKeys)
 	}

@@ -8,7 +8,7 @@ import (
 
 var flatSeeds = []string{
 	`{"chunk":"ch_2","server":"cs3","lease_ms":1000}`,
-	`{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs3","expires_in_ms":998}`,
+	`{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs3","expires_in_ms":998,"token":17}`,
 	`{"chunk":"ch_1","primary":null,"remaining_ms":0,"expired":true}`,
 	` { "chunk" : "ch_1" , "primary" : "cs2" , "expired" : false } `,
 	`{"type":"lease_grant_ok","chunk_handle":"ch_1","primary":"cs1","expires_in_ms":5,"in_reply_to":3,"msg_id":9}`,
@@ -18,6 +18,9 @@ var flatSeeds = []string{
 	`{"lease_ms":99999999999999999999}`, `{"expired":null,"expired":true}`, `{"primary":"a","primary":null}`,
 	`{"chunk":null}`, `{}`, `null`, `[]`, `{"chunk":"x"} x`, `{"chunk":"x",}`, `{"chunk""x"}`, `{"chunk":tru}`,
 	`{"chunk":"ünï"}`, `{"expired":"true"}`, `{"remaining_ms":-5}`, `{"type":null}`, ``,
+	`{"chunk":"ch_1","server":"cs1","token":9007199254740991}`, `{"type":"lease_renew_ok","new_expires_in_ms":5,"token":12}`,
+	`{"token":null}`, `{"token":0}`, `{"token":-7}`, `{"token":1.5}`, `{"token":"12"}`, `{"token":true}`,
+	`{"Token":3}`, `{"TOKEN":3,"token":4}`, `{"token":9223372036854775808}`, `{"token":3,"token":null}`,
 }
 
 // FuzzFlatDecoders holds the fast decoders to encoding/json: the same

@@ -16,9 +16,16 @@ type LeaseOptions struct {
 	// Chunks is C: chunk handles "ch_1".."ch_C", each an independent lease.
 	// Zero means the default, 3.
 	Chunks int
-	// LeaseMs is the lease length every grant and renew asks for (lease_ms).
-	// Zero means the default, 1000.
+	// LeaseMs is the longest lease_ms a grant or renew asks for: the
+	// workload's longest lease, which the harness passes to nodes as
+	// LEASE_MAX_MS. Zero means the default, 1000.
 	LeaseMs int64
+	// MinLeaseMs is the shortest lease_ms. Each grant and renew asks for a
+	// lease_ms drawn uniformly from [MinLeaseMs, LeaseMs], so renewals come
+	// both shorter and longer than the lease they extend (a shorter one must
+	// not shrink the protection). Zero means LeaseMs/4, at least 1; set it
+	// to LeaseMs for leases of one length.
+	MinLeaseMs int64
 	// Rate is the mean number of scheduled ops per second (grants, checks,
 	// releases of leases not held) across all workers. Renewals and the
 	// releases that end a holding come on top, as soon as a worker is free.
@@ -34,7 +41,7 @@ type LeaseOptions struct {
 }
 
 // DefaultLeaseOptions are the defaults that NewLease puts in zero fields,
-// with a rate of 10 ops/s.
+// with a rate of 10 ops/s. MinLeaseMs stays zero: it follows LeaseMs.
 func DefaultLeaseOptions() LeaseOptions {
 	return LeaseOptions{Servers: 3, Chunks: 3, LeaseMs: 1000, Rate: 10, Workers: 5, MaxRenewals: 3}
 }
@@ -50,6 +57,9 @@ func (o LeaseOptions) withDefaults() LeaseOptions {
 	}
 	if o.LeaseMs == 0 {
 		o.LeaseMs = d.LeaseMs
+	}
+	if o.MinLeaseMs == 0 {
+		o.MinLeaseMs = max(o.LeaseMs/4, 1)
 	}
 	if o.Workers == 0 {
 		o.Workers = d.Workers
@@ -72,6 +82,9 @@ func (o LeaseOptions) Validate() error {
 	}
 	if o.LeaseMs < 1 {
 		errs = append(errs, fmt.Errorf("lease_ms must be >= 1, got %d", o.LeaseMs))
+	}
+	if o.LeaseMs >= 1 && (o.MinLeaseMs < 1 || o.MinLeaseMs > o.LeaseMs) {
+		errs = append(errs, fmt.Errorf("min lease_ms must be in [1, lease_ms %d], got %d", o.LeaseMs, o.MinLeaseMs))
 	}
 	if o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) {
 		errs = append(errs, fmt.Errorf("rate must be a finite number >= 0, got %v", o.Rate))

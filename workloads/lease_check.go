@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 )
 
 // Violation kinds reported by CheckLease.
@@ -13,6 +14,11 @@ const (
 	TwoPrimaries    = "two-primaries"     // two servers' holdings overlap
 	ReadWrongHolder = "read-wrong-holder" // a read named X while another server held the chunk throughout
 	ReadNoHolder    = "read-no-holder"    // a read named nobody while some server held the chunk throughout
+	// Fencing (the contract's rule 3): tokens let storage refuse a deposed
+	// primary's writes only if each names one server and they grow.
+	TokenMissing    = "token-missing"     // an ok grant to itself or ok renew without a valid token
+	TokenTwoServers = "token-two-servers" // one token value named leases of two servers
+	TokenOrder      = "token-order"       // a token not larger than another server's token completed before the request
 )
 
 // LeaseResult is the lease checker's verdict.
@@ -49,17 +55,27 @@ type Holding struct {
 	InvokeIndex     int    `json:"invoke_index"`
 	CompletionIndex int    `json:"completion_index"`
 	CutByIndex      *int   `json:"cut_by_index"` // invoke index of the release that cut it; null if none
+	// Token is the lease instance's fencing token, the only name a release
+	// can cut it by; 0 when the reply carried none or one outside
+	// 0 < token < 2^53 (a token-missing violation).
+	Token int64 `json:"token"`
 }
 
 // Violation is one breach of the lease safety rules.
 type Violation struct {
-	Kind    string   `json:"kind"`
-	Chunk   string   `json:"chunk"`
-	Servers []string `json:"servers"` // two-primaries: both holders; reads: [reported ("" for none), actual holder]
-	Ops     []int    `json:"ops"`     // op indices: invoke and completion of each op involved
+	Kind  string `json:"kind"`
+	Chunk string `json:"chunk"`
+	// Servers: two-primaries: both holders; reads: [reported ("" for
+	// none), actual holder]; token-missing: the server; token-two-servers
+	// and token-order: the earlier op's server, then the later op's.
+	Servers []string `json:"servers"`
+	Ops     []int    `json:"ops"` // op indices: invoke and completion of each op involved
 	StartNs int64    `json:"start_ns"`
-	EndNs   int64    `json:"end_ns"` // two-primaries: the overlap; reads: the read's interval
-	Text    string   `json:"text"`
+	// EndNs: two-primaries: the overlap; reads and token-missing: the op's
+	// interval; token-two-servers and token-order: from the first op's
+	// invoke to the last op's completion.
+	EndNs int64  `json:"end_ns"`
+	Text  string `json:"text"`
 }
 
 // leaseRead is an ok check, or an ok grant that answered with another
@@ -71,24 +87,28 @@ type leaseRead struct {
 	f              string
 }
 
-// leaseRelease is a release invoke: it cuts its server's holdings.
+// leaseRelease is a release invoke: it cuts its server's holding that
+// carries its token.
 type leaseRelease struct {
 	server string
+	token  int64 // 0: none, or one no lease can carry; cuts nothing
 	timeNs int64
 	index  int
 }
 
 // chunkHistory is the part of a history that concerns one chunk.
 type chunkHistory struct {
-	holdings []Holding // uncut, before releases apply
+	holdings []Holding // every ok grant to itself and ok renew, uncut, in invoke order
 	reads    []leaseRead
 	releases []leaseRelease
+	missing  []Violation // token-missing, found while collecting
 }
 
 // CheckLease judges a lease history chunk by chunk (Jepsen's independent
 // checking; nemesis ops pass through). The rules are in doc.go: holdings
-// of two different servers must never overlap, and no read may report a
-// holder contradicted by a holding that covers the whole read.
+// of two different servers must never overlap, no read may report a
+// holder contradicted by a holding that covers the whole read, and tokens
+// must fence (present, one server each, growing across servers).
 func CheckLease(history []Op) LeaseResult {
 	pairs, problems := PairOps(history)
 	res := LeaseResult{Chunks: map[string]ChunkCounts{}, Violations: []Violation{}, Holdings: []Holding{}}
@@ -134,12 +154,16 @@ func collectPair(p Pair, chunks map[string]*chunkHistory, counts map[string]Chun
 			return HistoryProblem{p.Completion.Index, fmt.Sprintf("ok %s value %s: %v", inv.F, p.Completion.Value, err)}, true
 		}
 	}
-	if v.Chunk == "" || (inv.F != FCheck && v.Server == "") {
-		req, err := decodeLeaseValue(inv.Value)
+	var req LeaseValue
+	if v.Chunk == "" || (inv.F != FCheck && v.Server == "") || inv.F == FRelease {
+		var err error
+		req, err = decodeLeaseValue(inv.Value)
 		if err != nil || req.Chunk == "" {
 			return HistoryProblem{inv.Index, fmt.Sprintf("%s invoke value %s has no chunk", inv.F, inv.Value)}, true
 		}
-		v.Chunk, v.Server = req.Chunk, req.Server
+		if v.Chunk == "" || (inv.F != FCheck && v.Server == "") {
+			v.Chunk, v.Server = req.Chunk, req.Server
+		}
 	}
 	ch := chunks[v.Chunk]
 	if ch == nil {
@@ -148,7 +172,8 @@ func collectPair(p Pair, chunks map[string]*chunkHistory, counts map[string]Chun
 	}
 	countPair(p, v.Chunk, counts)
 	if inv.F == FRelease {
-		ch.releases = append(ch.releases, leaseRelease{server: v.Server, timeNs: inv.Time, index: inv.Index})
+		// The token a release sent is in its invoke, whatever its outcome.
+		ch.releases = append(ch.releases, leaseRelease{server: v.Server, token: tokenOf(req.Token), timeNs: inv.Time, index: inv.Index})
 	}
 	if !ok {
 		return HistoryProblem{}, false // info and fail ops create no holding and no read
@@ -193,13 +218,13 @@ func collectOK(p Pair, v LeaseValue, ch *chunkHistory) (HistoryProblem, bool) {
 			return HistoryProblem{}, false
 		}
 		hold.EndNs = p.Invoke.Time + *v.ExpiresInMs*1e6
-		ch.holdings = append(ch.holdings, hold)
+		ch.addHolding(hold, v.Token)
 	case FRenew:
 		if v.NewExpiresInMs == nil {
 			return missing("new_expires_in_ms")
 		}
 		hold.EndNs = p.Invoke.Time + *v.NewExpiresInMs*1e6
-		ch.holdings = append(ch.holdings, hold)
+		ch.addHolding(hold, v.Token)
 	case FCheck:
 		if v.Expired == nil {
 			return missing("expired")
@@ -212,27 +237,68 @@ func collectOK(p Pair, v LeaseValue, ch *chunkHistory) (HistoryProblem, bool) {
 	return HistoryProblem{}, false
 }
 
-// checkChunk cuts the chunk's holdings at releases and finds violations.
+// tokenOf is a token as the checker uses it: 0 for none or for a value
+// no lease may carry.
+func tokenOf(t *int64) int64 {
+	if t == nil || !validToken(*t) {
+		return 0
+	}
+	return *t
+}
+
+// addHolding files an ok grant to itself or ok renew with the token its
+// reply carried; one without a valid token is a token-missing violation.
+func (ch *chunkHistory) addHolding(h Holding, token *int64) {
+	h.Token = tokenOf(token)
+	ch.holdings = append(ch.holdings, h)
+	if h.Token != 0 {
+		return
+	}
+	got := "no token"
+	if token != nil {
+		got = fmt.Sprintf("token %d", *token)
+	}
+	ch.missing = append(ch.missing, Violation{Kind: TokenMissing, Chunk: h.Chunk, Servers: []string{h.Server},
+		Ops: []int{h.InvokeIndex, h.CompletionIndex}, StartNs: h.InvokeNs, EndNs: h.StartNs,
+		Text: fmt.Sprintf("%s %s (ops %d-%d) of %s was ok with %s; every ok grant or renew must carry an integer token, "+
+			"0 < token < 2^53, or storage cannot refuse that server's writes once it is deposed",
+			h.Server, h.F, h.InvokeIndex, h.CompletionIndex, h.Chunk, got)})
+}
+
+// checkChunk cuts the chunk's holdings at releases and finds violations:
+// two-primaries, then reads, then fencing.
 func checkChunk(chunk string, ch *chunkHistory) ([]Holding, []Violation) {
 	holdings := cutHoldings(ch.holdings, ch.releases)
 	violations := overlaps(chunk, holdings)
-	for _, r := range ch.reads {
-		if v, bad := judgeRead(chunk, r, holdings); bad {
-			violations = append(violations, v)
-		}
-	}
-	return holdings, violations
+	violations = append(violations, judgeReads(chunk, ch.reads, holdings)...)
+	violations = append(violations, ch.missing...)
+	violations = append(violations, tokensOfTwoServers(chunk, ch.holdings)...)
+	return holdings, append(violations, tokenOrder(chunk, ch.holdings)...)
+}
+
+// releaseKey names the one lease instance a release can cut.
+type releaseKey struct {
+	server string
+	token  int64
 }
 
 // cutHoldings ends each holding at the invoke of the first release by the
-// same server invoked at or after the holding op's invoke (whatever that
-// release's outcome), drops the holdings left empty, and sorts the rest by
-// start.
+// same server carrying the holding's token, invoked at or after the holding
+// op's invoke (whatever that release's outcome), drops the holdings left
+// empty, and sorts the rest by start. A release with another token, or
+// none, cuts nothing.
 func cutHoldings(raw []Holding, releases []leaseRelease) []Holding {
 	slices.SortStableFunc(releases, func(a, b leaseRelease) int { return cmp.Compare(a.timeNs, b.timeNs) })
+	byKey := map[releaseKey][]leaseRelease{} // each list sorted by invoke time
+	for _, r := range releases {
+		if r.token != 0 {
+			k := releaseKey{r.server, r.token}
+			byKey[k] = append(byKey[k], r)
+		}
+	}
 	out := make([]Holding, 0, len(raw))
 	for _, h := range raw {
-		if rel, ok := firstReleaseFrom(releases, h.Server, h.InvokeNs); ok && rel.timeNs < h.EndNs {
+		if rel, ok := firstReleaseFrom(byKey[releaseKey{h.Server, h.Token}], h.InvokeNs); ok && rel.timeNs < h.EndNs {
 			h.EndNs = rel.timeNs
 			idx := rel.index
 			h.CutByIndex = &idx
@@ -250,16 +316,14 @@ func byStart(a, b Holding) int {
 	return cmp.Or(cmp.Compare(a.StartNs, b.StartNs), cmp.Compare(a.InvokeIndex, b.InvokeIndex))
 }
 
-// firstReleaseFrom finds the earliest release by server invoked at or
-// after fromNs; releases are sorted by invoke time.
-func firstReleaseFrom(releases []leaseRelease, server string, fromNs int64) (leaseRelease, bool) {
+// firstReleaseFrom finds the earliest release invoked at or after fromNs;
+// releases are sorted by invoke time.
+func firstReleaseFrom(releases []leaseRelease, fromNs int64) (leaseRelease, bool) {
 	i := sort.Search(len(releases), func(i int) bool { return releases[i].timeNs >= fromNs })
-	for ; i < len(releases); i++ {
-		if releases[i].server == server {
-			return releases[i], true
-		}
+	if i == len(releases) {
+		return leaseRelease{}, false
 	}
-	return leaseRelease{}, false
+	return releases[i], true
 }
 
 // overlaps reports every pair of holdings of different servers that
@@ -280,37 +344,172 @@ func overlaps(chunk string, holdings []Holding) []Violation {
 				Kind: TwoPrimaries, Chunk: chunk, Servers: []string{a.Server, b.Server},
 				Ops:     []int{a.InvokeIndex, a.CompletionIndex, b.InvokeIndex, b.CompletionIndex},
 				StartNs: b.StartNs, EndNs: end,
-				Text: fmt.Sprintf("%s (%s ops %d-%d) and %s (%s ops %d-%d) both held %s for %.3f ms",
+				Text: fmt.Sprintf("%s (%s ops %d-%d) and %s (%s ops %d-%d) both held %s for %s",
 					a.Server, a.F, a.InvokeIndex, a.CompletionIndex, b.Server, b.F, b.InvokeIndex,
-					b.CompletionIndex, chunk, nsToMs(end-b.StartNs)),
+					b.CompletionIndex, chunk, formatSpan(end-b.StartNs)),
 			})
 		}
 	}
 	return out
 }
 
-// judgeRead finds a holding that covers the whole read, [start, end]
-// inside [StartNs, EndNs), and contradicts what the read reported.
-func judgeRead(chunk string, r leaseRead, holdings []Holding) (Violation, bool) {
-	for _, h := range holdings {
-		if h.StartNs > r.startNs {
-			break
+// formatSpan writes a duration in milliseconds, exact down to the
+// nanosecond, so that an overlap of 1 ns does not read as 0.000 ms.
+func formatSpan(ns int64) string {
+	return strconv.FormatFloat(float64(ns)/1e6, 'f', -1, 64) + " ms"
+}
+
+// topByServer keeps, over the entries added, the largest value and the
+// largest value of any server other than that one's, so that "the largest
+// value of a server other than S" is answered in O(1) for any S. Ties keep
+// the entry added first.
+type topByServer struct {
+	first, second ranked
+}
+
+// ranked is one entry: a value (an end time, a token) of a holding.
+type ranked struct {
+	value int64
+	h     *Holding
+}
+
+func (t *topByServer) add(value int64, h *Holding) {
+	e := ranked{value, h}
+	switch {
+	case t.first.h == nil:
+		t.first = e
+	case h.Server == t.first.h.Server:
+		if value > t.first.value {
+			t.first = e
 		}
-		if r.endNs >= h.EndNs || h.Server == r.holder {
+	case value > t.first.value:
+		t.second, t.first = t.first, e
+	case t.second.h == nil || value > t.second.value:
+		t.second = e
+	}
+}
+
+// otherThan returns the entry with the largest value among servers other
+// than server.
+func (t *topByServer) otherThan(server string) (ranked, bool) {
+	if t.first.h != nil && t.first.h.Server != server {
+		return t.first, true
+	}
+	return t.second, t.second.h != nil
+}
+
+// judgeReads finds, for each read, a holding that covers the whole read,
+// [start, end] inside [StartNs, EndNs), and contradicts what the read
+// reported. It sweeps reads and holdings by start: a holding that started
+// by the read's invoke covers it when it ends after the read completed,
+// so only the latest end of a server other than the one reported counts.
+func judgeReads(chunk string, reads []leaseRead, holdings []Holding) []Violation {
+	slices.SortStableFunc(reads, func(a, b leaseRead) int { return cmp.Compare(a.startNs, b.startNs) })
+	var out []Violation
+	var top topByServer
+	next := 0
+	for _, r := range reads {
+		for ; next < len(holdings) && holdings[next].StartNs <= r.startNs; next++ {
+			top.add(holdings[next].EndNs, &holdings[next])
+		}
+		if e, ok := top.otherThan(r.holder); ok && e.value > r.endNs {
+			out = append(out, readViolation(chunk, r, *e.h))
+		}
+	}
+	return out
+}
+
+// readViolation reports read r contradicted by holding h, which covers it.
+func readViolation(chunk string, r leaseRead, h Holding) Violation {
+	v := Violation{Chunk: chunk, Servers: []string{r.holder, h.Server},
+		Ops: []int{r.invoke, r.done, h.InvokeIndex, h.CompletionIndex}, StartNs: r.startNs, EndNs: r.endNs}
+	if r.holder == "" {
+		v.Kind = ReadNoHolder
+		v.Text = fmt.Sprintf("%s (ops %d-%d) reported no holder of %s while %s held it throughout (%s ops %d-%d)",
+			r.f, r.invoke, r.done, chunk, h.Server, h.F, h.InvokeIndex, h.CompletionIndex)
+	} else {
+		v.Kind = ReadWrongHolder
+		v.Text = fmt.Sprintf("%s (ops %d-%d) reported %s as holder of %s while %s held it throughout (%s ops %d-%d)",
+			r.f, r.invoke, r.done, r.holder, chunk, h.Server, h.F, h.InvokeIndex, h.CompletionIndex)
+	}
+	return v
+}
+
+// tokensOfTwoServers reports every token value that ok grants or renews of
+// two different servers carried: once per token and other server, naming
+// the first op of each. Ops are grouped by sorting on the token.
+func tokensOfTwoServers(chunk string, ops []Holding) []Violation {
+	byToken := tokened(ops)
+	slices.SortStableFunc(byToken, func(a, b *Holding) int { return cmp.Compare(a.Token, b.Token) })
+	var out []Violation
+	for i := 0; i < len(byToken); {
+		j := i + 1
+		for j < len(byToken) && byToken[j].Token == byToken[i].Token {
+			j++
+		}
+		seen := []string{byToken[i].Server}
+		for _, b := range byToken[i+1 : j] {
+			if slices.Contains(seen, b.Server) {
+				continue
+			}
+			seen = append(seen, b.Server)
+			a := byToken[i]
+			out = append(out, tokenViolation(TokenTwoServers, chunk, a, b, fmt.Sprintf(
+				"token %d names leases of two servers on %s: %s %s (ops %d-%d) and %s %s (ops %d-%d); "+
+					"storage fencing by token cannot tell their writes apart",
+				a.Token, chunk, a.Server, a.F, a.InvokeIndex, a.CompletionIndex, b.Server, b.F, b.InvokeIndex, b.CompletionIndex)))
+		}
+		i = j
+	}
+	return out
+}
+
+// tokenOrder reports every ok grant or renew invoked after another
+// server's ok grant or renew completed whose token is not larger. One
+// sweep in invoke order, adding ops as they complete before the current
+// invoke, keeps the largest token of any other server at hand.
+func tokenOrder(chunk string, ops []Holding) []Violation {
+	byInvoke := tokened(ops)
+	byDone := slices.Clone(byInvoke)
+	slices.SortStableFunc(byInvoke, func(a, b *Holding) int { return cmp.Compare(a.InvokeNs, b.InvokeNs) })
+	slices.SortStableFunc(byDone, func(a, b *Holding) int { return cmp.Compare(a.StartNs, b.StartNs) })
+	var out []Violation
+	var top topByServer
+	next := 0
+	for _, b := range byInvoke {
+		for ; next < len(byDone) && byDone[next].StartNs < b.InvokeNs; next++ {
+			top.add(byDone[next].Token, byDone[next])
+		}
+		e, ok := top.otherThan(b.Server)
+		if !ok || b.Token > e.value {
 			continue
 		}
-		v := Violation{Chunk: chunk, Servers: []string{r.holder, h.Server},
-			Ops: []int{r.invoke, r.done, h.InvokeIndex, h.CompletionIndex}, StartNs: r.startNs, EndNs: r.endNs}
-		if r.holder == "" {
-			v.Kind = ReadNoHolder
-			v.Text = fmt.Sprintf("%s (ops %d-%d) reported no holder of %s while %s held it throughout (%s ops %d-%d)",
-				r.f, r.invoke, r.done, chunk, h.Server, h.F, h.InvokeIndex, h.CompletionIndex)
-		} else {
-			v.Kind = ReadWrongHolder
-			v.Text = fmt.Sprintf("%s (ops %d-%d) reported %s as holder of %s while %s held it throughout (%s ops %d-%d)",
-				r.f, r.invoke, r.done, r.holder, chunk, h.Server, h.F, h.InvokeIndex, h.CompletionIndex)
-		}
-		return v, true
+		a := e.h
+		out = append(out, tokenViolation(TokenOrder, chunk, a, b, fmt.Sprintf(
+			"%s %s (ops %d-%d) of %s got token %d, but %s %s (ops %d-%d) had completed with token %d %s before it was invoked; "+
+				"a token must exceed every token of another server's lease completed before the request, "+
+				"or storage that saw %d refuses the new primary's writes",
+			b.Server, b.F, b.InvokeIndex, b.CompletionIndex, chunk, b.Token, a.Server, a.F, a.InvokeIndex,
+			a.CompletionIndex, a.Token, formatSpan(b.InvokeNs-a.StartNs), a.Token)))
 	}
-	return Violation{}, false
+	return out
+}
+
+// tokened points at the ops that carry a valid token (the others are
+// token-missing already).
+func tokened(ops []Holding) []*Holding {
+	out := make([]*Holding, 0, len(ops))
+	for i := range ops {
+		if ops[i].Token != 0 {
+			out = append(out, &ops[i])
+		}
+	}
+	return out
+}
+
+// tokenViolation is a fencing violation between op a and the later op b.
+func tokenViolation(kind, chunk string, a, b *Holding, text string) Violation {
+	return Violation{Kind: kind, Chunk: chunk, Servers: []string{a.Server, b.Server},
+		Ops:     []int{a.InvokeIndex, a.CompletionIndex, b.InvokeIndex, b.CompletionIndex},
+		StartNs: min(a.InvokeNs, b.InvokeNs), EndNs: max(a.StartNs, b.StartNs), Text: text}
 }

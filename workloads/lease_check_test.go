@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"testing"
@@ -72,9 +73,9 @@ func TestCheckLeaseValidWithReleasesInfoAndNemesis(t *testing.T) {
 	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)
 	b.grantOutcome(1, 100, 200, "ch_1", "cs2", Info) // unknown: no holding, no read
 	b.grantOutcome(2, 150, 160, "ch_1", "cs3", Fail)
-	b.release(0, 300, 310, "ch_1", "cs1", OK) // cuts cs1 at 300
-	b.grant(1, 320, 330, "ch_1", "cs2", "cs2", 1000)
-	b.release(2, 340, 350, "ch_1", "cs3", OK) // not held by cs3: changes nothing
+	b.release(0, 300, 310, "ch_1", "cs1", OK) // cuts cs1 at 300 (token t1)
+	t2 := b.grant(1, 320, 330, "ch_1", "cs2", "cs2", 1000)
+	b.releaseTok(2, 340, 350, "ch_1", "cs3", t2, OK) // not held by cs3 (cs2's token): changes nothing
 	b.check(3, 400, 410, "ch_1", "cs2", false)
 	b.release(1, 600, 900, "ch_1", "cs2", Info) // unknown outcome still cuts at its invoke
 	b.grant(0, 610, 620, "ch_1", "cs1", "cs1", 1000)
@@ -157,19 +158,29 @@ func TestCheckLeaseReleaseCutsHolding(t *testing.T) {
 
 func TestCheckLeaseLateReleaseDoesNotCutLaterHolding(t *testing.T) {
 	b := newHB(t)
-	b.release(0, 100, 2000, "ch_1", "cs1", OK)       // invoked before the grant, answered late
-	b.grant(1, 200, 210, "ch_1", "cs1", "cs1", 1000) // cs1 holds [210, 1200)
+	// Invoked before the grant, answered late; it even names the token the
+	// grant will get (a node that reuses tokens), and still cuts nothing.
+	b.releaseTok(0, 100, 2000, "ch_1", "cs1", 1, OK)
+	if t1 := b.grant(1, 200, 210, "ch_1", "cs1", "cs1", 1000); t1 != 1 { // cs1 holds [210, 1200)
+		t.Fatalf("the builder's first token is %d, want 1", t1)
+	}
 	b.grant(2, 500, 510, "ch_1", "cs2", "cs2", 1000)
 	r := mustViolate(t, "late release", b.history(), TwoPrimaries)
 	if h := r.Holdings[0]; h.CutByIndex != nil || h.EndNs != ms(1200) {
 		t.Errorf("cs1 holding %+v was cut by a release invoked before it", h)
 	}
 
-	b = newHB(t) // a release by another server never cuts
-	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)
-	b.release(1, 300, 310, "ch_1", "cs2", OK)
+	b = newHB(t) // a release by another server never cuts, even with the holder's token
+	t1 := b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)
+	b.releaseTok(1, 300, 310, "ch_1", "cs2", t1, OK)
 	b.grant(2, 400, 410, "ch_1", "cs2", "cs2", 1000)
 	mustViolate(t, "release by another server", b.history(), TwoPrimaries)
+
+	b = newHB(t) // nor does a release without a token
+	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)
+	b.releaseTok(0, 300, 310, "ch_1", "cs1", 0, OK)
+	b.grant(2, 400, 410, "ch_1", "cs2", "cs2", 1000)
+	mustViolate(t, "release without a token", b.history(), TwoPrimaries)
 }
 
 func TestCheckLeaseReportsMalformedHistories(t *testing.T) {
@@ -191,4 +202,134 @@ func TestCheckLeaseReportsMalformedHistories(t *testing.T) {
 	if r := CheckLease(h); r.Valid || len(r.Problems) != 1 {
 		t.Errorf("unknown f: %+v", r)
 	}
+}
+
+// TestCheckLeaseOverlapEdges: holdings are half-open, so an overlap of one
+// millisecond or one nanosecond is two primaries, and touching is not.
+func TestCheckLeaseOverlapEdges(t *testing.T) {
+	cases := []struct {
+		name      string
+		cs2DoneNs int64 // cs2's grant completes (its holding starts) here; cs1 holds until 1000 ms
+		overlapNs int64 // 0: valid
+	}{
+		{"1 ms", ms(999), ms(1)},
+		{"1 ns", ms(1000) - 1, 1},
+		{"touching", ms(1000), 0},
+	}
+	for _, c := range cases {
+		b := newHB(t)
+		b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)    // cs1 [10 ms, 1000 ms)
+		b.grant(1, 990, 995, "ch_1", "cs2", "cs2", 1000) // completion moved below
+		h := b.history()
+		h[3].Time = c.cs2DoneNs
+		if c.overlapNs == 0 {
+			mustValid(t, c.name, h)
+			continue
+		}
+		r := mustViolate(t, c.name, h, TwoPrimaries)
+		if v := r.Violations[0]; v.StartNs != c.cs2DoneNs || v.EndNs != ms(1000) || v.EndNs-v.StartNs != c.overlapNs {
+			t.Errorf("%s: violation %+v, want the overlap [%d, %d)", c.name, v, c.cs2DoneNs, ms(1000))
+		}
+	}
+	b := newHB(t) // the text shows the overlap exactly, not rounded to 0.000 ms
+	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)
+	b.grant(1, 990, 995, "ch_1", "cs2", "cs2", 1000)
+	h := b.history()
+	h[3].Time = ms(1000) - 1
+	if r := CheckLease(h); len(r.Violations) != 1 || !strings.Contains(r.Violations[0].Text, "for 0.000001 ms") {
+		t.Errorf("1 ns overlap text: %+v", r.Violations)
+	}
+}
+
+// inTimeOrder sorts ops moved to nanosecond times back into time order
+// (stably) and indexes them again, as a recorded history would be.
+func inTimeOrder(h []Op) []Op {
+	slices.SortStableFunc(h, func(a, b Op) int { return cmp.Compare(a.Time, b.Time) })
+	for i := range h {
+		h[i].Index = i
+	}
+	return h
+}
+
+// TestCheckLeaseReadNearHoldingEnd: a read is covered by a holding
+// [start, end) when start <= its invoke and its completion < end.
+func TestCheckLeaseReadNearHoldingEnd(t *testing.T) {
+	cases := []struct {
+		name             string
+		invokeNs, doneNs int64
+		primary          string
+		kind             string // "" when valid
+	}{
+		{"no holder, ends 1 ns before the end", ms(500), ms(1000) - 1, "", ReadNoHolder},
+		{"no holder, ends at the end", ms(500), ms(1000), "", ""},
+		{"wrong holder, ends 1 ns before the end", ms(500), ms(1000) - 1, "cs2", ReadWrongHolder},
+		{"wrong holder, ends at the end", ms(500), ms(1000), "cs2", ""},
+		{"no holder, invoked at the start", ms(10), ms(20), "", ReadNoHolder},
+		{"no holder, invoked 1 ns before the start", ms(10) - 1, ms(20), "", ""},
+		{"the holder, ends 1 ns before the end", ms(500), ms(1000) - 1, "cs1", ""},
+	}
+	for _, c := range cases {
+		b := newHB(t)
+		b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000) // cs1 [10 ms, 1000 ms)
+		b.check(1, 500, 600, "ch_1", c.primary, false)
+		h := b.history()
+		h[2].Time, h[3].Time = c.invokeNs, c.doneNs
+		h = inTimeOrder(h)
+		if c.kind == "" {
+			mustValid(t, c.name, h)
+		} else {
+			mustViolate(t, c.name, h, c.kind)
+		}
+	}
+}
+
+// TestCheckLeaseReleaseCutsOnlyItsOwnToken: a release cuts the holding
+// whose token it carries; an older token leaves the newer holding in
+// place, so the next server's grant overlaps it.
+func TestCheckLeaseReleaseCutsOnlyItsOwnToken(t *testing.T) {
+	build := func(release func(b *hb, t1, t2 int64)) []Op {
+		b := newHB(t)
+		t1 := b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 600)    // [10, 600)
+		t2 := b.renew(0, 300, 310, "ch_1", "cs1", 1200, "n2") // [310, 1500)
+		release(b, t1, t2)
+		b.grant(1, 700, 710, "ch_1", "cs2", "cs2", 1000)
+		return b.history()
+	}
+	r := mustViolate(t, "release with the older token", build(func(b *hb, t1, _ int64) {
+		b.releaseTok(0, 400, 410, "ch_1", "cs1", t1, OK)
+	}), TwoPrimaries)
+	if h := r.Holdings[0]; h.Token != 1 || h.EndNs != ms(400) || h.CutByIndex == nil {
+		t.Errorf("the grant's holding %+v, want token 1 cut at 400 ms", h)
+	}
+	if h := r.Holdings[1]; h.Token != 2 || h.EndNs != ms(1500) || h.CutByIndex != nil {
+		t.Errorf("the renewal's holding %+v, want token 2 uncut", h)
+	}
+	mustValid(t, "release with the newer token", build(func(b *hb, _, t2 int64) {
+		b.releaseTok(0, 400, 410, "ch_1", "cs1", t2, OK)
+	}))
+	mustViolate(t, "release with a random token", build(func(b *hb, _, _ int64) {
+		b.releaseTok(0, 400, 410, "ch_1", "cs1", 1<<40-1, OK)
+	}), TwoPrimaries)
+}
+
+// TestCheckLeaseReleaseOfNewerTokenLeavesOlderLease: clients believe every
+// lease they were told about, and a release names one. Releasing the
+// renewal's token leaves the longer lease the grant told about in place,
+// so a node that frees the chunk at that release lets a second primary in.
+func TestCheckLeaseReleaseOfNewerTokenLeavesOlderLease(t *testing.T) {
+	b := newHB(t)
+	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 2000)    // [10, 2000)
+	b.renew(0, 500, 510, "ch_1", "cs1", 300, "n2")   // [510, 800): shorter
+	b.release(0, 600, 610, "ch_1", "cs1", OK)        // the last token: the renewal's
+	b.grant(1, 900, 910, "ch_1", "cs2", "cs2", 1000) // inside the grant's lease
+	b.check(2, 1000, 1010, "ch_1", "cs2", false)     // agrees with the second primary
+	mustViolate(t, "older lease still held", b.history(), TwoPrimaries, ReadWrongHolder)
+
+	b = newHB(t) // releasing both leases frees the chunk
+	t1 := b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 2000)
+	b.renew(0, 500, 510, "ch_1", "cs1", 300, "n2")
+	b.release(0, 600, 610, "ch_1", "cs1", OK)
+	b.releaseTok(0, 650, 660, "ch_1", "cs1", t1, OK)
+	b.grant(1, 900, 910, "ch_1", "cs2", "cs2", 1000)
+	mustValid(t, "both released", b.history())
 }

@@ -16,6 +16,14 @@ const (
 	// lease back and takes it again (a restart) does. A release that
 	// arrives late must then not erase the new lease.
 	reacquireShare = 0.25
+	// regrantShare of planned renewals go out as a grant by the holder (a
+	// re-grant) instead of a renew: the contract gives both the same
+	// effect, and a re-grant with a shorter lease_ms must not shrink the
+	// protection either.
+	regrantShare = 0.25
+	// strayTokenMax bounds the random tokens of releases that must change
+	// nothing: [1, 2^40), far above what a test run hands out, far below 2^53.
+	strayTokenMax = 1 << 40
 )
 
 // pairState is what the generator knows about one (server, chunk) pair,
@@ -30,6 +38,11 @@ type pairState struct {
 	release      bool          // the plan's end: release (true) or abandon (false)
 	stopped      bool          // no more renewals: abandoned, or a renew failed
 	reacquire    bool          // grant again as soon as the plan-ending release completes
+	// lastToken is the token of the last ok grant to this server or ok
+	// renew that carried one (0 before any): the plan-ending release sends
+	// it, and later it serves as a stale token for releases that must
+	// change nothing.
+	lastToken int64
 }
 
 // workerCall is the op a worker has in flight.
@@ -109,16 +122,25 @@ func (l *Lease) dueHolding(now time.Duration) (int, bool) {
 	return best, found
 }
 
-// holdingCall is a renewal, or the release that ends the holding's plan.
-// The server stops believing it holds the chunk the moment it releases.
+// holdingCall is a renewal (a renew, or a re-grant by the holder), or the
+// release that ends the holding's plan, naming the last token the server
+// got. The server stops believing it holds the chunk the moment it
+// releases.
 func (l *Lease) holdingCall(p int) leaseCall {
 	ps := &l.pairs[p]
 	if ps.renewalsLeft > 0 {
+		if l.rng.Float64() < regrantShare {
+			c := l.call(FGrant, p)
+			c.renewal = true
+			return c
+		}
 		return l.call(FRenew, p)
 	}
 	l.drop(p)
 	ps.reacquire = l.rng.Float64() < reacquireShare
-	return l.call(FRelease, p)
+	c := l.call(FRelease, p)
+	c.token = ps.lastToken
+	return c
 }
 
 // scheduledCall draws one stagger op: a grant, a check or a release of a
@@ -132,10 +154,56 @@ func (l *Lease) scheduledCall() leaseCall {
 		}
 	case r >= grantShare+checkShare:
 		if p, ok := l.pickFreePair(func(ps *pairState) bool { return !ps.held }); ok {
-			return l.call(FRelease, p)
+			c := l.call(FRelease, p)
+			c.token = l.strayToken(p)
+			return c
 		}
 	}
 	return leaseCall{f: FCheck, chunk: l.chunkNames[l.rng.IntN(l.opts.Chunks)]}
+}
+
+// strayToken draws the token of a release of a pair the server does not
+// hold, which must change nothing: in random choice the pair's own stale
+// token, a token another server got for the same chunk (right token, wrong
+// server), or a random one in [1, strayTokenMax). A choice that has no
+// token to offer falls back to a random one.
+func (l *Lease) strayToken(p int) int64 {
+	switch l.rng.IntN(3) {
+	case 0:
+		if t := l.pairs[p].lastToken; t != 0 {
+			return t
+		}
+	case 1:
+		if t, ok := l.otherServerToken(p); ok {
+			return t
+		}
+	}
+	return 1 + l.rng.Int64N(strayTokenMax-1)
+}
+
+// otherServerToken picks at random the last token of another server's pair
+// on the same chunk, among those that got one.
+func (l *Lease) otherServerToken(p int) (int64, bool) {
+	server, chunk := p/l.opts.Chunks, p%l.opts.Chunks
+	n := 0
+	for s := range l.opts.Servers {
+		if s != server && l.pairs[s*l.opts.Chunks+chunk].lastToken != 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	k := l.rng.IntN(n)
+	for s := range l.opts.Servers {
+		if t := l.pairs[s*l.opts.Chunks+chunk].lastToken; s != server && t != 0 {
+			if k == 0 {
+				return t, true
+			}
+			k--
+		}
+	}
+	panic("unreachable: k < n")
 }
 
 // pickGrantPair picks a pair with nothing in flight whose server does not
@@ -167,10 +235,12 @@ func (l *Lease) pickFreePair(ok func(*pairState) bool) (int, bool) {
 	return 0, false
 }
 
+// call is an op of pair p; a grant or renew asks for a lease_ms drawn
+// uniformly from [MinLeaseMs, LeaseMs].
 func (l *Lease) call(f string, p int) leaseCall {
 	c := leaseCall{f: f, chunk: l.chunkNames[p%l.opts.Chunks], server: l.serverNames[p/l.opts.Chunks]}
 	if f == FGrant || f == FRenew {
-		c.leaseMs = l.opts.LeaseMs
+		c.leaseMs = l.opts.MinLeaseMs + l.rng.Int64N(l.opts.LeaseMs-l.opts.MinLeaseMs+1)
 	}
 	return c
 }
@@ -213,27 +283,39 @@ func (l *Lease) forget(worker int) (workerCall, bool) {
 }
 
 // learn updates beliefs from the completion of the op w. Only ok grants
-// to the requesting server and ok renews create beliefs; an info grant
-// never does; a failed or unknown renew stops renewing (the belief lasts
-// until its known end).
+// to the requesting server and ok renews create beliefs (and teach the
+// pair its token); an info grant never does; an ok re-grant by the holder
+// counts as a renewal; a failed or unknown renewal (renew or re-grant)
+// stops renewing (the belief lasts until its known end).
 func (l *Lease) learn(now time.Duration, w workerCall, out leaseOutcome) {
 	c := w.call
 	p, ok := l.pairOf(c)
 	if !ok {
 		return
 	}
+	renewal := c.f == FRenew || c.renewal
 	switch {
-	case c.f == FGrant && out.c.Type == OK && out.primary == c.server:
+	case c.f == FGrant && out.c.Type == OK && out.primary == c.server && !c.renewal:
+		l.gotToken(p, out.token)
 		l.acquire(now, p, w.invokeAt+msToDuration(out.expiresInMs))
-	case c.f == FGrant && out.c.Type == OK:
+	case c.f == FGrant && out.c.Type == OK && out.primary != c.server:
 		l.drop(p) // another server is primary
-	case c.f == FRenew && out.c.Type == OK:
+	case renewal && out.c.Type == OK:
+		l.gotToken(p, out.token)
 		l.renewed(now, p, w.invokeAt+msToDuration(out.expiresInMs))
-	case c.f == FRenew && l.pairs[p].held:
+	case renewal && l.pairs[p].held:
 		l.pairs[p].stopped = true
 	case c.f == FRelease && l.pairs[p].reacquire:
 		l.pairs[p].reacquire = false
 		l.regrants = append(l.regrants, p)
+	}
+}
+
+// gotToken remembers the token of an ok grant or renew; a reply without
+// one (a token-missing violation) leaves the last token in place.
+func (l *Lease) gotToken(p int, token int64) {
+	if token != 0 {
+		l.pairs[p].lastToken = token
 	}
 }
 
@@ -259,19 +341,25 @@ func (l *Lease) renewed(now time.Duration, p int, endAt time.Duration) {
 	l.extend(now, p, endAt)
 }
 
-// extend sets the holding's end and its next half-life.
+// extend adds a lease end the server was told about. The belief lasts
+// until the latest end of every lease told (a shorter renewal does not
+// shorten it: clients believe every lease they were told about), while the
+// next half-life comes from this reply's own end.
 func (l *Lease) extend(now time.Duration, p int, endAt time.Duration) {
 	ps := &l.pairs[p]
-	if endAt <= now {
-		l.drop(p)
-		return
+	if ps.held && ps.endAt <= now {
+		l.drop(p) // the belief ended before anyone asked (expire runs in Next)
 	}
-	if !ps.held {
-		ps.held = true
+	switch {
+	case ps.held:
+		ps.endAt = max(ps.endAt, endAt)
+	case endAt <= now:
+		return // the lease ended before the reply came
+	default:
+		ps.held, ps.endAt = true, endAt
 		l.holders = append(l.holders, p)
 	}
-	ps.endAt = endAt
-	ps.renewAt = now + (endAt-now)/2
+	ps.renewAt = now + max(endAt-now, 0)/2
 }
 
 // drop ends the server's belief that it holds the chunk.

@@ -3,6 +3,7 @@ package workloads
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 )
@@ -92,7 +93,7 @@ func TestLeaseGeneratorRenewsAtHalfLife(t *testing.T) {
 		believes bool
 	}
 	state := map[string]*last{}
-	var renews, endReleases int
+	var renews, regrants, endReleases int
 	for _, p := range pairs { // in invoke order; one op per pair at a time (tested above)
 		key, paired := pairKey(t, p.Invoke)
 		if !paired || p.Completion == nil {
@@ -114,6 +115,8 @@ func TestLeaseGeneratorRenewsAtHalfLife(t *testing.T) {
 			}
 		case p.Invoke.F == FRelease && st.believes && at == want:
 			endReleases++
+		case p.Invoke.F == FGrant && st.believes && at == want:
+			regrants++ // a re-grant by the holder in place of a renew
 		}
 		st.freedAt = time.Duration(p.Completion.Time)
 		var v LeaseValue
@@ -130,8 +133,8 @@ func TestLeaseGeneratorRenewsAtHalfLife(t *testing.T) {
 			st.believes = false // released, renew failed, or another server is primary
 		}
 	}
-	if renews < 20 || endReleases < 5 {
-		t.Errorf("only %d renewals and %d plan-ending releases in 30s", renews, endReleases)
+	if renews < 20 || regrants < 5 || endReleases < 5 {
+		t.Errorf("only %d renewals, %d re-grants and %d plan-ending releases in 30s", renews, regrants, endReleases)
 	}
 }
 
@@ -184,13 +187,17 @@ func TestLeaseSimulationAgainstIdealServiceIsValid(t *testing.T) {
 	ops := runIdeal(t, leaseOpts(), seed, 60*time.Second)
 	res := CheckLease(ops)
 	if !res.Valid {
-		t.Fatalf("a correct service was judged invalid: %+v %+v", res.Violations, res.Problems)
+		t.Fatalf("a correct service was judged invalid: %d violations, first %+v; problems %+v",
+			len(res.Violations), res.Violations[:min(len(res.Violations), 3)], res.Problems)
 	}
 	fo := Failover(res.Holdings)
 	var grantsAnsweredOther, releasesOK, renewsOK, infos int
 	for _, op := range ops {
 		var v LeaseValue
 		_ = json.Unmarshal(op.Value, &v)
+		if op.F == FRelease && (v.Token == nil || !validToken(*v.Token)) {
+			t.Errorf("release op %d value %s carries no token", op.Index, op.Value)
+		}
 		switch {
 		case op.Type == Info:
 			infos++
@@ -213,15 +220,92 @@ func TestLeaseSimulationAgainstIdealServiceIsValid(t *testing.T) {
 	}
 }
 
+// TestLeaseSimulationAgainstBrokenServiceIsInvalid: each way of breaking
+// the ideal service is caught by the violation kinds it must produce.
 func TestLeaseSimulationAgainstBrokenServiceIsInvalid(t *testing.T) {
-	seed := testSeed(t)
-	svc := newIdeal(seed)
-	svc.grantBlindly = true
-	ops := simulate(t, NewLease(leaseOpts(), seed), svc, simCfg(10, 10*time.Second))
-	res := CheckLease(ops)
-	if res.Valid || len(res.Violations) == 0 || res.Violations[0].Kind != TwoPrimaries {
-		t.Fatalf("a service granting blindly was not caught: valid=%v violations=%d", res.Valid, len(res.Violations))
+	// A second holder shows as an overlap, or only as a read that saw the
+	// wrong holder or none when the second holder's grant answered late.
+	split := []string{TwoPrimaries, ReadWrongHolder, ReadNoHolder}
+	cases := []struct {
+		name  string
+		brk   func(*idealLeases)
+		kinds [][]string // from each group at least one kind must be reported
+	}{
+		{"grant blindly", func(s *idealLeases) { s.grantBlindly = true }, [][]string{{TwoPrimaries}}},
+		// The first split-brain hole: a shorter renewal or re-grant
+		// shrinks the protection the holder was told about.
+		{"shrink on renewal", func(s *idealLeases) { s.shrink = true }, [][]string{split}},
+		// A release of the last token also frees the older, longer leases
+		// of the same holder, which it still believes in.
+		{"release ends every lease", func(s *idealLeases) { s.releaseAll = true }, [][]string{split}},
+		{"tokens counted per server", func(s *idealLeases) { s.tokenPerServer = true }, [][]string{{TokenTwoServers}, {TokenOrder}}},
+		{"no tokens", func(s *idealLeases) { s.noTokens = true }, [][]string{{TokenMissing}}},
 	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			seed := testSeed(t)
+			svc := newIdeal(seed)
+			c.brk(svc)
+			ops := simulate(t, NewLease(leaseOpts(), seed), svc, simCfg(10, 60*time.Second))
+			res := CheckLease(ops)
+			found := map[string]int{}
+			for _, v := range res.Violations {
+				found[v.Kind]++
+			}
+			for _, group := range c.kinds {
+				if res.Valid || !slices.ContainsFunc(group, func(k string) bool { return found[k] > 0 }) {
+					t.Errorf("not caught: valid=%v, want one of %v among the violations %v", res.Valid, group, found)
+				}
+			}
+		})
+	}
+}
+
+// TestLeaseGeneratorVariesLeaseMs: every grant and renew asks for a
+// lease_ms in [MinLeaseMs, LeaseMs], reaching both ends, and renewals come
+// both shorter and longer than the lease they extend.
+func TestLeaseGeneratorVariesLeaseMs(t *testing.T) {
+	seed := testSeed(t)
+	opts := leaseOpts()
+	opts.MinLeaseMs = 150
+	ops := runIdeal(t, opts, seed, 30*time.Second)
+	pairs, _ := PairOps(ops)
+	lo, hi := opts.LeaseMs, opts.MinLeaseMs
+	last := map[string]int64{} // pair -> lease_ms of its last ok grant or renew
+	var shorter, longer int
+	for _, p := range pairs {
+		if p.Invoke.F != FGrant && p.Invoke.F != FRenew {
+			continue
+		}
+		var v LeaseValue
+		if err := json.Unmarshal(p.Invoke.Value, &v); err != nil || v.LeaseMs == nil {
+			t.Fatalf("op %d value %s has no lease_ms", p.Invoke.Index, p.Invoke.Value)
+		}
+		leaseMs := *v.LeaseMs
+		if leaseMs < opts.MinLeaseMs || leaseMs > opts.LeaseMs {
+			t.Fatalf("op %d asks for lease_ms %d, outside [%d, %d]", p.Invoke.Index, leaseMs, opts.MinLeaseMs, opts.LeaseMs)
+		}
+		lo, hi = min(lo, leaseMs), max(hi, leaseMs)
+		key := v.Server + "/" + v.Chunk
+		if prev, ok := last[key]; ok && p.Invoke.F == FRenew {
+			shorter += b2i(leaseMs < prev)
+			longer += b2i(leaseMs > prev)
+		}
+		if p.Completion != nil && p.Completion.Type == OK {
+			last[key] = leaseMs
+		}
+	}
+	if lo > opts.MinLeaseMs+10 || hi < opts.LeaseMs-10 || shorter < 10 || longer < 10 {
+		t.Errorf("lease_ms spans [%d, %d] of [%d, %d]; %d renewals shorter, %d longer than the last lease",
+			lo, hi, opts.MinLeaseMs, opts.LeaseMs, shorter, longer)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func TestLeaseOptions(t *testing.T) {
@@ -234,6 +318,16 @@ func TestLeaseOptions(t *testing.T) {
 			t.Errorf("Validate error %v does not mention %s", err, want)
 		}
 	}
+	for _, o := range []LeaseOptions{{LeaseMs: 100, MinLeaseMs: 101}, {MinLeaseMs: -1}, {MinLeaseMs: 1001}} {
+		if err := o.Validate(); err == nil || !bytes.Contains([]byte(err.Error()), []byte("min lease_ms")) {
+			t.Errorf("%+v: Validate error %v does not mention min lease_ms", o, err)
+		}
+	}
+	for leaseMs, wantMin := range map[int64]int64{1000: 250, 3: 1, 1: 1, 0: 250} {
+		if o := (LeaseOptions{LeaseMs: leaseMs}).withDefaults(); o.MinLeaseMs != wantMin || o.Validate() != nil {
+			t.Errorf("lease_ms %d: default min lease_ms %d (%v), want %d", leaseMs, o.MinLeaseMs, o.Validate(), wantMin)
+		}
+	}
 	w := NewLease(LeaseOptions{Rate: 0}, 1)
 	if w.Wake() != Never {
 		t.Errorf("rate 0: Wake = %v, want Never", w.Wake())
@@ -243,46 +337,18 @@ func TestLeaseOptions(t *testing.T) {
 	}
 }
 
-func TestLeaseRequestsAndReplies(t *testing.T) {
-	l := newLease(LeaseOptions{Servers: 3, Chunks: 2, LeaseMs: 1000, Rate: 1}, 1)
-	grant := leaseCall{f: FGrant, chunk: "ch_2", server: "cs3", leaseMs: 1000}.invocation()
-	if got, want := string(grant.Value), `{"chunk":"ch_2","server":"cs3","lease_ms":1000}`; got != want {
-		t.Errorf("grant value %s, want %s", got, want)
-	}
-	if got, want := string(l.Request(grant)), `{"type":"lease_grant","chunk_handle":"ch_2","server":"cs3","lease_ms":1000}`; got != want {
-		t.Errorf("grant request %s, want %s", got, want)
-	}
-	check := leaseCall{f: FCheck, chunk: "ch_1"}.invocation()
-	release := leaseCall{f: FRelease, chunk: "ch_1", server: "cs1"}.invocation()
-	renew := leaseCall{f: FRenew, chunk: "ch_1", server: "cs1", leaseMs: 1000}.invocation()
-	cases := []struct {
-		inv          Invocation
-		reply        string
-		typ, value   string
-		errSubstring string
-	}{
-		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998,"token":4,"in_reply_to":1}`, OK,
-			`{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs3","expires_in_ms":998}`, ""},
-		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":999}`, OK,
-			`{"chunk":"ch_1","server":"cs1","lease_ms":1000,"new_expires_in_ms":999}`, ""},
-		{check, `{"type":"lease_check_ok","primary":null,"remaining_ms":0,"expired":true}`, OK,
-			`{"chunk":"ch_1","primary":null,"remaining_ms":0,"expired":true}`, ""},
-		{check, `{"type":"lease_check_ok","primary":"cs2","remaining_ms":40,"expired":false}`, OK,
-			`{"chunk":"ch_1","primary":"cs2","remaining_ms":40,"expired":false}`, ""},
-		{release, `{"type":"lease_release_ok","chunk_handle":"ch_1"}`, OK, `{"chunk":"ch_1","server":"cs1"}`, ""},
-		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_1","primary":"cs3","expires_in_ms":998}`, Info, "", `chunk_handle is "ch_1"`},
-		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998.0}`, Info, "", "expires_in_ms is 998.0"},
-		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","expires_in_ms":998}`, Info, "", "primary is missing"},
-		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":-1}`, Info, "", "new_expires_in_ms is -1"},
-		{check, `{"type":"lease_check_ok","remaining_ms":0,"expired":true}`, Info, "", "missing primary"},
-		{check, `{"type":"lease_check_ok","primary":null,"remaining_ms":0,"expired":"no"}`, Info, "", `expired is "no"`},
-		{release, `{"type":"lease_grant_ok","chunk_handle":"ch_1"}`, Info, "", `want "lease_release_ok"`},
-		{renew, `{"type":"error","code":22,"text":"held by cs2"}`, Fail, "", "precondition-failed: held by cs2"},
-		{grant, `{"type":"error","code":13,"text":"crash"}`, Info, "", "crash: crash"},
-		{grant, ``, Info, "", "net-timeout"},
-		{check, ``, Fail, "", "net-timeout"},
-		{check, `{"type":"error","code":13}`, Fail, "", "crash"},
-	}
+// replyCase is a reply to an invocation and the completion it must give:
+// type, value (when not "") and an error containing errSubstring.
+type replyCase struct {
+	inv          Invocation
+	reply        string
+	typ, value   string
+	errSubstring string
+}
+
+// testReplies completes each case's invocation with its reply on l.
+func testReplies(t *testing.T, l *Lease, cases []replyCase) {
+	t.Helper()
 	for _, c := range cases {
 		var reply json.RawMessage
 		if c.reply != "" {
@@ -296,6 +362,87 @@ func TestLeaseRequestsAndReplies(t *testing.T) {
 			t.Errorf("%s %s completion value %s, want the invoke value", c.inv.F, c.typ, got.Value)
 		}
 	}
+}
+
+// The invocations the reply tables answer.
+var (
+	grantInv   = leaseCall{f: FGrant, chunk: "ch_2", server: "cs3", leaseMs: 1000}.invocation()
+	renewInv   = leaseCall{f: FRenew, chunk: "ch_1", server: "cs1", leaseMs: 1000}.invocation()
+	checkInv   = leaseCall{f: FCheck, chunk: "ch_1"}.invocation()
+	releaseInv = leaseCall{f: FRelease, chunk: "ch_1", server: "cs1", token: 12}.invocation()
+)
+
+func TestLeaseRequestsAndReplies(t *testing.T) {
+	l := newLease(LeaseOptions{Servers: 3, Chunks: 2, LeaseMs: 1000, Rate: 1}, 1)
+	grant, renew, check, release := grantInv, renewInv, checkInv, releaseInv
+	if got, want := string(grant.Value), `{"chunk":"ch_2","server":"cs3","lease_ms":1000}`; got != want {
+		t.Errorf("grant value %s, want %s", got, want)
+	}
+	if got, want := string(l.Request(grant)), `{"type":"lease_grant","chunk_handle":"ch_2","server":"cs3","lease_ms":1000}`; got != want {
+		t.Errorf("grant request %s, want %s", got, want)
+	}
+	if got, want := string(l.Request(release)), `{"type":"lease_release","chunk_handle":"ch_1","server":"cs1","token":12}`; got != want {
+		t.Errorf("release request %s, want %s", got, want)
+	}
+	testReplies(t, l, []replyCase{
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998,"token":4,"in_reply_to":1}`, OK,
+			`{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs3","expires_in_ms":998,"token":4}`, ""},
+		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":999,"token":5}`, OK,
+			`{"chunk":"ch_1","server":"cs1","lease_ms":1000,"new_expires_in_ms":999,"token":5}`, ""},
+		{check, `{"type":"lease_check_ok","primary":null,"remaining_ms":0,"expired":true}`, OK,
+			`{"chunk":"ch_1","primary":null,"remaining_ms":0,"expired":true}`, ""},
+		{check, `{"type":"lease_check_ok","primary":"cs2","remaining_ms":40,"expired":false}`, OK,
+			`{"chunk":"ch_1","primary":"cs2","remaining_ms":40,"expired":false}`, ""},
+		{release, `{"type":"lease_release_ok","chunk_handle":"ch_1"}`, OK, `{"chunk":"ch_1","server":"cs1","token":12}`, ""},
+		{release, `{"type":"error","code":12,"text":"no token"}`, Fail, "", "malformed-request: no token"},
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_1","primary":"cs3","expires_in_ms":998}`, Info, "", `chunk_handle is "ch_1"`},
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998.0}`, Info, "", "expires_in_ms is 998.0"},
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","expires_in_ms":998}`, Info, "", "primary is missing"},
+		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":-1}`, Info, "", "new_expires_in_ms is -1"},
+		{check, `{"type":"lease_check_ok","remaining_ms":0,"expired":true}`, Info, "", "missing primary"},
+		{check, `{"type":"lease_check_ok","primary":null,"remaining_ms":0,"expired":"no"}`, Info, "", `expired is "no"`},
+		{release, `{"type":"lease_grant_ok","chunk_handle":"ch_1"}`, Info, "", `want "lease_release_ok"`},
+		{renew, `{"type":"error","code":22,"text":"held by cs2"}`, Fail, "", "precondition-failed: held by cs2"},
+		{grant, `{"type":"error","code":13,"text":"crash"}`, Info, "", "crash: crash"},
+		{grant, ``, Info, "", "net-timeout"},
+		{check, ``, Fail, "", "net-timeout"},
+		{check, `{"type":"error","code":13}`, Fail, "", "crash"},
+	})
+}
+
+// TestLeaseTokenReplies: a token in an ok grant to the requester or an ok
+// renew is recorded; a missing one is recorded as missing (the checker
+// judges it); an ill-typed or out-of-range one is a malformed reply; a
+// grant naming another primary may carry the holder's token, which is not
+// this op's and is ignored.
+func TestLeaseTokenReplies(t *testing.T) {
+	l := newLease(LeaseOptions{Servers: 3, Chunks: 2, LeaseMs: 1000, Rate: 1}, 1)
+	grant, renew := grantInv, renewInv
+	grantWith := func(token string) string {
+		return `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998,"token":` + token + `}`
+	}
+	renewWith := func(token string) string {
+		return `{"type":"lease_renew_ok","new_expires_in_ms":999,"token":` + token + `}`
+	}
+	testReplies(t, l, []replyCase{
+		{grant, grantWith("1"), OK, `{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs3","expires_in_ms":998,"token":1}`, ""},
+		{renew, renewWith("9007199254740991"), OK,
+			`{"chunk":"ch_1","server":"cs1","lease_ms":1000,"new_expires_in_ms":999,"token":9007199254740991}`, ""},
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998}`, OK,
+			`{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs3","expires_in_ms":998}`, ""},
+		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":999}`, OK,
+			`{"chunk":"ch_1","server":"cs1","lease_ms":1000,"new_expires_in_ms":999}`, ""},
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs1","expires_in_ms":50,"token":"x"}`, OK,
+			`{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs1","expires_in_ms":50}`, ""},
+		{grant, grantWith("0"), Info, "", "token is 0"},
+		{grant, grantWith("-4"), Info, "", "token is -4"},
+		{grant, grantWith("4.0"), Info, "", "token is 4.0"},
+		{grant, grantWith(`"4"`), Info, "", `token is "4"`},
+		{renew, renewWith("9007199254740992"), Info, "", "token is 9007199254740992"},
+		{renew, renewWith("null"), Info, "", "token is null"},
+		{renew, renewWith("1e3"), Info, "", "token is 1e3"},
+		{renew, renewWith("[1]"), Info, "", "token is [1]"},
+	})
 }
 
 func TestLeaseEncodersMatchEncodingJSON(t *testing.T) {
@@ -316,26 +463,48 @@ func TestLeaseEncodersMatchEncodingJSON(t *testing.T) {
 		if err := json.Unmarshal(grant.request(), &req); err != nil || req["chunk_handle"] != name || req["server"] != name+"s" {
 			t.Errorf("grant request %s does not decode to the names (%v)", grant.request(), err)
 		}
-		r := leaseReply{ChunkHandle: json.RawMessage(marshal(name)), Primary: json.RawMessage(marshal(name)),
-			ExpiresInMs: json.RawMessage("7"), RemainingMs: json.RawMessage("3"), Expired: json.RawMessage("false")}
-		if out, p := grantOK(grant, r); name != "" && (p != "" || string(out.c.Value) != marshal(grantOKValue{ask, name, 7})) {
-			t.Errorf("grant ok value %s (%s), want %s", out.c.Value, p, marshal(grantOKValue{ask, name, 7}))
+		r := leaseReply{ChunkHandle: json.RawMessage(marshal(name)), Primary: json.RawMessage(marshal(name + "s")),
+			ExpiresInMs: json.RawMessage("7"), RemainingMs: json.RawMessage("3"), Expired: json.RawMessage("false"),
+			NewExpiresInMs: json.RawMessage("8"), Token: json.RawMessage("9007199254740991")}
+		want := marshal(grantOKValue{ask, name + "s", 7, tok(1<<53 - 1)})
+		if out, p := grantOK(grant, r); p != "" || string(out.c.Value) != want {
+			t.Errorf("grant ok value %s (%s), want %s", out.c.Value, p, want)
+		}
+		r.Primary = json.RawMessage(marshal(name)) // another primary: its token is not this op's
+		if out, p := grantOK(grant, r); name != "" && (p != "" || string(out.c.Value) != marshal(grantOKValue{ask, name, 7, nil})) {
+			t.Errorf("grant ok value naming another primary %s (%s)", out.c.Value, p)
+		}
+		renew := leaseCall{f: FRenew, chunk: name, server: name + "s", leaseMs: 1234}
+		if out, p := renewOK(renew, r); p != "" || string(out.c.Value) != marshal(renewOKValue{ask, 8, tok(1<<53 - 1)}) {
+			t.Errorf("renew ok value %s (%s)", out.c.Value, p)
 		}
 		check := leaseCall{f: FCheck, chunk: name}
 		if out, p := checkOK(check, r); p != "" || string(out.c.Value) != marshal(checkOKValue{name, &name, 3, false}) {
 			t.Errorf("check ok value %s (%s)", out.c.Value, p)
 		}
-		release := leaseCall{f: FRelease, chunk: name, server: name}
-		if got, want := string(release.invocation().Value), marshal(releaseValue{name, name}); got != want {
-			t.Errorf("release value %s, want %s", got, want)
+		for _, token := range []int64{0, 1, 1<<53 - 1} {
+			release := leaseCall{f: FRelease, chunk: name, server: name, token: token}
+			v := releaseValue{name, name, nil}
+			if token != 0 {
+				v.Token = tok(token)
+			}
+			if got, want := string(release.invocation().Value), marshal(v); got != want {
+				t.Errorf("release value %s, want %s", got, want)
+			}
+			var req map[string]any
+			if err := json.Unmarshal(release.request(), &req); err != nil || req["type"] != "lease_release" ||
+				(token != 0 && req["token"] != float64(token)) || (token == 0 && req["token"] != nil) {
+				t.Errorf("release request %s does not carry token %d (%v)", release.request(), token, err)
+			}
 		}
 	}
 }
 
 // TestGrantsSkipHeldPairs: at a rate far above what renewals need, the
-// generator never asks to grant a chunk to a server that believes it holds
-// it, so renewals still come due (a re-grant would push the half-life
-// forward).
+// generator never schedules a grant of a chunk to a server that believes
+// it holds it, so renewals still come due (a scheduled re-grant would push
+// the half-life forward). The holder's own re-grant at the half-life is a
+// renewal and ends the test as a renew does.
 func TestGrantsSkipHeldPairs(t *testing.T) {
 	l := newLease(LeaseOptions{Servers: 2, Chunks: 1, LeaseMs: 1000, Rate: 10000, Workers: 1}, 7)
 	l.acquire(0, 0, time.Second) // cs1 holds ch_1 until 1 s
@@ -348,11 +517,14 @@ func TestGrantsSkipHeldPairs(t *testing.T) {
 		}
 		c, _ := l.inflightCall(0, inv)
 		l.forget(0)
+		if c.f == FRenew || c.renewal {
+			if now != 500*time.Millisecond {
+				t.Fatalf("renewal at %v, want the half-life 500ms", now)
+			}
+			return
+		}
 		if c.f == FGrant && c.server == "cs1" {
 			t.Fatalf("at %v the generator granted ch_1 to cs1, which holds it", now)
-		}
-		if c.f == FRenew {
-			return
 		}
 	}
 	t.Fatal("no renewal came due by 600 ms for a 1 s lease held from 0 (half-life 500 ms)")

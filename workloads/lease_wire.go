@@ -9,9 +9,9 @@ import (
 )
 
 // LeaseValue is the value of a lease op in the history, decoded: the
-// request's fields (chunk, server, lease_ms) and, on an ok completion, the
-// reply's. A nil pointer is a field the op does not carry; Primary is also
-// nil for a check that answered primary null.
+// request's fields (chunk, server, lease_ms, a release's token) and, on an
+// ok completion, the reply's. A nil pointer is a field the op does not
+// carry; Primary is also nil for a check that answered primary null.
 type LeaseValue struct {
 	Chunk          string  `json:"chunk"`
 	Server         string  `json:"server"`
@@ -21,7 +21,18 @@ type LeaseValue struct {
 	NewExpiresInMs *int64  `json:"new_expires_in_ms"`
 	RemainingMs    *int64  `json:"remaining_ms"`
 	Expired        *bool   `json:"expired"`
+	// Token is the fencing token: on an ok grant naming its own server and
+	// an ok renew, the one the reply carried (nil when it carried none: the
+	// checker judges that); on a release, the one the release sent.
+	Token *int64 `json:"token"`
 }
+
+// maxToken bounds tokens: 0 < token < 2^53, so that clients that parse JSON
+// numbers as doubles read them exactly (the contract).
+const maxToken = 1 << 53
+
+// validToken reports whether t is a token the contract allows.
+func validToken(t int64) bool { return t > 0 && t < maxToken }
 
 // leaseCall is one lease op in the generator's terms.
 type leaseCall struct {
@@ -29,6 +40,10 @@ type leaseCall struct {
 	chunk   string
 	server  string // "" for check
 	leaseMs int64  // grant and renew only
+	token   int64  // release only; 0 sends none (the server never got one)
+	// renewal marks a grant the holder sends at its half-life in place of a
+	// renew: its ok reply extends the holding instead of starting one.
+	renewal bool
 }
 
 // invocation renders the call as the history's invoke.
@@ -50,8 +65,8 @@ func (c leaseCall) appendValue(b []byte, closed bool) []byte {
 }
 
 // appendOpFields appends the fields after the chunk that the op carries:
-// server (all but check) and lease_ms (grant and renew), the same in the
-// history value and on the wire.
+// server (all but check), lease_ms (grant and renew) and token (a release
+// that has one), the same in the history value and on the wire.
 func (c leaseCall) appendOpFields(b []byte) []byte {
 	if c.f != FCheck {
 		b = append(b, `,"server":`...)
@@ -61,7 +76,15 @@ func (c leaseCall) appendOpFields(b []byte) []byte {
 		b = append(b, `,"lease_ms":`...)
 		b = strconv.AppendInt(b, c.leaseMs, 10)
 	}
+	if c.f == FRelease && c.token != 0 {
+		b = appendToken(b, c.token)
+	}
 	return b
+}
+
+// appendToken appends the field ,"token":t.
+func appendToken(b []byte, t int64) []byte {
+	return strconv.AppendInt(append(b, `,"token":`...), t, 10)
 }
 
 // request renders the Maelstrom request body of the call.
@@ -98,6 +121,9 @@ func decodeCall(inv Invocation) (leaseCall, error) {
 	c := leaseCall{f: inv.F, chunk: v.Chunk, server: v.Server}
 	if v.LeaseMs != nil {
 		c.leaseMs = *v.LeaseMs
+	}
+	if v.Token != nil && inv.F == FRelease {
+		c.token = *v.Token
 	}
 	switch inv.F {
 	case FGrant, FRenew, FRelease, FCheck:
@@ -153,6 +179,7 @@ type leaseReply struct {
 	NewExpiresInMs json.RawMessage `json:"new_expires_in_ms"`
 	RemainingMs    json.RawMessage `json:"remaining_ms"`
 	Expired        json.RawMessage `json:"expired"`
+	Token          json.RawMessage `json:"token"`
 }
 
 // leaseOutcome is a completion plus what the generator learns from it.
@@ -160,6 +187,7 @@ type leaseOutcome struct {
 	c           Completion
 	primary     string // grant ok
 	expiresInMs int64  // grant ok: expires_in_ms; renew ok: new_expires_in_ms
+	token       int64  // grant ok naming the requester, renew ok: the token; 0 when none came
 }
 
 // Complete validates the node's reply and lets the generator learn from
@@ -232,23 +260,51 @@ func grantOK(c leaseCall, r leaseReply) (leaseOutcome, string) {
 		p = "primary is empty"
 	}
 	expires, p2 := wantMs("expires_in_ms", r.ExpiresInMs)
+	var token int64
+	if p == "" && primary == c.server {
+		// The token names the lease just granted; a grant that names another
+		// primary may carry the holder's token, which is not this op's.
+		token, p2 = firstToken(p2, r.Token)
+	}
 	if p = firstProblem(p, p2); p != "" {
 		return leaseOutcome{}, p
 	}
 	b := append(c.appendValue(make([]byte, 0, 128), false), `,"primary":`...)
 	b = appendJSONString(b, primary)
-	b = append(strconv.AppendInt(append(b, `,"expires_in_ms":`...), expires, 10), '}')
-	return leaseOutcome{c: Completion{Value: b}, primary: primary, expiresInMs: expires}, ""
+	b = strconv.AppendInt(append(b, `,"expires_in_ms":`...), expires, 10)
+	if token != 0 {
+		b = appendToken(b, token)
+	}
+	return leaseOutcome{c: Completion{Value: append(b, '}')}, primary: primary, expiresInMs: expires, token: token}, ""
 }
 
 func renewOK(c leaseCall, r leaseReply) (leaseOutcome, string) {
 	expires, p := wantMs("new_expires_in_ms", r.NewExpiresInMs)
+	token, p := firstToken(p, r.Token)
 	if p != "" {
 		return leaseOutcome{}, p
 	}
 	b := append(c.appendValue(make([]byte, 0, 128), false), `,"new_expires_in_ms":`...)
-	b = append(strconv.AppendInt(b, expires, 10), '}')
-	return leaseOutcome{c: Completion{Value: b}, expiresInMs: expires}, ""
+	b = strconv.AppendInt(b, expires, 10)
+	if token != 0 {
+		b = appendToken(b, token)
+	}
+	return leaseOutcome{c: Completion{Value: append(b, '}')}, expiresInMs: expires, token: token}, ""
+}
+
+// firstToken reads an optional token unless an earlier problem stands. A
+// missing token is recorded as missing (0), not refused here: the checker
+// judges it (token-missing), so the history shows what the node sent. A
+// token of the wrong type or outside 0 < token < 2^53 breaks the schema.
+func firstToken(problem string, raw json.RawMessage) (int64, string) {
+	if problem != "" || raw == nil {
+		return 0, problem
+	}
+	t, ok := jsonInt(raw)
+	if !ok || !validToken(t) {
+		return 0, fmt.Sprintf("token is %s, want an integer, 0 < token < 2^53", raw)
+	}
+	return t, ""
 }
 
 func checkOK(c leaseCall, r leaseReply) (leaseOutcome, string) {
