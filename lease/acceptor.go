@@ -117,7 +117,7 @@ func (a *acceptor) accepted(b Ballot, server uint32) bool {
 // push the holder's next renewal off its ballot (renew starvation). Either
 // way it reports the live lease, so the answer doubles as a read.
 func (n *Node) onPrepare(now time.Duration, a *acceptor, b Ballot, server uint32) bool {
-	if a.live(now) && a.server() != server {
+	if a.live(now) && a.server() != server && n.cfg.weaken != weakOverwrite {
 		return false
 	}
 	if !keeps(b, n.promiseOf(a)) {

@@ -23,6 +23,16 @@ func weakened(name string) control {
 	return control{name, func(seed uint64) scenario { return drawScenario(seed, name) }}
 }
 
+// weakenedAmnesia draws only the amnesia profile, where the rules that
+// order tokens are tested, with one rule switched off.
+func weakenedAmnesia(name string) control {
+	return control{name, func(seed uint64) scenario {
+		s := drawScenario(seed, name)
+		s.amnesia(rand.New(rand.NewPCG(seed, 0xa77e)))
+		return s
+	}}
+}
+
 // controls run with the normal test suite. Each must produce at least one
 // failing schedule, or the simulation (or the checker) has lost its teeth.
 // Measured over 1000-schedule runs from several base seeds (-control-rates
@@ -41,11 +51,10 @@ var controls = []control{
 	weakened("release-by-server"),
 	weakened("overwrite-live"),
 	weakened("no-drift-stretch"),
-	weakened("no-promise-check"),
+	weakenedAmnesia("no-promise-check"),
 	weakened("shrink-protection"),
 	weakened("no-recovery"),
-	weakened("fast-no-promise-check"),
-	weakened("fast-late-timer"),
+	weakenedAmnesia("fast-no-promise-check"),
 	weakened("read-max-remaining"),
 	{"restart-without-boot-wait", func(seed uint64) scenario {
 		s := drawScenario(seed, "none")
@@ -63,16 +72,18 @@ var controls = []control{
 	}},
 }
 
-// unasserted are the weakenings no control asserts. late-timer cannot
-// cause two primaries in this design: propose goes out at the very instant
-// of the prepare quorum and every acceptor accepts after that, so even the
-// late deadline (quorum + T) ends before any accepting acceptor's
-// protection (accept + T, stretched). However old the prepare answers,
-// what protects the lease are the accepts: an acceptor accepts over no
-// other server's live lease (rule 4), and a restarted one stays silent
-// until every record it may have had has ended (rule 7). -control-rates
-// measures it anyway, in case that changes.
-var unasserted = []string{"late-timer"}
+// unasserted are the weakenings no control asserts, because the
+// contract's client model cannot see them: a client counts its lease from
+// when it invoked the request, which precedes the prepare (or fast
+// propose) and every accept. late-timer starts the deadline at the
+// prepare quorum, fast-late-timer at the fast path's accept quorum; either
+// way the proposer reports at most T at its reply, and invoke + T ends
+// before any accepting acceptor's protection (accept + T, stretched).
+// They would matter to a client that counted from the reply; the
+// deadline rule (rule 1) is kept for such clients and for the master
+// lease, whose holder is the proposer itself. -control-rates measures
+// them anyway, in case that changes.
+var unasserted = []string{"late-timer", "fast-late-timer"}
 
 // TestNegativeControls runs each control until its first failing schedule
 // and fails if the whole default budget passes.

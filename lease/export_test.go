@@ -28,3 +28,7 @@ func WeakeningNames() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Recovering reports whether the node's acceptor is still recovering its
+// ballot floor after a restart.
+func (n *Node) Recovering() bool { return n.recovering }

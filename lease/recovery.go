@@ -28,7 +28,7 @@ type syncRound struct {
 // startRecovery puts a restarted acceptor (one with a boot wait) into
 // recovery; its first sync round goes out at the first call.
 func (n *Node) startRecovery(now time.Duration) {
-	if _, acc := n.accIdx[n.cfg.ID]; !acc || n.cfg.BootWaitMs == 0 || n.cfg.weaken == weakNoRecovery {
+	if _, acc := n.accIdx[n.cfg.ID]; !acc || n.cfg.BootWaitMs == 0 || n.cfg.weaken == weakNoRecovery || n.cfg.weaken == weakOverwrite {
 		return
 	}
 	n.recovering = true

@@ -120,6 +120,9 @@ func (w *world) crashSome() {
 	}
 	var killed []int
 	for _, i := range w.rng.Perm(w.sc.nodes)[:victims] {
+		if w.sc.minorityCrashes && w.forgetting()+1 > w.sc.nodes-(w.sc.nodes/2+1) {
+			break
+		}
 		if w.crash(i) > 0 {
 			killed = append(killed, i)
 		}
@@ -128,6 +131,18 @@ func (w *world) crashSome() {
 		w.recordNemesis("kill", w.names(killed), w.names(killed))
 	}
 	w.push(event{at: w.expDelay(w.sc.crash), kind: evCrash})
+}
+
+// forgetting counts the nodes that are down or still recovering their
+// ballot floor: the ones that remember no promise.
+func (w *world) forgetting() int {
+	k := 0
+	for _, n := range w.nodes {
+		if n.core == nil || n.core.Recovering() {
+			k++
+		}
+	}
+	return k
 }
 
 // crash kills node i, if it runs, and books its restart after a random

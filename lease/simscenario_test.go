@@ -38,9 +38,15 @@ type scenario struct {
 	// keep the skew below the boot wait: tokens then rely on it.
 	wallClock bool
 	wallSkew  time.Duration
-	driftPPM  int64 // clock rates lie in [1-rho, 1+rho]
-	clockEdge bool  // every clock rate is exactly 1-rho or 1+rho
-	self      bool  // every node its own sole acceptor (unsafe)
+	// minorityCrashes keeps crashes to a minority of nodes at any time
+	// (counting the ones still recovering): with wall clocks absent or
+	// far apart, nothing but the surviving majority's promises orders
+	// tokens after a restart (the contract's promise covers restarts of a
+	// minority).
+	minorityCrashes bool
+	driftPPM        int64 // clock rates lie in [1-rho, 1+rho]
+	clockEdge       bool  // every clock rate is exactly 1-rho or 1+rho
+	self            bool  // every node its own sole acceptor (unsafe)
 	// Negative controls that are faults, not weakened rules: restarts
 	// without the boot wait, and clients whose clocks run slower than the
 	// bound the nodes assume.
@@ -90,10 +96,12 @@ func drawScenario(seed uint64, weakening string) scenario {
 	switch r := rng.IntN(20); {
 	case r < 4:
 		s.stale(rng)
-	case r < 10:
+	case r < 9:
 		s.sites(rng)
-	case r < 13:
+	case r < 12:
 		s.clocks(rng)
+	case r < 16:
+		s.amnesia(rng)
 	}
 	return s
 }
@@ -141,9 +149,9 @@ func (s *scenario) drawWallClock(rng *rand.Rand) {
 	case s.storm > 0 || s.outage > 0 || r == 1:
 		s.wallClock, s.wallSkew = true, time.Duration(s.leaseMs/4)*time.Millisecond
 	case r == 2:
-		s.wallClock, s.wallSkew = true, time.Minute
+		s.wallClock, s.wallSkew, s.minorityCrashes = true, time.Minute, true
 	default:
-		s.wallClock, s.wallSkew = false, 0
+		s.wallClock, s.wallSkew, s.minorityCrashes = false, 0, true
 	}
 }
 
@@ -203,6 +211,30 @@ func (s *scenario) sites(rng *rand.Rand) {
 	s.outage = time.Duration(500+rng.IntN(1500)) * time.Millisecond
 	s.partition = 0 // the outage is this profile's partition
 	s.drawWallClock(rng)
+}
+
+// amnesia is a lossy cluster without wall clocks whose nodes keep
+// crashing one at a time (never a majority at once), with clients behind a
+// load balancer, so renewals go through nodes that missed the latest
+// ballots. Here only the surviving promises and a restarted acceptor's
+// recovered floor keep tokens in order: the schedules where a promise
+// check or the recovery matters.
+func (s *scenario) amnesia(rng *rand.Rand) {
+	s.profile = "amnesia"
+	s.nodes = 3
+	s.acceptors, s.uplink, s.outage = nil, 0, 0
+	s.balanced = true
+	s.servers, s.chunks = 1+rng.IntN(2), 1
+	s.workers = 4 + rng.IntN(6)
+	s.leaseMs = 300 + rng.Int64N(500)
+	s.rate = 40 + 40*rng.Float64()
+	s.duration = time.Duration(6+rng.IntN(5)) * time.Second
+	s.lossP = 0.25 + 0.2*rng.Float64()
+	s.dupP, s.spikeP, s.dupClientP, s.pause = 0.05*rng.Float64(), 0, 0, 0
+	s.partition = 0
+	s.crash = time.Duration(300+rng.IntN(700)) * time.Millisecond
+	s.storm = 0
+	s.wallClock, s.wallSkew, s.minorityCrashes = false, 0, true
 }
 
 // clocks is a fast LAN with long leases and every clock at the edge of the

@@ -15,6 +15,10 @@ const (
 	weakLateTimer
 	// weakOverwrite lets an acceptor accept a proposal over another
 	// server's live lease (drops rule 4's second half, the revision's A2).
+	// Two later defences also keep a stale propose from overwriting a
+	// live lease (the refusal to promise a prepare for another server
+	// while a lease is live, and a restarted acceptor's recovered floor),
+	// so the weakening drops them too: A2 is the last line.
 	weakOverwrite
 	// weakPerMessage counts quorums per response message, so a duplicated
 	// response counts twice (drops rule 2).

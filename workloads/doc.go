@@ -149,9 +149,10 @@
 //     value undecodable: a problem, below). token-two-servers: one token
 //     value carried by ops of two different servers (reported once per
 //     token and other server). token-order: an op invoked strictly after
-//     an op of another server completed carries a token not larger than
-//     that op's (one violation per later op). Tokens of one server are
-//     not compared with each other.
+//     another op completed carries a token not larger than that op's (one
+//     violation per later op): rule 3 for another server's op, and the
+//     contract's "a renew or re-grant gets a new, larger one" for the same
+//     server's.
 //   - A structural defect (a completion without an invoke, an ok value
 //     without its fields, an unknown f) is listed in Problems and makes the
 //     result invalid.

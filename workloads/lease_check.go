@@ -18,7 +18,7 @@ const (
 	// primary's writes only if each names one server and they grow.
 	TokenMissing    = "token-missing"     // an ok grant to itself or ok renew without a valid token
 	TokenTwoServers = "token-two-servers" // one token value named leases of two servers
-	TokenOrder      = "token-order"       // a token not larger than another server's token completed before the request
+	TokenOrder      = "token-order"       // a token not larger than a token completed before the request
 )
 
 // LeaseResult is the lease checker's verdict.
@@ -464,10 +464,12 @@ func tokensOfTwoServers(chunk string, ops []Holding) []Violation {
 	return out
 }
 
-// tokenOrder reports every ok grant or renew invoked after another
-// server's ok grant or renew completed whose token is not larger. One
-// sweep in invoke order, adding ops as they complete before the current
-// invoke, keeps the largest token of any other server at hand.
+// tokenOrder reports every ok grant or renew invoked after another ok
+// grant or renew completed whose token is not larger: contract rule 3
+// for another server's op, and section 1's "a renew or re-grant gets a
+// new, larger one" for the same server's. One sweep in invoke order,
+// adding ops as they complete before the current invoke, keeps the
+// largest token at hand.
 func tokenOrder(chunk string, ops []Holding) []Violation {
 	byInvoke := tokened(ops)
 	byDone := slices.Clone(byInvoke)
@@ -480,15 +482,15 @@ func tokenOrder(chunk string, ops []Holding) []Violation {
 		for ; next < len(byDone) && byDone[next].StartNs < b.InvokeNs; next++ {
 			top.add(byDone[next].Token, byDone[next])
 		}
-		e, ok := top.otherThan(b.Server)
-		if !ok || b.Token > e.value {
+		e := top.first
+		if e.h == nil || b.Token > e.value {
 			continue
 		}
 		a := e.h
 		out = append(out, tokenViolation(TokenOrder, chunk, a, b, fmt.Sprintf(
 			"%s %s (ops %d-%d) of %s got token %d, but %s %s (ops %d-%d) had completed with token %d %s before it was invoked; "+
-				"a token must exceed every token of another server's lease completed before the request, "+
-				"or storage that saw %d refuses the new primary's writes",
+				"a token must exceed every token of a lease completed before the request, "+
+				"or storage that saw %d refuses the holder's writes",
 			b.Server, b.F, b.InvokeIndex, b.CompletionIndex, chunk, b.Token, a.Server, a.F, a.InvokeIndex,
 			a.CompletionIndex, a.Token, formatSpan(b.InvokeNs-a.StartNs), a.Token)))
 	}

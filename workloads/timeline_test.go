@@ -164,7 +164,7 @@ func TestMergeHoldings(t *testing.T) {
 
 func TestLeaseReporterWritesTheTimelineFile(t *testing.T) {
 	b := newHB(t)
-	b.grant(0, 0, 10, "ch_1", "cs<1>&", "cs<1>&", 1000) // names that need escaping
+	b.grantTok(0, 0, 10, "ch_1", "cs<1>&", 1000, nil) // names that need escaping; no token
 	h := b.history()
 	w := NewLease(LeaseOptions{Rate: 1}, 1)
 	rep, ok := w.(Reporter)
@@ -179,7 +179,7 @@ func TestLeaseReporterWritesTheTimelineFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := pageCounts(t, page); c["lane"] != 1 || c["h"] != 1 || c["v"] != 0 {
+	if c := pageCounts(t, page); c["lane"] != 1 || c["h"] != 1 || c["v"] != 1 { // v: token-missing
 		t.Errorf("element counts %v", c)
 	}
 	if !strings.Contains(string(page), "token ?") {

@@ -46,6 +46,7 @@ type body struct {
 	Chunk   string          `json:"chunk_handle"`
 	Server  string          `json:"server"`
 	LeaseMs int64           `json:"lease_ms"`
+	Token   *int64          `json:"token"`
 }
 
 var out = bufio.NewWriter(os.Stdout)
@@ -172,25 +173,37 @@ func spawnChild() {
 	fmt.Fprintf(os.Stderr, "child-pid %d\n", cmd.Process.Pid)
 }
 
-// lease is one chunk's state in this process's table.
+// lease is one chunk's state in this process's table: the holder's
+// leases by token. The chunk is held while one of them is live, so a
+// shorter renewal never shrinks what the holder was told about, and a
+// release ends only the lease its token names.
 type lease struct {
-	holder string
-	expiry time.Time
+	holder  string
+	expires map[int64]time.Time
 }
 
-var leases = map[string]*lease{}
+// end is when the holder's last lease ends.
+func (l *lease) end() time.Time {
+	var end time.Time
+	for _, e := range l.expires {
+		if e.After(end) {
+			end = e
+		}
+	}
+	return end
+}
+
+var (
+	leases    = map[string]*lease{}
+	lastToken int64 // tokens grow across all chunks, so they fence
+)
 
 // leaseOp answers a lease request from the local table alone.
 func leaseOp(b body, reply map[string]any) {
 	now := time.Now()
 	l := leases[b.Chunk]
-	live := l != nil && now.Before(l.expiry)
-	remaining := func() int64 {
-		if l == nil {
-			return 0
-		}
-		return max(0, int64(time.Until(l.expiry)/time.Millisecond))
-	}
+	live := l != nil && now.Before(l.end())
+	remaining := func(until time.Time) int64 { return max(0, int64(until.Sub(now)/time.Millisecond)) }
 	switch b.Type {
 	case "lease_grant", "lease_renew":
 		if live && l.holder != b.Server {
@@ -198,24 +211,36 @@ func leaseOp(b body, reply map[string]any) {
 				reply["type"], reply["code"], reply["text"] = "error", 22, "held by "+l.holder
 				return
 			}
-			reply["type"], reply["chunk_handle"], reply["primary"], reply["expires_in_ms"] = "lease_grant_ok", b.Chunk, l.holder, remaining()
+			reply["type"], reply["chunk_handle"], reply["primary"], reply["expires_in_ms"] = "lease_grant_ok", b.Chunk, l.holder, remaining(l.end())
 			return
 		}
-		l = &lease{holder: b.Server, expiry: now.Add(time.Duration(b.LeaseMs) * time.Millisecond)}
-		leases[b.Chunk] = l
+		if !live || l.holder != b.Server {
+			l = &lease{holder: b.Server, expires: map[int64]time.Time{}}
+			leases[b.Chunk] = l
+		}
+		lastToken++
+		expiry := now.Add(time.Duration(b.LeaseMs) * time.Millisecond)
+		l.expires[lastToken] = expiry
+		reply["token"] = lastToken
 		if b.Type == "lease_renew" {
-			reply["type"], reply["new_expires_in_ms"] = "lease_renew_ok", remaining()
+			reply["type"], reply["new_expires_in_ms"] = "lease_renew_ok", remaining(expiry)
 			return
 		}
-		reply["type"], reply["chunk_handle"], reply["primary"], reply["expires_in_ms"] = "lease_grant_ok", b.Chunk, b.Server, remaining()
+		reply["type"], reply["chunk_handle"], reply["primary"], reply["expires_in_ms"] = "lease_grant_ok", b.Chunk, b.Server, remaining(expiry)
 	case "lease_check":
 		reply["type"], reply["primary"], reply["remaining_ms"], reply["expired"] = "lease_check_ok", nil, 0, true
 		if l != nil {
-			reply["primary"], reply["remaining_ms"], reply["expired"] = l.holder, remaining(), !live
+			reply["primary"], reply["remaining_ms"], reply["expired"] = l.holder, remaining(l.end()), !live
 		}
 	case "lease_release":
+		if b.Token == nil {
+			reply["type"], reply["code"], reply["text"] = "error", 12, "lease_release needs the token of the lease to end"
+			return
+		}
 		if live && l.holder == b.Server {
-			l.expiry = now
+			if e, ok := l.expires[*b.Token]; ok && e.After(now) {
+				l.expires[*b.Token] = now
+			}
 		}
 		reply["type"], reply["chunk_handle"] = "lease_release_ok", b.Chunk
 	}
