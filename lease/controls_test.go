@@ -36,11 +36,13 @@ func weakenedAmnesia(name string) control {
 // controls run with the normal test suite. Each must produce at least one
 // failing schedule, or the simulation (or the checker) has lost its teeth.
 // Measured over 1000-schedule runs from several base seeds (-control-rates
-// prints the figures), each fails in at least 1% of the default mix's
-// schedules (overwrite-live, the rarest, 1.0% to 1.7%), so passing all
-// 1000 has odds below one in 20000: a real regression, not bad luck. The
-// mix's profiles exist for them: "sites" for release-by-server and
-// overwrite-live, "clocks" for no-drift-stretch (simscenario_test.go).
+// prints the figures), each fails in about 2% of its schedules or more
+// (the rarest, read-max-remaining, 1.9% to 2.9%; no-promise-check and
+// fast-no-promise-check 2.2% to 2.6%), so passing all 1000 has odds below
+// one in 10^8: a real regression, not bad luck. The mix's profiles exist
+// for them: "sites" for release-by-server, "clocks" for no-drift-stretch,
+// "amnesia" for the rules that order tokens (overwrite-live, no-recovery,
+// and the two promise checks, which draw only that profile).
 var controls = []control{
 	{"acceptors=self", func(seed uint64) scenario {
 		s := drawScenario(seed, "none")
