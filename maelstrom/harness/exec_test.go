@@ -224,6 +224,7 @@ func TestInterruptStopsEverything(t *testing.T) {
 // valid, and every program the run started, restarted ones included, is
 // gone afterwards.
 func TestKillAndPauseRealProcesses(t *testing.T) {
+	t.Parallel()
 	o, rec, console := execOptions(t, "lease", 1)
 	o.Workload = workloads.NewLease(workloads.LeaseOptions{LeaseMs: 300, Rate: 50, Workers: 10}, WorkloadSeed(o.Seed))
 	o.Concurrency, o.TimeLimit = 10, 2*time.Second
@@ -245,9 +246,12 @@ func TestKillAndPauseRealProcesses(t *testing.T) {
 }
 
 // TestPausedAtTheEndIsStopped: a node still paused when the test ends
-// (echo has no final phase to resume it) is continued and killed.
+// (echo has no final phase to resume it) is continued and killed. No
+// client op is sent, so none waits for the paused node.
 func TestPausedAtTheEndIsStopped(t *testing.T) {
+	t.Parallel()
 	o, rec, console := execOptions(t, "echo", 3)
+	o.Workload = workloads.NewEcho(workloads.EchoOptions{Rate: 0}, 1)
 	o.Seed = firstSeedPausing(t, o.Nodes)
 	t.Logf("running with seed %d, whose first op pauses a node", o.Seed)
 	o.Faults, o.NemesisInterval = nemesis.Faults{Pause: true}, time.Hour // one pause at t=0, no resume

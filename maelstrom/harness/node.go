@@ -166,7 +166,7 @@ func (n *node) forward(line []byte) bool {
 	env, err := parseEnvelope(line)
 	if err == nil {
 		_, err = n.cfg.net.Send(env.Src, env.Dest, env.Body)
-		if errors.Is(err, netsim.ErrClosedClient) && n.cfg.lateReply != nil && n.cfg.lateReply(n, env.Dest) {
+		if errors.Is(err, netsim.ErrClosedClient) && !n.stopping.Load() && n.cfg.lateReply != nil && n.cfg.lateReply(n, env.Dest) {
 			return true // a reply the node held while paused: dropped, counted
 		}
 		err = explainSendError(err)

@@ -41,8 +41,32 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
+	if left := running(fakeNode); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "fake nodes still running after the tests: pids %v\n", left)
+		code = 1
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// running lists the pids of live processes (not zombies) running the
+// program at path: every run must have stopped all of its nodes.
+func running(path string) []int {
+	var pids []int
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		cmdline, err := os.ReadFile(p)
+		if err != nil || !bytes.HasPrefix(cmdline, []byte(path+"\x00")) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		pids = append(pids, pid)
+	}
+	return pids
 }
 
 // runCLI runs the command line and returns its status and output.
@@ -123,6 +147,17 @@ func TestNemesisEndToEnd(t *testing.T) {
 	hist, _ := os.ReadFile(filepath.Join(store, "latest", "history.jsonl"))
 	if !strings.Contains(string(hist), `"process":"nemesis","type":"info","f":"start-partition"`) {
 		t.Error("no nemesis op in the history")
+	}
+	// With real time, the first partition (due at 0) and the first client
+	// ops come in the same instant of the loop: each op is stamped as it
+	// is written, so the history stays in time order.
+	var last int64
+	for i, line := range strings.Split(strings.TrimSpace(string(hist)), "\n") {
+		var op struct{ Time int64 }
+		if err := json.Unmarshal([]byte(line), &op); err != nil || op.Time < last {
+			t.Fatalf("history line %d at %d after %d: not in time order (%v)", i, op.Time, last, err)
+		}
+		last = op.Time
 	}
 }
 
