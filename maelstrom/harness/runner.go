@@ -147,6 +147,8 @@ func (r *runner) prepare() error {
 // nodes are stopped on every path.
 func (r *runner) execute(ctx context.Context) error {
 	defer r.teardown()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // first: client calls still in flight give up
 	if err := r.setup(ctx); err != nil {
 		return err
 	}

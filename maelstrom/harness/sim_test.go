@@ -345,15 +345,15 @@ func checkNemesisOps(t *testing.T, h []workloads.Op, o Options) {
 	}
 }
 
-// TestSimSameSeedSameSchedule: a seed fixes the nemesis ops (targets,
-// grudges, times) and the workload's choices.
+// TestSimSameSeedSameSchedule: a seed fixes the nemesis ops (shapes,
+// grudges, node specs, the nodes hit, times) and the workload's choices.
 func TestSimSameSeedSameSchedule(t *testing.T) {
 	seed := testSeed(t)
 	var runs [2][]string
 	for i := range runs {
 		synctest.Test(t, func(t *testing.T) {
 			o, _, _ := simOptions(t, gossipScript, 5, 5, seed)
-			o.Faults.Partition, o.NemesisInterval = true, time.Second
+			o.Faults, o.NemesisInterval = nemesis.Faults{Partition: true, Kill: true, Pause: true}, time.Second
 			out := Run(context.Background(), o)
 			for _, op := range readHistory(t, out.Dir) {
 				if op.Process.Nemesis {
