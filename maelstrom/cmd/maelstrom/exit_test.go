@@ -82,7 +82,7 @@ func TestExitStatusesOfTheBuiltCLI(t *testing.T) {
 // TestHelpOfTheBuiltCLI: test --help prints the help once, on stdout,
 // and exits 0, even beside other flags.
 func TestHelpOfTheBuiltCLI(t *testing.T) {
-	for _, args := range [][]string{{"test", "--help"}, {"test", "-h"}, {"test", "--bin", "x", "--help"}} {
+	for _, args := range [][]string{{"test", "--help"}, {"test", "-h"}, {"test", "--bin", "x", "--help"}, {"test", "--bogus", "--help"}} {
 		code, stdout, stderr := runBuilt(t, args...)
 		if code != 0 || strings.Count(stdout, "Usage: maelstrom test") != 1 || stderr != "" {
 			t.Errorf("%v: exit %d, stdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)

@@ -100,6 +100,7 @@ func parseTest(args []string) (*testFlags, error) {
 	f := &testFlags{}
 	fs := newTestFlagSet(f)
 	if err := fs.Parse(args); err != nil {
+		f.help = asksHelp(args) // as tools.cli, help wins over bad options
 		return f, parseError(err)
 	}
 	if f.help {
@@ -115,6 +116,19 @@ func parseTest(args []string) (*testFlags, error) {
 	}
 	_, err := f.options()
 	return f, err
+}
+
+// asksHelp reports whether -h or --help comes before any "--".
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 // options validates the flags and builds the run options.
