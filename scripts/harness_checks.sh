@@ -1,8 +1,20 @@
 #!/usr/bin/env bash
 # Runs the node under the project's Maelstrom-compatible harness and checks
-# each verdict: the echo workload, the lease workload without faults and
-# under partitions (valid), and the negative control LEASE_ACCEPTORS=self
-# (each node its own acceptor), which the lease checker must reject.
+# each verdict and exit status (0 valid, 1 invalid, 2 unknown, 254 bad
+# arguments, 255 the run failed):
+#   - the echo workload, plain and with a fault list naming partition twice;
+#   - the lease workload without faults, and under partitions (valid, with
+#     leases granted during partitions);
+#   - the acceptance run of the kill and pause nemeses: 5 nodes, 30 s, 1 s
+#     leases, --nemesis partition,kill,pause --nemesis-interval 2: valid,
+#     kills and pauses in the history, grants that succeed inside faults,
+#     every chunk read back after the final heal;
+#   - two negative controls the lease checker must reject (exit 1 with
+#     violations): LEASE_ACCEPTORS=self (each node its own acceptor), and
+#     --kill-without-boot-wait (restarted nodes forget accepted leases at
+#     once), on a fixed seed whose schedule kills majorities;
+#   - bad arguments (254) and a node that is not a lease node (255).
+# About 2.5 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,7 +35,7 @@ expect() {
   "$bin/maelstrom" test --bin "$bin/lease-node" --store "$store/$name" "$@" > "$store/$name.log" 2>&1
   local got=$?
   set -e
-  tail -n 4 "$store/$name.log"
+  tail -n 6 "$store/$name.log"
   if [ "$got" -ne "$want" ]; then
     echo "harness check '$name' exited $got, want $want; its output:" >&2
     cat "$store/$name.log" >&2
@@ -32,14 +44,70 @@ expect() {
   printf 'ok: %s exited %d as expected\n' "$name" "$got"
 }
 
+# results NAME EXPR: evaluate a Python expression over results.json (r),
+# history.jsonl (h, a list of ops) and the nemesis ops (nem); print it.
+results() {
+  python3 - "$store/$1/latest" "$2" <<'EOF'
+import json, sys
+d, expr = sys.argv[1], sys.argv[2]
+r = json.load(open(d + "/results.json"))
+h = [json.loads(line) for line in open(d + "/history.jsonl")]
+nem = [op for op in h if op["process"] == "nemesis"]
+print(eval(expr))
+EOF
+}
+
+# require NAME DESCRIPTION EXPR: fail unless EXPR is True.
+require() {
+  local got
+  got=$(results "$1" "$3")
+  printf '%s: %s\n' "$2" "$got"
+  [ "$got" = "True" ] || { echo "harness check '$1': $2 does not hold" >&2; exit 1; }
+}
+
 expect 0 echo -w echo --node-count 1 --time-limit 5 --rate 50
+expect 0 echo-partition-twice -w echo --node-count 3 --time-limit 5 --rate 50 \
+  --nemesis partition,partition --nemesis-interval 1
 expect 0 lease-3-nodes -w lease --node-count 3 --time-limit 10 --rate 50
 expect 0 lease-5-nodes-partitions -w lease --node-count 5 --time-limit 30 --rate 50 --latency 10 \
   --nemesis partition --nemesis-interval 2 --lease-ms 1000
-# ... and the majority side kept granting while partitions were in force.
-in_partitions=$(grep -o '"holdings_in_partitions": *[0-9]*' \
-  "$store/lease-5-nodes-partitions/latest/results.json" | grep -o '[0-9]*$')
-echo "holdings that began inside partitions: ${in_partitions:-none}"
-[ "${in_partitions:-0}" -gt 0 ] || { echo "no lease was granted during partitions" >&2; exit 1; }
+require lease-5-nodes-partitions "leases granted inside partitions" \
+  "r['workload_stats']['holdings_in_partitions'] > 0"
+
+# The acceptance run of the kill and pause nemeses.
+expect 0 acceptance-partition-kill-pause -w lease --node-count 5 --time-limit 30 --rate 50 \
+  --latency 10 --nemesis partition,kill,pause --nemesis-interval 2 --lease-ms 1000
+run=acceptance-partition-kill-pause
+require $run "kills, starts, pauses and resumes in the history" \
+  "all(any(op['f'] == f for op in nem) for f in ('kill', 'start', 'pause', 'resume', 'start-partition'))"
+require $run "nodes killed and paused" "r['nemesis']['nodes_killed'] > 0 and r['nemesis']['nodes_paused'] > 0"
+require $run "grants that succeeded inside faults" "r['workload_stats']['grants_in_faults'] > 0"
+require $run "the final phase read every chunk back" "r['final']['ok'] == r['final']['invoked'] == 3"
+require $run "history in time order" "all(a['time'] <= b['time'] for a, b in zip(h, h[1:]))"
+results $run "'ok fraction %.3f (inside faults %.3f, outside %.3f); failover median %.0f ms inside faults, %.0f ms outside; heal to grant median %.0f ms' % (r['availability']['ok_fraction'], r['workload_stats']['availability']['inside_faults']['all']['fraction'], r['workload_stats']['availability']['outside_faults']['all']['fraction'], r['workload_stats']['failover_inside_faults']['median_ms'], r['workload_stats']['failover_outside_faults']['median_ms'], r['workload_stats']['heal_to_grant']['median_ms'])"
+
+# Negative controls: the lease checker itself must find violations.
 LEASE_ACCEPTORS=self expect 1 negative-control-acceptors-self -w lease --node-count 3 --time-limit 20 \
   --rate 50 --nemesis partition --nemesis-interval 2
+require negative-control-acceptors-self "the lease checker found violations" "r['checks']['workload'] is False"
+# Seed 3 kills a majority of the 3 nodes while 8 s leases run; without
+# the boot wait the restarted acceptors forget them at once (caught in
+# each of 11 trials, the first violation 5 to 8 s into the run). Leases
+# must outlive the 5 s client timeout that holds up the workers of killed
+# nodes (README).
+expect 1 negative-control-kill-without-boot-wait -w lease --node-count 3 --concurrency 3n \
+  --time-limit 15 --rate 50 --latency 5 --nemesis kill --nemesis-interval 1 --lease-ms 8000 \
+  --recovery-time 1 --seed 3 --kill-without-boot-wait
+require negative-control-kill-without-boot-wait "the lease checker found violations" \
+  "r['checks']['workload'] is False and len(r['lease']['violations']) > 0"
+
+# Bad arguments exit 254 and a node that dies outside the kill nemesis 255.
+expect 254 bad-argument-node-count -w lease --node-count 0
+expect 254 bad-argument-time-limit -w lease --time-limit 2.5
+printf -- '--- node-exits\n'
+set +e
+"$bin/maelstrom" test -w echo --bin /bin/false --node-count 1 --time-limit 1 --store "$store/false" > "$store/false.log" 2>&1
+got=$?
+set -e
+[ "$got" -eq 255 ] || { echo "a node that exits at once: exit $got, want 255" >&2; cat "$store/false.log" >&2; exit 1; }
+echo "ok: a node that exits at once exited 255 as expected"

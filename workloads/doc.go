@@ -252,16 +252,32 @@
 // ComputeStats: partitions run from a start-partition nemesis op to the
 // next stop-partition op (when both an invoke and a completion are
 // written, the later, the completion, counts; an unhealed partition runs
-// to the end); availability is ok completions over invocations per f and
-// overall, for all ops and split by whether the op was invoked inside a
-// partition (1 when nothing was invoked, as Maelstrom); latency
-// percentiles (nearest rank, ms) of ok ops per f; messages per client
-// invocation. LeaseStats adds failover: for each chunk, a tenure ends at
-// the end of a holding that no other holding of the same server covers;
-// its failover time runs to the start of the next holding of the chunk
-// when that holding is another server's (grant or renew); count, nearest-
-// rank median and max in ms, plus how many ends were retaken by the same
-// server or never retaken.
+// to the end). FaultIntervals are the times some fault was in force: a
+// partition, a node killed (from the completion of a kill that hit nodes
+// to the completion of the next start) or paused (to the next resume),
+// merged where they overlap. Availability is ok completions over
+// invocations per f and overall, for all ops and split by whether the op
+// was invoked inside a partition and inside a fault (1 when nothing was
+// invoked, as Maelstrom); latency percentiles (nearest rank, ms) of ok
+// ops per f; messages per client invocation. LeaseStats adds failover:
+// for each chunk, a tenure ends at the end of a holding that no other
+// holding of the same server covers; its failover time runs to the start
+// of the next holding of the chunk when that holding is another server's
+// (grant or renew); count, nearest-rank median and max in ms, plus how
+// many ends were retaken by the same server or never retaken; overall and
+// split by whether the tenure ended inside a fault. It counts holdings
+// and grants that began inside faults, and for each heal (Heals: a
+// stop-partition that healed a partition, a start or resume that brought
+// nodes back) the time to the completion of the first successful grant
+// invoked after it.
+//
+// # Final phase and lease bound
+//
+// A Finisher's FinalOps run once each after the harness healed every
+// fault and waited for recovery (the lease workload: one check per
+// chunk). A LeaseBounded workload's LongestLeaseMs is what the harness
+// gives nodes as LEASE_MAX_MS and restarted nodes as LEASE_BOOT_WAIT_MS
+// under the kill nemesis (the lease workload: LeaseOptions.LeaseMs).
 //
 // # Reports (Reporter)
 //
@@ -296,7 +312,9 @@
 //     against encoding/json.
 //   - flatjson_test.go: FuzzFlatDecoders holds the fast decoders to
 //     encoding/json.
-//   - stats_test.go, timeline_test.go: statistics and the picture.
+//   - stats_test.go, timeline_test.go: statistics (fault intervals, heals,
+//     the inside/outside splits, heal to grant, the final ops) and the
+//     picture.
 //   - master_test.go: the master generator's stagger and mix, options,
 //     requests, closed schemas, errors and timeouts.
 //   - master_check_test.go: hand-built master histories: a touching

@@ -1,19 +1,25 @@
 package workloads
 
 import (
+	"cmp"
+	"encoding/json"
 	"math"
 	"slices"
 	"sort"
 )
 
-// Partition nemesis f values (Jepsen's).
+// Nemesis f values (Jepsen's): partitions, and the process faults.
 const (
 	StartPartition = "start-partition"
 	StopPartition  = "stop-partition"
+	NemesisKill    = "kill"   // completion value: the nodes killed
+	NemesisStart   = "start"  // completion value: the nodes started again
+	NemesisPause   = "pause"  // completion value: the nodes paused
+	NemesisResume  = "resume" // completion value: the nodes resumed
 )
 
 // Interval is a time span in nanoseconds since the test started. A
-// partition that was never healed in the history has EndNs = math.MaxInt64.
+// fault that was never healed in the history has EndNs = math.MaxInt64.
 type Interval struct {
 	StartNs int64 `json:"start_ns"`
 	EndNs   int64 `json:"end_ns"`
@@ -54,23 +60,136 @@ func Partitions(history []Op) []Interval {
 	return out
 }
 
+// nemesisStep is one nemesis operation: its invoke and its completion.
+// The nemesis performs one op at a time, so its ops pair up in order.
+type nemesisStep struct {
+	f      string
+	doneNs int64           // the completion's time; MaxInt64 if it never completed
+	nodes  []string        // the completion's value read as a list of nodes
+	value  json.RawMessage // the completion's value
+}
+
+// nemesisSteps pairs the nemesis ops of a history.
+func nemesisSteps(history []Op) []nemesisStep {
+	var steps []nemesisStep
+	pending := false
+	for _, op := range history {
+		if !op.Process.Nemesis {
+			continue
+		}
+		if !pending {
+			steps = append(steps, nemesisStep{f: op.F, doneNs: math.MaxInt64})
+			pending = true
+			continue
+		}
+		st := &steps[len(steps)-1]
+		st.doneNs, st.value = op.Time, op.Value
+		_ = json.Unmarshal(op.Value, &st.nodes) // partitions and null values are no node lists
+		pending = false
+	}
+	return steps
+}
+
+// processDown returns the intervals during which some node was down by a
+// process fault: from a begin step (kill or pause) that hit nodes to the
+// end step (start or resume, which act on every node) that follows.
+func processDown(steps []nemesisStep, begin, end string) []Interval {
+	var out []Interval
+	open := false
+	for _, st := range steps {
+		switch {
+		case st.f == begin && len(st.nodes) > 0 && !open:
+			out = append(out, Interval{StartNs: st.doneNs, EndNs: math.MaxInt64})
+			open = true
+		case st.f == end && open:
+			out[len(out)-1].EndNs = st.doneNs
+			open = false
+		}
+	}
+	return out
+}
+
+// FaultIntervals returns the intervals during which some fault was in
+// force: a partition, a killed node not yet started again, or a paused
+// node not yet resumed. Each fault counts from the completion of the op
+// that caused it to the completion of the op that healed it; overlapping
+// faults merge into one interval.
+func FaultIntervals(history []Op) []Interval {
+	steps := nemesisSteps(history)
+	all := Partitions(history)
+	all = append(all, processDown(steps, NemesisKill, NemesisStart)...)
+	all = append(all, processDown(steps, NemesisPause, NemesisResume)...)
+	return mergeIntervals(all)
+}
+
+// mergeIntervals returns the union of intervals, sorted and disjoint.
+func mergeIntervals(ivs []Interval) []Interval {
+	s := slices.Clone(ivs)
+	slices.SortFunc(s, func(a, b Interval) int { return cmp.Compare(a.StartNs, b.StartNs) })
+	var out []Interval
+	for _, iv := range s {
+		if iv.EndNs <= iv.StartNs {
+			continue
+		}
+		if n := len(out); n > 0 && iv.StartNs <= out[n-1].EndNs {
+			out[n-1].EndNs = max(out[n-1].EndNs, iv.EndNs)
+			continue
+		}
+		out = append(out, iv)
+	}
+	return out
+}
+
+// Heal is a nemesis op that ended a fault in force: a stop-partition
+// that healed a partition, a start that brought killed nodes back (after
+// their fresh init), a resume that woke paused nodes.
+type Heal struct {
+	F    string `json:"f"`
+	AtNs int64  `json:"at_ns"` // the op's completion
+}
+
+// Heals lists the heal ops of a history in order.
+func Heals(history []Op) []Heal {
+	var out []Heal
+	partitioned := false
+	for _, st := range nemesisSteps(history) {
+		healed := false
+		switch st.f {
+		case StartPartition:
+			partitioned = true
+		case StopPartition:
+			healed, partitioned = partitioned, false
+		case NemesisStart, NemesisResume:
+			healed = len(st.nodes) > 0
+		}
+		if healed && st.doneNs != math.MaxInt64 {
+			out = append(out, Heal{F: st.f, AtNs: st.doneNs})
+		}
+	}
+	return out
+}
+
 // Stats is what every workload adds to results.json beside its checker's
 // verdict.
 type Stats struct {
 	Availability      Availability           `json:"availability"`
 	LatencyMs         map[string]Percentiles `json:"latency_ms"` // per f, ok ops only
 	Partitions        []Interval             `json:"partitions"`
+	FaultIntervals    []Interval             `json:"fault_intervals"`    // some fault in force (FaultIntervals)
 	Messages          int                    `json:"messages"`           // network messages, from the harness
 	ClientInvocations int                    `json:"client_invocations"` // client invoke ops
 	MessagesPerOp     float64                `json:"messages_per_op"`    // messages / invocations; 0 without invocations
 }
 
 // Availability is the ok fraction of client ops, overall and split by
-// whether the op was invoked inside a partition.
+// whether the op was invoked inside a partition, and inside any fault
+// (a partition, a killed or a paused node: FaultIntervals).
 type Availability struct {
 	Overall          OKFractions `json:"overall"`
 	InsidePartition  OKFractions `json:"inside_partition"`
 	OutsidePartition OKFractions `json:"outside_partition"`
+	InsideFaults     OKFractions `json:"inside_faults"`
+	OutsideFaults    OKFractions `json:"outside_faults"`
 }
 
 // OKFractions is an ok fraction over all client ops and per f.
@@ -100,29 +219,24 @@ type Percentiles struct {
 // network's message count.
 func ComputeStats(history []Op, messages int) Stats {
 	pairs, _ := PairOps(history)
-	parts := Partitions(history)
-	s := Stats{Partitions: parts, Messages: messages, ClientInvocations: len(pairs)}
-	if s.Partitions == nil {
-		s.Partitions = []Interval{}
-	}
+	parts, faults := Partitions(history), FaultIntervals(history)
+	s := Stats{Partitions: nonNil(parts), FaultIntervals: nonNil(faults), Messages: messages, ClientInvocations: len(pairs)}
 	if len(pairs) > 0 {
 		s.MessagesPerOp = float64(messages) / float64(len(pairs))
 	}
-	overall, inside, outside := newOKFractions(), newOKFractions(), newOKFractions()
+	overall := newOKFractions()
+	inPart, outPart, inFault, outFault := newOKFractions(), newOKFractions(), newOKFractions(), newOKFractions()
 	latencies := map[string][]float64{}
 	for _, p := range pairs {
 		ok := p.Completion != nil && p.Completion.Type == OK
 		overall.add(p.Invoke.F, ok)
-		if inPartition(parts, p.Invoke.Time) {
-			inside.add(p.Invoke.F, ok)
-		} else {
-			outside.add(p.Invoke.F, ok)
-		}
+		split(parts, p.Invoke.Time, &inPart, &outPart).add(p.Invoke.F, ok)
+		split(faults, p.Invoke.Time, &inFault, &outFault).add(p.Invoke.F, ok)
 		if ok {
 			latencies[p.Invoke.F] = append(latencies[p.Invoke.F], nsToMs(p.Completion.Time-p.Invoke.Time))
 		}
 	}
-	s.Availability = Availability{overall.done(), inside.done(), outside.done()}
+	s.Availability = Availability{overall.done(), inPart.done(), outPart.done(), inFault.done(), outFault.done()}
 	s.LatencyMs = map[string]Percentiles{}
 	for f, l := range latencies {
 		s.LatencyMs[f] = percentiles(l)
@@ -130,13 +244,29 @@ func ComputeStats(history []Op, messages int) Stats {
 	return s
 }
 
-func inPartition(parts []Interval, t int64) bool {
-	for _, iv := range parts {
+// inAny reports whether t lies in one of the intervals.
+func inAny(ivs []Interval, t int64) bool {
+	for _, iv := range ivs {
 		if iv.contains(t) {
 			return true
 		}
 	}
 	return false
+}
+
+// split returns inside when t lies in one of the intervals, else outside.
+func split(ivs []Interval, t int64, inside, outside *OKFractions) *OKFractions {
+	if inAny(ivs, t) {
+		return inside
+	}
+	return outside
+}
+
+func nonNil(ivs []Interval) []Interval {
+	if ivs == nil {
+		return []Interval{}
+	}
+	return ivs
 }
 
 func newOKFractions() OKFractions { return OKFractions{ByF: map[string]OKFraction{}} }

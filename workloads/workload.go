@@ -68,6 +68,35 @@ type StatsReporter interface {
 	Stats(history []Op, res Result, messages int) any
 }
 
+// Finisher is implemented by workloads with a final phase, as
+// Maelstrom's workloads with a final generator (broadcast, the counters)
+// have: after the time limit the harness heals every fault, waits for
+// recovery, and then invokes each of FinalOps once, in order, op i on
+// worker i mod concurrency. The ops go through Request and Complete like
+// any other and land in the history, so the checker judges them too.
+// A workload without final ops has no final phase (Maelstrom's echo).
+type Finisher interface {
+	FinalOps() []Invocation
+}
+
+// LeaseBounded is implemented by workloads whose requests carry lease
+// lengths. LongestLeaseMs is the longest lease any request may ask for,
+// in milliseconds: the harness passes it to nodes as LEASE_MAX_MS when it
+// kills and restarts them, and a restarted node stays silent that long
+// (LEASE_BOOT_WAIT_MS), so no lease can outlast its lost memory.
+type LeaseBounded interface {
+	LongestLeaseMs() int64
+}
+
+// LongestLeaseMs is w's longest lease, or 0 for a workload without
+// leases.
+func LongestLeaseMs(w Workload) int64 {
+	if b, ok := w.(LeaseBounded); ok {
+		return b.LongestLeaseMs()
+	}
+	return 0
+}
+
 // Compile-time checks that the workloads implement what the harness
 // looks for.
 var (
@@ -76,4 +105,6 @@ var (
 	_ StatsReporter = (*Echo)(nil)
 	_ StatsReporter = (*Lease)(nil)
 	_ Reporter      = (*Lease)(nil)
+	_ Finisher      = (*Lease)(nil)
+	_ LeaseBounded  = (*Lease)(nil)
 )

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-
-	"chunklease/maelstrom/netsim"
 )
 
 // Client timeouts (maelstrom-spec D.4).
@@ -34,7 +32,7 @@ type client struct {
 // client does: stale replies, duplicates, unsolicited messages. It
 // returns errTimeout when no reply came, and ctx's error when the run is
 // being aborted.
-func (c *client) call(ctx context.Context, net *netsim.Net, dest string, req json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+func (c *client) call(ctx context.Context, net *network, dest string, req json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
 	c.lastMsgID++
 	msgID := c.lastMsgID
 	body, err := withMsgID(req, msgID)

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"chunklease/maelstrom/nemesis"
 	"chunklease/workloads"
 )
 
@@ -214,4 +216,61 @@ func TestInterruptStopsEverything(t *testing.T) {
 	if out.Exit != ExitFailed || !errors.Is(out.Err, errInterrupted) {
 		t.Fatalf("exit %d, err %v; want exit 2, interrupted", out.Exit, out.Err)
 	}
+}
+
+// TestKillAndPauseRealProcesses: the kill and pause nemeses on real
+// processes. A single-authority lease node is killed, paused and
+// restarted (with its boot wait in its environment), the history stays
+// valid, and every program the run started, restarted ones included, is
+// gone afterwards.
+func TestKillAndPauseRealProcesses(t *testing.T) {
+	t.Parallel()
+	o, rec, console := execOptions(t, "lease", 1)
+	o.Workload = workloads.NewLease(workloads.LeaseOptions{LeaseMs: 300, Rate: 50, Workers: 10}, WorkloadSeed(o.Seed))
+	o.Concurrency, o.TimeLimit = 10, 2*time.Second
+	o.Faults, o.NemesisInterval = nemesis.Faults{Kill: true, Pause: true}, 200*time.Millisecond
+	out := runExec(t, o, rec)
+	if out.Exit == ExitFailed || out.Results.Checks.Workload == nil || !*out.Results.Checks.Workload {
+		t.Fatalf("exit %d (%v)\n%s", out.Exit, out.Err, console)
+	}
+	n := out.Results.Nemesis
+	if n.NodesKilled == 0 || n.NodesRestarted != n.NodesKilled || n.NodesPaused == 0 || len(rec.all()) != 1+n.NodesRestarted {
+		t.Fatalf("nemesis %+v, %d programs started", n, len(rec.all()))
+	}
+	log, _ := os.ReadFile(filepath.Join(out.Dir, "node-logs", "n0.log"))
+	starts := strings.Count(string(log), "started lease ")
+	booted := strings.Count(string(log), "LEASE_MAX_MS=300 LEASE_BOOT_WAIT_MS=300\n")
+	if starts != 1+n.NodesRestarted || booted != n.NodesRestarted {
+		t.Errorf("log shows %d starts, %d with the boot wait; want %d and %d:\n%s", starts, booted, 1+n.NodesRestarted, n.NodesRestarted, log)
+	}
+}
+
+// TestPausedAtTheEndIsStopped: a node still paused when the test ends
+// (echo has no final phase to resume it) is continued and killed. No
+// client op is sent, so none waits for the paused node.
+func TestPausedAtTheEndIsStopped(t *testing.T) {
+	t.Parallel()
+	o, rec, console := execOptions(t, "echo", 3)
+	o.Workload = workloads.NewEcho(workloads.EchoOptions{Rate: 0}, 1)
+	o.Seed = firstSeedPausing(t, o.Nodes)
+	t.Logf("running with seed %d, whose first op pauses a node", o.Seed)
+	o.Faults, o.NemesisInterval = nemesis.Faults{Pause: true}, time.Hour // one pause at t=0, no resume
+	out := runExec(t, o, rec)
+	if out.Exit == ExitFailed || out.Results.Nemesis.NodesPaused == 0 || out.Results.Nemesis.NodesResumed != 0 {
+		t.Fatalf("exit %d (%v), nemesis %+v\n%s", out.Exit, out.Err, out.Results.Nemesis, console)
+	}
+}
+
+// firstSeedPausing returns the first seed whose first process op pauses
+// some node (a minority-third of 3 nodes is nobody).
+func firstSeedPausing(t *testing.T, nodes []string) uint64 {
+	for seed := uint64(1); seed < 100; seed++ {
+		s, _ := nemesis.NewSchedule(nemesis.Faults{Pause: true}, time.Hour, nil, rand.New(rand.NewPCG(mix(seed, 5), 0)))
+		hit, _ := nemesis.PickNodes(s.Peek().Nodes, nodes, rand.New(rand.NewPCG(mix(seed, 6), 0)))
+		if len(hit) > 0 {
+			return seed
+		}
+	}
+	t.Fatal("no seed pauses a node")
+	return 0
 }

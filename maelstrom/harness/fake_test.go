@@ -26,10 +26,24 @@ type inMsg struct {
 // answer to one message, and whether it then exits on its own.
 type script func(self string, m inMsg) (lines []string, exit bool)
 
-// fakeNet records what every fake node received, for assertions.
+// fakeNet records what every fake node received and the extra
+// environment of every launch, for assertions.
 type fakeNet struct {
 	mu       sync.Mutex
 	received map[string][]inMsg
+	launches map[string][][]string // node -> env of each launch
+}
+
+func (f *fakeNet) launched(node string, env []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.launches[node] = append(f.launches[node], env)
+}
+
+func (f *fakeNet) envs(node string) [][]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]string(nil), f.launches[node]...)
 }
 
 func (f *fakeNet) add(node string, m inMsg) {
@@ -47,10 +61,18 @@ func (f *fakeNet) of(node string) []inMsg {
 // fakeLauncher starts in-process nodes that follow s. They use pipes and
 // goroutines only, so runs work inside a synctest bubble.
 func fakeLauncher(s script) (Launcher, *fakeNet) {
-	log := &fakeNet{received: map[string][]inMsg{}}
-	return func(id string) (Proc, error) {
+	return fakeLauncherEnv(func([]string) script { return s })
+}
+
+// fakeLauncherEnv starts in-process nodes with a fresh script per launch,
+// made from the launch's extra environment: a script with state (a lease
+// table) forgets it when its node is killed and started again.
+func fakeLauncherEnv(newScript func(env []string) script) (Launcher, *fakeNet) {
+	log := &fakeNet{received: map[string][]inMsg{}, launches: map[string][][]string{}}
+	return func(id string, env []string) (Proc, error) {
+		log.launched(id, env)
 		p := newFakeProc()
-		go p.run(id, s, log)
+		go p.run(id, newScript(env), log)
 		return p, nil
 	}, log
 }
@@ -64,6 +86,7 @@ type fakeProc struct {
 	killOnce   sync.Once
 	mu         sync.Mutex
 	killed     bool
+	gate       chan struct{} // non-nil while paused; closed by Resume and Kill
 }
 
 func newFakeProc() *fakeProc {
@@ -81,6 +104,7 @@ func (p *fakeProc) run(self string, s script, log *fakeNet) {
 	fmt.Fprintf(p.errW, "fake %s started\n", self)
 	in := bufio.NewScanner(p.inR)
 	for in.Scan() {
+		p.waitWhilePaused()
 		var m inMsg
 		if json.Unmarshal(in.Bytes(), &m) != nil || json.Unmarshal(m.Body, &m.body) != nil {
 			panic("fake node got a bad line: " + in.Text())
@@ -117,7 +141,37 @@ func (p *fakeProc) Wait() string {
 	return "exit status 0"
 }
 
+// waitWhilePaused blocks while the fake is paused: like a stopped
+// process it handles nothing, and its stdin pipe (synchronous) holds the
+// next message back.
+func (p *fakeProc) waitWhilePaused() {
+	p.mu.Lock()
+	g := p.gate
+	p.mu.Unlock()
+	if g != nil {
+		<-g
+	}
+}
+
+func (p *fakeProc) Pause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gate == nil && !p.killed {
+		p.gate = make(chan struct{})
+	}
+}
+
+func (p *fakeProc) Resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gate != nil {
+		close(p.gate)
+		p.gate = nil
+	}
+}
+
 func (p *fakeProc) Kill() {
+	p.Resume()
 	p.killOnce.Do(func() {
 		p.mu.Lock()
 		p.killed = true

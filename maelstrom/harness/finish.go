@@ -18,12 +18,14 @@ func (r *runner) finish(runErr error) Outcome {
 		Workload: r.o.Workload.Name(), Seed: r.o.Seed, Command: r.o.Command, Config: r.o.Config,
 		Started: r.started, Stats: computeStats(history),
 		Availability: computeAvailability(history, r.o.AvailabilityMin),
-		Net:          computeNet(r.net.Stats(), history), Reports: []string{},
+		Nemesis:      r.nemesisResult(history), Final: r.final.FinalPhase,
+		Net: computeNet(r.net.Stats(), history), Reports: []string{},
 	}
 	if runErr == nil {
 		runErr = r.analyze(res, history)
 	}
 	res.Duration = time.Since(r.started)
+	res.Checks.Final = res.Final.Valid
 	res.ExitCode = verdict(res, runErr)
 	res.Valid = res.ExitCode == ExitValid
 	if runErr != nil {
@@ -95,8 +97,10 @@ func (r *runner) guard(what string, f func()) {
 	f()
 }
 
-// verdict is the exit status: 2 when the run failed or the checker could
-// not judge, 1 when a checker found the history invalid, 0 otherwise.
+// verdict is the exit status, merged as Jepsen merges validity (false
+// beats unknown beats true): 255 when the run failed or the checker
+// crashed, 1 when a checker found the history invalid, 2 when none did
+// but the final phase never saw an ok op, 0 otherwise.
 func verdict(res *Results, runErr error) int {
 	res.Checks.Stats = res.Stats.Valid
 	res.Checks.Availability = res.Availability.Valid
@@ -106,10 +110,24 @@ func verdict(res *Results, runErr error) int {
 		return ExitFailed
 	}
 	c := res.Checks
-	if *c.Workload && c.Stats && c.Availability && c.Net {
-		return ExitValid
+	switch {
+	case !*c.Workload || !c.Stats || !c.Availability || !c.Net:
+		return ExitInvalid
+	case c.Final == "unknown":
+		return ExitUnknown
 	}
-	return ExitInvalid
+	return ExitValid
+}
+
+// nemesisResult counts the nemesis's work for results.json.
+func (r *runner) nemesisResult(history []workloads.Op) NemesisResult {
+	res := computeNemesis(history)
+	res.Faults = r.o.Faults.String()
+	if r.o.Faults.Any() {
+		res.IntervalS = r.o.NemesisInterval.Seconds()
+	}
+	res.LateRepliesDropped = r.nemesis.lateReplies.Load()
+	return res
 }
 
 // printSummary prints the verdict, the key figures and where the report
@@ -121,6 +139,9 @@ func (r *runner) printSummary(res *Results, runErr error) {
 		fmt.Fprintln(w, "\nEverything looks good: the history is valid.")
 	case ExitInvalid:
 		fmt.Fprintf(w, "\nAnalysis invalid: %s.\n", r.failedChecks(res))
+	case ExitUnknown:
+		fmt.Fprintf(w, "\nValidity unknown: no anomaly found, but none of the %d final ops completed ok after every fault was healed and the harness waited %.1f s (results.json \"final\").\n",
+			res.Final.Invoked, res.Final.RecoveryWaitS)
 	default:
 		fmt.Fprintf(w, "\nThe run failed (no verdict): %v\n", runErr)
 	}
@@ -130,6 +151,13 @@ func (r *runner) printSummary(res *Results, runErr error) {
 	if n := res.Net; n.All.MsgsPerOp != nil {
 		fmt.Fprintf(w, "  network: %d messages, %.1f per op (%.1f node-to-node); %d dropped by partitions\n",
 			n.All.MsgCount, *n.All.MsgsPerOp, *n.Servers.MsgsPerOp, n.All.DropCount)
+	}
+	if n := res.Nemesis; n.Faults != "" {
+		fmt.Fprintf(w, "  nemesis %s: %d partitions, %d nodes killed, %d paused; %d late replies of paused nodes dropped\n",
+			n.Faults, n.Ops["start-partition"], n.NodesKilled, n.NodesPaused, n.LateRepliesDropped)
+	}
+	if f := res.Final; f.Ran {
+		fmt.Fprintf(w, "  final phase: %d of %d final ops ok after healing and %.1f s of recovery\n", f.OK, f.Invoked, f.RecoveryWaitS)
 	}
 	fmt.Fprintf(w, "  seed %d; report: %s/latest/ (%s)\n", r.o.Seed, r.o.StoreDir, strings.Join(r.reportFiles(res), ", "))
 }

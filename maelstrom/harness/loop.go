@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"chunklease/maelstrom/nemesis"
 	"chunklease/workloads"
 )
 
@@ -37,42 +36,51 @@ type callResult struct {
 // opCounts are completions so far, for the progress line.
 type opCounts struct{ invoked, ok, fail, info int }
 
-// loop is the main phase: it fires due nemesis ops, asks the workload for
-// ops for free workers, records completions, and stops invoking at the
-// first op's time + the time limit; in-flight ops then finish (or time
-// out). It returns the failure that aborted the run, if any.
-func (r *runner) loop(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan callResult, len(r.workers))
+// mainPhase fires due nemesis ops, asks the workload for ops for free
+// workers, records completions, and stops invoking (client and nemesis
+// ops alike) at the first op's time + the time limit; in-flight ops then
+// finish (or time out), and a nemesis op in flight completes. It returns
+// the failure that aborted the run, if any.
+func (r *runner) mainPhase(ctx context.Context) error {
 	cutoff, started := r.o.TimeLimit, false
-	inFlight := 0
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	ticker := time.NewTicker(progressEvery)
-	defer ticker.Stop()
 	defer r.console.endProgress()
 	for {
 		now := r.now()
-		first := r.fireNemesis(now, cutoff)
+		fired := r.fireNemesis(now, cutoff)
 		invoked := 0
 		if now < cutoff {
-			invoked = r.invokeFree(ctx, now, done)
-			inFlight += invoked
+			invoked = r.invokeFree(ctx, now, r.o.Workload.Next)
 		}
-		if !started && (first || invoked > 0) {
+		if !started && (fired || invoked > 0) {
 			started, cutoff = true, now+r.o.TimeLimit
 		}
-		if now >= cutoff && inFlight == 0 {
+		if now >= cutoff && r.inFlight == 0 && !r.nemesis.busy {
 			return r.failure.get()
 		}
-		timer.Reset(r.nextWake(now, cutoff, invoked) - now)
+		if err := r.await(ctx, r.nextWake(now, cutoff, invoked)); err != nil {
+			return err
+		}
+	}
+}
+
+// await waits until wake (time since relative time 0) or the next event,
+// and handles it: a completion, the end of a restart, a progress tick.
+// It returns the run's failure, or errInterrupted.
+func (r *runner) await(ctx context.Context, wake time.Duration) error {
+	timer := time.NewTimer(max(wake-r.now(), 0))
+	defer timer.Stop()
+	for {
 		select {
-		case res := <-done:
-			inFlight--
+		case res := <-r.done:
+			r.inFlight--
 			r.complete(res)
+			return nil
+		case res := <-r.nemesis.done:
+			r.finishRestart(res)
+			return nil
 		case <-timer.C:
-		case <-ticker.C:
+			return nil
+		case <-r.ticker.C:
 			r.showProgress(r.now())
 		case <-r.failure.ch:
 			return r.failure.err
@@ -82,15 +90,15 @@ func (r *runner) loop(ctx context.Context) error {
 	}
 }
 
-// nextWake is when the loop must look again, unless a completion comes
-// first: the next nemesis op, the workload's next op for a free worker,
-// or the cutoff.
+// nextWake is when the loop must look again, unless an event comes
+// first: the next nemesis op (unless one is in flight), the workload's
+// next op for a free worker, or the cutoff.
 func (r *runner) nextWake(now, cutoff time.Duration, invoked int) time.Duration {
 	if now >= cutoff {
 		return workloads.Never
 	}
 	wake := cutoff
-	if r.schedule != nil {
+	if r.schedule != nil && !r.nemesis.busy {
 		wake = min(wake, r.schedule.Peek().At)
 	}
 	if r.anyFree() {
@@ -112,33 +120,34 @@ func (r *runner) anyFree() bool {
 	return false
 }
 
-// invokeFree asks the workload for an op for each free worker and starts
-// the ops it gets. Like Jepsen's generator context, it rotates through
-// the workers: the search starts after the worker that got the last op,
-// so ops spread over every worker (and so every node) instead of going
-// to the first free one. It returns how many ops it started.
-func (r *runner) invokeFree(ctx context.Context, now time.Duration, done chan<- callResult) int {
+// invokeFree asks next for an op for each free worker and starts the
+// ops it gets. Like Jepsen's generator context, it rotates through the
+// workers: the search starts after the worker that got the last op, so
+// ops spread over every worker (and so every node) instead of going to
+// the first free one. It returns how many ops it started.
+func (r *runner) invokeFree(ctx context.Context, now time.Duration, next func(time.Duration, int) (workloads.Invocation, bool)) int {
 	started, n, from := 0, len(r.workers), r.nextWorker
 	for k := range n {
 		i := (from + k) % n
 		if r.workers[i].busy {
 			continue
 		}
-		inv, ok := r.o.Workload.Next(now, i)
+		inv, ok := next(now, i)
 		if !ok {
 			continue
 		}
-		r.invoke(ctx, now, i, inv, done)
+		r.invoke(ctx, i, inv)
 		r.nextWorker = (i + 1) % n
 		started++
 	}
+	r.inFlight += started
 	return started
 }
 
 // invoke records the invoke op and starts the request on its own
 // goroutine. A worker whose last op was info gets a fresh client first,
 // and its old client is closed, as Maelstrom does for echo-like workloads.
-func (r *runner) invoke(ctx context.Context, now time.Duration, i int, inv workloads.Invocation, done chan<- callResult) {
+func (r *runner) invoke(ctx context.Context, i int, inv workloads.Invocation) {
 	w := &r.workers[i]
 	if w.stale != nil {
 		r.closeClient(w.stale)
@@ -149,11 +158,14 @@ func (r *runner) invoke(ctx context.Context, now time.Duration, i int, inv workl
 	}
 	w.busy, w.inv = true, inv
 	node := r.nodeOf(i)
-	r.record(workloads.Op{Time: int64(now), Process: workloads.Process{ID: w.process},
+	r.record(workloads.Op{Process: workloads.Process{ID: w.process},
 		Type: workloads.Invoke, F: inv.F, Node: node, Value: inv.Value})
 	r.counts.invoked++
+	if r.final.running {
+		r.final.Invoked++
+	}
 	req := r.o.Workload.Request(inv)
-	c := w.client
+	c, done := w.client, r.done
 	go func() {
 		reply, err := c.call(ctx, r.net, node, req, ClientTimeout)
 		done <- callResult{worker: i, reply: reply, err: err}
@@ -175,13 +187,15 @@ func (r *runner) complete(res callResult) {
 		}
 		return
 	}
-	now := r.now()
-	c := r.o.Workload.Complete(now, res.worker, w.inv, res.reply)
-	r.record(workloads.Op{Time: int64(now), Process: workloads.Process{ID: w.process},
+	c := r.o.Workload.Complete(r.now(), res.worker, w.inv, res.reply)
+	r.record(workloads.Op{Process: workloads.Process{ID: w.process},
 		Type: c.Type, F: w.inv.F, Node: r.nodeOf(res.worker), Value: c.Value, Error: c.Error})
 	switch c.Type {
 	case workloads.OK:
 		r.counts.ok++
+		if r.final.running {
+			r.final.OK++
+		}
 	case workloads.Fail:
 		r.counts.fail++
 	default:
@@ -189,60 +203,4 @@ func (r *runner) complete(res callResult) {
 		w.process += len(r.workers)
 		w.stale, w.client = w.client, nil
 	}
-}
-
-// fireNemesis performs every nemesis op due by now and before the cutoff,
-// writing each as an invoke and a completion with process "nemesis". It
-// reports whether it performed any.
-func (r *runner) fireNemesis(now, cutoff time.Duration) bool {
-	fired := false
-	for r.schedule != nil && r.schedule.Peek().At <= now && r.schedule.Peek().At < cutoff {
-		op := r.schedule.Pop()
-		fired = true
-		if op.F == nemesis.StartPartition {
-			r.startPartition(op.Target)
-		} else {
-			r.stopPartition()
-		}
-	}
-	return fired
-}
-
-// startPartition applies a grudge of the target's shape.
-func (r *runner) startPartition(target nemesis.Target) {
-	r.recordNemesis(nemesis.StartPartition, string(target))
-	grudge, err := nemesis.Compute(target, r.o.Nodes, r.grudgeRNG)
-	if err != nil {
-		r.failure.set(err)
-		return
-	}
-	r.net.Partition(grudge)
-	r.partition = string(target)
-	r.recordNemesis(nemesis.StartPartition, []any{"isolated", grudge})
-}
-
-// stopPartition heals the network.
-func (r *runner) stopPartition() {
-	r.recordNemesis(nemesis.StopPartition, nil)
-	r.net.Heal()
-	r.partition = ""
-	r.recordNemesis(nemesis.StopPartition, "network-healed")
-}
-
-// recordNemesis writes one nemesis op. As in Jepsen, both the invocation
-// and the completion of a nemesis op have type info.
-func (r *runner) recordNemesis(f string, value any) {
-	raw, _ := json.Marshal(value) // strings and grudges always marshal
-	r.record(workloads.Op{Time: int64(r.now()), Process: workloads.NemesisProcess, Type: workloads.Info, F: f, Value: raw})
-}
-
-// showProgress redraws the terminal progress line.
-func (r *runner) showProgress(now time.Duration) {
-	part := r.partition
-	if part == "" {
-		part = "none"
-	}
-	c := r.counts
-	r.console.setProgress(fmt.Sprintf("%5.1fs / %.0fs | %d ops: %d ok, %d fail, %d info | partition: %s",
-		now.Seconds(), r.o.TimeLimit.Seconds(), c.invoked, c.ok, c.fail, c.info, part))
 }

@@ -45,8 +45,8 @@ type pidRecorder struct {
 }
 
 func (p *pidRecorder) wrap(l Launcher) Launcher {
-	return func(id string) (Proc, error) {
-		proc, err := l(id)
+	return func(id string, env []string) (Proc, error) {
+		proc, err := l(id, env)
 		if err == nil {
 			p.mu.Lock()
 			p.pids = append(p.pids, proc.PID())

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"chunklease/maelstrom/nemesis"
 	"chunklease/maelstrom/netsim"
 	"chunklease/workloads"
 )
@@ -20,16 +21,26 @@ type Options struct {
 	TimeLimit       time.Duration // no op is invoked after first op + TimeLimit
 	Concurrency     int           // client workers; worker i talks to Nodes[i % n]
 	Latency         netsim.Latency
-	Nemesis         bool          // --nemesis partition
-	NemesisInterval time.Duration // mean gap between nemesis ops
+	Faults          nemesis.Faults // --nemesis partition,kill,pause
+	NemesisInterval time.Duration  // mean gap between nemesis ops of each package
+	// RecoveryTime is how long the final phase waits after healing every
+	// fault before the workload's final ops; zero means DefaultRecoveryTime
+	// of the workload's longest lease.
+	RecoveryTime time.Duration
+	// KillWithoutBootWait restarts killed nodes without LEASE_BOOT_WAIT_MS:
+	// the negative control of the kill nemesis, which lets a restarted
+	// acceptor forget the leases it accepted while they still run.
+	KillWithoutBootWait bool
 	// AvailabilityMin, when set, is --availability: the least ok fraction
 	// of client ops for a valid run (1 for "total"); nil means any.
 	AvailabilityMin *float64
 
-	LogStderr bool   // mirror node stderr on the console
-	Strict    bool   // fail the run on node output Maelstrom would reject
-	Seed      uint64 // fixes latencies, nemesis targets, grudges and times
-	StoreDir  string // runs go to <StoreDir>/<workload>/<timestamp>/
+	LogStderr  bool   // mirror node stderr on the console
+	LogNetSend bool   // log every message sent (":send"), as Maelstrom's --log-net-send
+	LogNetRecv bool   // log every message delivered (":recv"), as Maelstrom's --log-net-recv
+	Strict     bool   // fail the run on node output Maelstrom would reject
+	Seed       uint64 // fixes latencies, nemesis targets, grudges and times
+	StoreDir   string // runs go to <StoreDir>/<workload>/<timestamp>/
 
 	Command []string // the command line, recorded in results.json
 	Config  any      // the parsed flags, recorded in results.json
@@ -61,8 +72,11 @@ func (o *Options) validate() error {
 	if err := o.Latency.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if o.Nemesis && o.NemesisInterval <= 0 {
+	if o.Faults.Any() && o.NemesisInterval <= 0 {
 		errs = append(errs, fmt.Errorf("--nemesis-interval must be > 0, got %v", o.NemesisInterval))
+	}
+	if o.RecoveryTime < 0 {
+		errs = append(errs, fmt.Errorf("--recovery-time must be >= 0, got %v", o.RecoveryTime))
 	}
 	if o.AvailabilityMin != nil && (*o.AvailabilityMin < 0 || *o.AvailabilityMin > 1) {
 		errs = append(errs, fmt.Errorf("--availability must be total or a number in [0, 1], got %v", *o.AvailabilityMin))
@@ -94,6 +108,16 @@ func validateNodes(nodes []string) []error {
 		seen[id] = true
 	}
 	return errs
+}
+
+// DefaultRecoveryTime is the final phase's wait when --recovery-time is
+// not given: twice the workload's longest lease, at least 1 s. A node
+// restarted by the final start stays silent for about one longest lease
+// (its boot wait), and leases granted before the heal run out within
+// another; Maelstrom waits a fixed 10 s, which suits its workloads but
+// would dwarf a test of 1 s leases.
+func DefaultRecoveryTime(longestLeaseMs int64) time.Duration {
+	return max(time.Second, 2*time.Duration(longestLeaseMs)*time.Millisecond)
 }
 
 // WorkloadSeed derives the workload's seed from the run's seed, so that

@@ -48,12 +48,13 @@ func unwrapPathError(err error) error {
 
 // ExecLauncher starts bin (already canonical) with args as Maelstrom
 // starts a node: working directory the OS temp dir, the harness's
-// environment unchanged, stdin/stdout/stderr pipes. Each node gets its own
-// process group, so Kill also stops any children it started, and (on
-// Linux) the kernel kills it if the harness dies without cleaning up.
+// environment (plus the launch's extra variables), stdin/stdout/stderr
+// pipes. Each node gets its own process group, so Kill, Pause and Resume
+// also reach any children it started, and (on Linux) the kernel kills it
+// if the harness dies without cleaning up.
 func ExecLauncher(bin string, args []string) Launcher {
-	return func(id string) (Proc, error) {
-		return startExec(bin, args)
+	return func(id string, env []string) (Proc, error) {
+		return startExec(bin, args, env)
 	}
 }
 
@@ -65,8 +66,11 @@ type execProc struct {
 	childErr          *os.File
 }
 
-func startExec(bin string, args []string) (*execProc, error) {
+func startExec(bin string, args, env []string) (*execProc, error) {
 	p := &execProc{cmd: exec.Command(bin, args...)}
+	if len(env) > 0 {
+		p.cmd.Env = append(os.Environ(), env...) // the last value of a key wins
+	}
 	var err error
 	if p.childIn, p.stdin, err = os.Pipe(); err != nil {
 		return nil, err
@@ -114,10 +118,18 @@ func (p *execProc) Wait() string {
 	return err.Error()
 }
 
-// Kill sends SIGKILL to the node's process group, and to the process
-// itself in case the group is already gone.
+// Kill sends SIGCONT and then SIGKILL to the node's process group (a
+// stopped process would otherwise linger until continued), and SIGKILL to
+// the process itself in case the group is already gone.
 func (p *execProc) Kill() {
 	pid := p.cmd.Process.Pid
-	_ = syscall.Kill(-pid, syscall.SIGKILL) // ESRCH: the group is gone
-	_ = p.cmd.Process.Kill()                // ErrProcessDone: already reaped
+	_ = syscall.Kill(-pid, syscall.SIGCONT) // ESRCH: the group is gone
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = p.cmd.Process.Kill() // ErrProcessDone: already reaped
 }
+
+// Pause sends SIGSTOP to the node's process group.
+func (p *execProc) Pause() { _ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGSTOP) }
+
+// Resume sends SIGCONT to the node's process group.
+func (p *execProc) Resume() { _ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT) }

@@ -96,6 +96,8 @@ func (r *runner) verdictWords(res *Results) (string, string) {
 		return "valid", "valid"
 	case res.Error != "" || res.Checks.Workload == nil:
 		return "unknown", "no verdict (the run failed)"
+	case res.ExitCode == ExitUnknown:
+		return "unknown", "validity unknown: no checker found a violation, but the final phase's reads never succeeded"
 	}
 	return "invalid", "INVALID: " + r.failedChecks(res)
 }

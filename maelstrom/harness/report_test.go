@@ -26,7 +26,7 @@ func TestIndexPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{o: Options{Nodes: []string{"n1"}}, dir: dir, net: net, console: newConsole(nil)}
+	r := &runner{o: Options{Nodes: []string{"n1"}}, dir: dir, net: &network{Net: net}, console: newConsole(nil)}
 	invalid := false
 	res := &Results{Workload: "lease", Seed: 42, Command: []string{"maelstrom", "test", "-w", "lease"},
 		Checks:  Checks{Workload: &invalid, Stats: true, Availability: true, Net: true},

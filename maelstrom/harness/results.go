@@ -29,6 +29,8 @@ type Results struct {
 	// availability inside and outside partitions, latency percentiles,
 	// failover, messages per op over all messages), when it has some.
 	WorkloadStats any
+	Nemesis       NemesisResult
+	Final         FinalPhase
 	Net           NetResult
 	Perf          PerfResult
 	Reports       []string // files the workload's reporter wrote
@@ -48,6 +50,9 @@ type Checks struct {
 	Availability bool  `json:"availability"`
 	Net          bool  `json:"net"`
 	Perf         bool  `json:"perf"`
+	// Final is the final phase's verdict (FinalPhase.Valid): true,
+	// "unknown", or null without a final phase.
+	Final any `json:"final"`
 }
 
 // MarshalJSON writes the keys in a fixed, readable order, with the
@@ -64,6 +69,7 @@ func (r Results) MarshalJSON() ([]byte, error) {
 		{"valid", r.Valid}, {"error", errText}, {"exit_code", r.ExitCode},
 		{"workload", r.Workload}, {r.Workload, r.Checker}, {"checks", r.Checks},
 		{"stats", r.Stats}, {"availability", r.Availability}, {"workload_stats", r.WorkloadStats},
+		{"nemesis", r.Nemesis}, {"final", r.Final},
 		{"net", r.Net}, {"perf", r.Perf}, {"reports", r.Reports},
 		{"seed", r.Seed}, {"command", r.Command}, {"config", r.Config},
 		{"started", r.Started.Format(time.RFC3339Nano)}, {"duration_s", r.Duration.Seconds()},
@@ -167,6 +173,44 @@ func computeAvailability(history []workloads.Op, min *float64) AvailabilityResul
 	return a
 }
 
+// NemesisResult counts what the nemesis did: completed ops by f, the
+// nodes each kind of op hit in all, and the replies to closed clients
+// that were dropped because their node had been paused.
+type NemesisResult struct {
+	Faults             string         `json:"faults"` // "partition,kill,pause"; "" without a nemesis
+	IntervalS          float64        `json:"interval_s"`
+	Ops                map[string]int `json:"ops"`
+	NodesKilled        int            `json:"nodes_killed"`
+	NodesRestarted     int            `json:"nodes_restarted"`
+	NodesPaused        int            `json:"nodes_paused"`
+	NodesResumed       int            `json:"nodes_resumed"`
+	LateRepliesDropped int64          `json:"late_replies_dropped"`
+}
+
+// computeNemesis counts the nemesis ops of a history. Nemesis ops come in
+// invoke/completion pairs; the completion of a kill, start, pause or
+// resume lists the nodes it hit.
+func computeNemesis(history []workloads.Op) NemesisResult {
+	res := NemesisResult{Ops: map[string]int{}}
+	hits := map[string]*int{"kill": &res.NodesKilled, "start": &res.NodesRestarted,
+		"pause": &res.NodesPaused, "resume": &res.NodesResumed}
+	second := false
+	for _, op := range history {
+		if !op.Process.Nemesis {
+			continue
+		}
+		if second {
+			res.Ops[op.F]++
+			var nodes []string
+			if n, ok := hits[op.F]; ok && json.Unmarshal(op.Value, &nodes) == nil {
+				*n += len(nodes)
+			}
+		}
+		second = !second
+	}
+	return res
+}
+
 // NetResult is Maelstrom's net checker: message counts over the whole run
 // (init included), overall, client traffic and node-to-node traffic.
 type NetResult struct {
@@ -234,4 +278,27 @@ func listFiles(dir string) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// FinalPhase is what results.json says about the final phase: when every
+// fault was healed, how long the harness then waited, and how the final
+// ops fared. Valid is true when some final op completed ok, "unknown"
+// when none did (the service was never seen to come back, as Jepsen's
+// set checker is unknown when no element was ever read), and null when
+// the workload has no final phase.
+type FinalPhase struct {
+	Ran           bool    `json:"ran"`
+	HealedAtNs    int64   `json:"healed_at_ns"`
+	RecoveryWaitS float64 `json:"recovery_wait_s"`
+	Invoked       int     `json:"invoked"`
+	OK            int     `json:"ok"`
+	Valid         any     `json:"valid"`
+}
+
+// verdict is Valid once the final ops completed.
+func (f FinalPhase) verdict() any {
+	if f.OK > 0 {
+		return true
+	}
+	return "unknown"
 }

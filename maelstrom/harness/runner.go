@@ -16,18 +16,24 @@ import (
 	"chunklease/workloads"
 )
 
-// Exit statuses of a run (contract section 2).
+// Exit statuses of a run, as real Maelstrom's (Jepsen's cli; contract
+// section 2).
 const (
-	ExitValid   = 0 // every checker found the history valid
-	ExitInvalid = 1 // some checker found it invalid
-	ExitFailed  = 2 // the run itself failed: a node crashed, printed a bad line, init failed, bad flags
+	ExitValid   = 0   // every checker found the history valid
+	ExitInvalid = 1   // some checker found it invalid
+	ExitUnknown = 2   // no checker found it invalid, but some could not decide
+	ExitBadArgs = 254 // bad arguments: no command, unknown flag, impossible value
+	// ExitFailed: the run itself failed: a node crashed (outside the kill
+	// nemesis) or printed a line Maelstrom rejects (strict mode), init
+	// failed, a checker crashed, the run was interrupted.
+	ExitFailed = 255
 )
 
 // Outcome is how a run ended.
 type Outcome struct {
 	Exit    int
 	Dir     string   // the run's store directory; "" when none was made
-	Err     error    // why the run failed (Exit 2)
+	Err     error    // why the run failed (ExitFailed) or the options were bad (ExitBadArgs)
 	Results *Results // nil when no results were written
 }
 
@@ -39,7 +45,7 @@ var errInterrupted = errors.New("interrupted: the run was stopped before its tim
 // and talk to it through the network, channels and failure.
 type runner struct {
 	o       Options
-	net     *netsim.Net
+	net     *network
 	console *console
 	dir     string
 	started time.Time // wall clock at the start, for the store and results
@@ -49,16 +55,24 @@ type runner struct {
 	hist     *workloads.Writer
 	nodes    []*node
 	failure  failure
+	leaseMs  int64 // the workload's longest lease (0: none)
 
 	nextClient int
 	clients    []*client // every client opened and not yet closed
+	opened     clientTimes
 	workers    []worker
 	nextWorker int // where the search for a free worker starts
+	done       chan callResult
+	inFlight   int // client ops started and not yet completed
 
 	schedule  *nemesis.Schedule // nil without --nemesis
 	grudgeRNG *rand.Rand
-	partition string // the target in force, "" when healed
+	procRNG   *rand.Rand // the nodes a kill or pause hits
+	partition string     // the target in force, "" when healed
+	nemesis   nemesisWork
+	final     finalState
 	counts    opCounts
+	ticker    *time.Ticker // redraws the progress line
 }
 
 // Run performs one test: start the nodes, init them, drive the workload
@@ -75,10 +89,12 @@ func Run(ctx context.Context, o Options) Outcome {
 		o.Stderr = io.Discard
 	}
 	if err := o.validate(); err != nil {
-		return Outcome{Exit: ExitFailed, Err: err}
+		return Outcome{Exit: ExitBadArgs, Err: err}
 	}
-	r := &runner{o: o, console: newConsole(o.Stderr), started: time.Now()}
+	r := &runner{o: o, console: newConsole(o.Stderr), started: time.Now(),
+		leaseMs: workloads.LongestLeaseMs(o.Workload)}
 	r.failure.ch = make(chan struct{})
+	r.opened.at = map[string]time.Time{}
 	if err := r.prepare(); err != nil {
 		return Outcome{Exit: ExitFailed, Dir: r.dir, Err: err}
 	}
@@ -103,16 +119,23 @@ func (r *runner) prepare() error {
 		return err
 	}
 	r.hist = workloads.NewWriter(r.histFile)
-	if r.net, err = netsim.New(r.o.Latency, mix(r.o.Seed, 1)); err != nil {
+	sim, err := netsim.New(r.o.Latency, mix(r.o.Seed, 1))
+	if err != nil {
 		return err
 	}
-	if r.o.Nemesis {
-		rng := rand.New(rand.NewPCG(mix(r.o.Seed, 2), 0))
-		if r.schedule, err = nemesis.NewSchedule(r.o.NemesisInterval, rng); err != nil {
+	r.net = &network{Net: sim, console: r.console, logSend: r.o.LogNetSend, logRecv: r.o.LogNetRecv}
+	if r.o.Faults.Any() {
+		partRNG := rand.New(rand.NewPCG(mix(r.o.Seed, 2), 0))
+		schedRNG := rand.New(rand.NewPCG(mix(r.o.Seed, 5), 0))
+		if r.schedule, err = nemesis.NewSchedule(r.o.Faults, r.o.NemesisInterval, partRNG, schedRNG); err != nil {
 			return err
 		}
 		r.grudgeRNG = rand.New(rand.NewPCG(mix(r.o.Seed, 3), 0))
+		r.procRNG = rand.New(rand.NewPCG(mix(r.o.Seed, 6), 0))
 	}
+	r.nemesis.done = make(chan restartResult, 1)
+	r.nemesis.ctx, r.nemesis.cancel = context.WithCancel(context.Background())
+	r.done = make(chan callResult, r.o.Concurrency)
 	r.workers = make([]worker, r.o.Concurrency)
 	for i := range r.workers {
 		r.workers[i].process = i
@@ -120,16 +143,23 @@ func (r *runner) prepare() error {
 	return nil
 }
 
-// execute runs setup, the main phase and teardown; the nodes are stopped
-// on every path.
+// execute runs setup, the main phase, the final phase and teardown; the
+// nodes are stopped on every path.
 func (r *runner) execute(ctx context.Context) error {
 	defer r.teardown()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // first: client calls still in flight give up
 	if err := r.setup(ctx); err != nil {
 		return err
 	}
 	r.start = time.Now()
 	r.net.Heal() // nemesis setup
-	return r.loop(ctx)
+	r.ticker = time.NewTicker(progressEvery)
+	defer r.ticker.Stop()
+	if err := r.mainPhase(ctx); err != nil {
+		return err
+	}
+	return r.finalPhase(ctx)
 }
 
 // failure records the first thing that makes the run fail.
@@ -157,9 +187,43 @@ func (f *failure) get() error {
 func (r *runner) newClient() *client {
 	c := &client{name: fmt.Sprintf("c%d", r.nextClient)}
 	r.nextClient++
+	r.opened.set(c.name, time.Now())
 	r.net.Register(c.name)
 	r.clients = append(r.clients, c)
 	return c
+}
+
+// clientTimes remembers when each client was opened, for nodes' reader
+// goroutines deciding whether a late reply is a pause's doing.
+type clientTimes struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (c *clientTimes) set(name string, t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at[name] = t
+}
+
+func (c *clientTimes) get(name string) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.at[name]
+	return t, ok
+}
+
+// lateReply is nodeConfig.lateReply: a reply to a closed client is a
+// pause's doing when the node was paused at some time after the client
+// was opened (the request, or the reply, waited in a stopped process).
+// Such replies are dropped and counted; any other is judged.
+func (r *runner) lateReply(n *node, client string) bool {
+	opened, ok := r.opened.get(client)
+	if !ok || !n.pausedSince(opened) {
+		return false
+	}
+	r.nemesis.lateReplies.Add(1)
+	return true
 }
 
 // closeClient closes c: later replies to it are a node error.
@@ -173,20 +237,23 @@ func (r *runner) closeClient(c *client) {
 	}
 }
 
-// teardown ends the test: from now on node output is moot, clients close,
-// the network heals (not recorded, as in Maelstrom) and every node is
-// killed and waited for.
+// teardown ends the test: from now on node output is moot, a restart
+// still in flight is waited for, clients close, the network heals (not
+// recorded, as in Maelstrom) and every program of every node is killed
+// (continued first if paused) and waited for.
 func (r *runner) teardown() {
 	for _, n := range r.nodes {
 		n.stopping.Store(true)
+	}
+	if r.nemesis.busy {
+		r.nemesis.cancel() // a restart's init in flight gives up
+		<-r.nemesis.done
+		r.nemesis.busy = false
 	}
 	for len(r.clients) > 0 {
 		r.closeClient(r.clients[0])
 	}
 	r.net.Heal()
-	for _, n := range r.nodes {
-		n.proc.Kill()
-	}
 	for _, n := range r.nodes {
 		n.stop()
 	}
@@ -195,8 +262,12 @@ func (r *runner) teardown() {
 // now is the time since relative time 0.
 func (r *runner) now() time.Duration { return time.Since(r.start) }
 
-// record appends an op to the history; a write error fails the run.
+// record stamps op with the time now and appends it to the history; a
+// write error fails the run. Only the loop goroutine records, and it
+// reads the clock as it appends, so the history is in time order
+// whatever time the op's caller had in hand.
 func (r *runner) record(op workloads.Op) {
+	op.Time = int64(r.now())
 	if _, err := r.hist.Append(op); err != nil {
 		r.failure.set(fmt.Errorf("writing the history: %w", err))
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // setup registers every node before any starts (so no node can send to a
@@ -21,10 +23,10 @@ func (r *runner) setup(ctx context.Context) error {
 	for i := range initClients {
 		initClients[i] = r.newClient()
 	}
-	cfg := nodeConfig{net: r.net, logDir: filepath.Join(r.dir, "node-logs"), console: r.console,
-		mirror: r.o.LogStderr, strict: r.o.Strict, fail: r.failure.set}
+	cfg := nodeConfig{net: r.net, launch: r.o.Launch, logDir: filepath.Join(r.dir, "node-logs"), console: r.console,
+		mirror: r.o.LogStderr, strict: r.o.Strict, fail: r.failure.set, lateReply: r.lateReply}
 	for _, id := range r.o.Nodes {
-		n, err := startNode(id, r.o.Launch, cfg)
+		n, err := startNode(id, cfg, r.nodeEnv(false))
 		if err != nil {
 			return err
 		}
@@ -64,6 +66,34 @@ func (r *runner) initAll(ctx context.Context, clients []*client) error {
 		}
 	}
 	return nil
+}
+
+// nodeEnv is what a node program gets on top of the harness's own
+// environment. With the kill nemesis on and a workload with leases, every
+// program gets LEASE_MAX_MS, the workload's longest lease, and LEASE_MS
+// the same unless the environment already names a default lease no
+// longer than that (a node refuses a default above its maximum); a
+// restarted program also gets LEASE_BOOT_WAIT_MS, the same length, so
+// that it stays silent until every lease it may have accepted and
+// forgotten has ended (the node stretches it by its own drift bound), or
+// 0 with --kill-without-boot-wait (the negative control).
+func (r *runner) nodeEnv(restart bool) []string {
+	if !r.o.Faults.Kill || r.leaseMs <= 0 {
+		return nil
+	}
+	l := strconv.FormatInt(r.leaseMs, 10)
+	env := []string{"LEASE_MAX_MS=" + l}
+	if v, err := strconv.ParseInt(os.Getenv("LEASE_MS"), 10, 64); err != nil || v < 1 || v > r.leaseMs {
+		env = append(env, "LEASE_MS="+l)
+	}
+	if restart {
+		wait := l
+		if r.o.KillWithoutBootWait {
+			wait = "0"
+		}
+		env = append(env, "LEASE_BOOT_WAIT_MS="+wait)
+	}
+	return env
 }
 
 // initRequest is Maelstrom's init body.

@@ -106,6 +106,9 @@ func checkHistoryDiscipline(t *testing.T, h []workloads.Op, o Options) {
 	if len(problems) > 0 {
 		t.Fatalf("history problems: %+v", problems)
 	}
+	if f, ok := o.Workload.(workloads.Finisher); ok {
+		pairs = pairs[:len(pairs)-len(f.FinalOps())] // the final phase comes after the cutoff
+	}
 	cutoff := h[0].Time + int64(o.TimeLimit)
 	for _, p := range pairs {
 		worker := p.Invoke.Process.ID % o.Concurrency
@@ -279,7 +282,7 @@ func TestSimNemesis(t *testing.T) {
 	seed := testSeed(t)
 	synctest.Test(t, func(t *testing.T) {
 		o, _, console := simOptions(t, gossipScript, 5, 5, seed)
-		o.Nemesis, o.NemesisInterval, o.TimeLimit = true, time.Second, 20*time.Second
+		o.Faults.Partition, o.NemesisInterval, o.TimeLimit = true, time.Second, 20*time.Second
 		out := Run(context.Background(), o)
 		if out.Exit != ExitValid {
 			t.Fatalf("exit %d: %v\n%s", out.Exit, out.Err, console)
@@ -342,15 +345,15 @@ func checkNemesisOps(t *testing.T, h []workloads.Op, o Options) {
 	}
 }
 
-// TestSimSameSeedSameSchedule: a seed fixes the nemesis ops (targets,
-// grudges, times) and the workload's choices.
+// TestSimSameSeedSameSchedule: a seed fixes the nemesis ops (shapes,
+// grudges, node specs, the nodes hit, times) and the workload's choices.
 func TestSimSameSeedSameSchedule(t *testing.T) {
 	seed := testSeed(t)
 	var runs [2][]string
 	for i := range runs {
 		synctest.Test(t, func(t *testing.T) {
 			o, _, _ := simOptions(t, gossipScript, 5, 5, seed)
-			o.Nemesis, o.NemesisInterval = true, time.Second
+			o.Faults, o.NemesisInterval = nemesis.Faults{Partition: true, Kill: true, Pause: true}, time.Second
 			out := Run(context.Background(), o)
 			for _, op := range readHistory(t, out.Dir) {
 				if op.Process.Nemesis {

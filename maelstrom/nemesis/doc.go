@@ -1,5 +1,14 @@
-// Package nemesis is the harness's partition nemesis: Jepsen's partition
-// shapes ("grudges") and Maelstrom's schedule for them (maelstrom-spec E).
+// Package nemesis is the harness's fault schedule: Jepsen's combined
+// nemesis as Maelstrom composes it (maelstrom-spec E; Jepsen's
+// nemesis/combined.clj), with the partition shapes ("grudges") and the
+// node specifications of the kill and pause faults. It decides what
+// happens when; the harness performs it.
+//
+// # Faults
+//
+// --nemesis is a comma-separated set (ParseFaults): partition, kill,
+// pause. As in Maelstrom a fault named twice counts once; spaces around
+// names are ignored; an unknown name is an error.
 //
 // # Grudges
 //
@@ -26,18 +35,44 @@
 // that drops nobody, as Jepsen's complete-grudge does; the history shows
 // them that way.
 //
+// # Node specifications (kill, pause)
+//
+// PickNodes is Jepsen's db-nodes for a database without primaries:
+// SpecRandom (Jepsen's nil: a random non-empty subset, 1 + rand-int(n)
+// nodes of a shuffle), one, minority-third (floor((n-1)/3)), minority
+// (majority(n) - 1), majority (floor(n/2) + 1), all. The chosen nodes come
+// back in the order of the node list.
+//
 // # Schedule
 //
-// Schedule is Jepsen's stagger(interval, flip-flop(start, repeat(stop))):
-// the first start-partition is due at t=0, ops strictly alternate start,
-// stop, start, ..., and each gap is uniform in [0, 2*interval), so the
-// mean gap is the interval. Each start picks its target uniformly from
-// the four shapes.
+// Schedule merges Jepsen's packages, each a generator of its own:
 //
-// All randomness comes from the *rand.Rand the caller passes, so a seed
-// fixes targets, grudges and times.
+//   - partition: stagger(interval, flip-flop(start-partition, repeat(
+//     stop-partition))); each start picks its shape uniformly from the
+//     four;
+//   - process (kill and/or pause): stagger(interval, mix(pause/resume
+//     flip-flop, kill/start flip-flop)): at each of its times it picks one
+//     of the enabled flip-flops uniformly and takes that one's next op, so
+//     kills and starts alternate, pauses and resumes alternate, and the
+//     two interleave at random. kill and pause pick a node specification
+//     uniformly; start and resume act on all nodes.
+//
+// The packages run side by side (gen/any): the next op is the earlier of
+// the two packages' next ops, partitions first at a tie. Each package's
+// first op is due at t=0 and each gap is uniform in [0, 2*interval), so
+// the mean gap within a package is the interval. FinalOps are the ops that
+// heal everything at the end, in Jepsen's order: stop-partition, resume,
+// start.
+//
+// All randomness comes from the *rand.Rand values the caller passes (one
+// for partition shapes and times, one for the process package), so a seed
+// fixes shapes, specifications and times, and enabling one fault leaves
+// the other's schedule unchanged.
 //
 // Tests: grudge_test.go (every shape at 1, 2, 3, 4, 5 and 7 nodes, the
 // stochastic ring's guarantees), schedule_test.go (gap statistics,
-// alternation, first op at 0, target frequencies).
+// alternation, first op at 0, shape frequencies), faults_test.go (fault
+// lists, node specifications at 0..7 nodes and the random subset's sizes,
+// the process package's alternation, mix and specification frequencies,
+// the merged schedule, the final ops).
 package nemesis

@@ -1,60 +1,167 @@
 package nemesis
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
 )
 
-// The history f of the two nemesis ops.
+// The history f of the nemesis ops, as Jepsen names them.
 const (
 	StartPartition = "start-partition"
 	StopPartition  = "stop-partition"
+	KillOp         = "kill"   // SIGKILL the chosen nodes
+	StartOp        = "start"  // start every killed node again, with a fresh init
+	PauseOp        = "pause"  // SIGSTOP the chosen nodes
+	ResumeOp       = "resume" // SIGCONT every paused node
 )
 
 // Op is one scheduled nemesis operation.
 type Op struct {
 	At     time.Duration // when it is due, since the test started
-	F      string        // StartPartition or StopPartition
-	Target Target        // the shape of a start; empty for a stop
+	F      string        // one of the op names above
+	Target Target        // a start-partition's shape
+	// Nodes is a kill's or pause's node specification; start and resume
+	// act on all nodes (SpecAll), as Jepsen's do.
+	Nodes NodeSpec
 }
 
-// Schedule yields the partition nemesis's ops in order. It is not safe
-// for concurrent use.
+// Schedule yields the nemesis ops of the enabled faults in time order. It
+// is Jepsen's combined nemesis: the partition package and the process
+// package (kill and pause) are independent generators, each
+// stagger(interval, ...), combined with gen/any (the earlier op first; at
+// a tie, partitions first). Within the process package, each op picks
+// the kill/start or the pause/resume flip-flop uniformly (gen/mix) and
+// takes its next op. It is not safe for concurrent use.
 type Schedule struct {
+	streams []*stream
+}
+
+// stream is one package's generator: stagger(interval, mix(flip-flops)).
+type stream struct {
 	interval time.Duration
 	rng      *rand.Rand
+	modes    []*flipFlop
 	next     Op
 }
 
-// NewSchedule returns the schedule for --nemesis-interval interval (> 0):
-// a start-partition due at t=0, then strictly alternating stop and start
-// ops, each a uniform gap in [0, 2*interval) after the one before.
-func NewSchedule(interval time.Duration, rng *rand.Rand) (*Schedule, error) {
+// flipFlop alternates a fault's begin op (with a random target) and its
+// end op: Jepsen's flip-flop over (begin, repeat(end)).
+type flipFlop struct {
+	began bool
+	begin func(rng *rand.Rand) Op
+	end   Op
+}
+
+// NewSchedule returns the schedule of faults for --nemesis-interval
+// interval (> 0). Partition targets come from partitionRNG, process ops
+// (mode and node specification) from processRNG, so enabling one fault
+// leaves the other's schedule as it was. Each package's first op is due
+// at t=0, and its ops are a uniform gap in [0, 2*interval) apart.
+func NewSchedule(faults Faults, interval time.Duration, partitionRNG, processRNG *rand.Rand) (*Schedule, error) {
 	if interval <= 0 {
 		return nil, fmt.Errorf("nemesis interval must be > 0, got %v", interval)
 	}
-	s := &Schedule{interval: interval, rng: rng}
-	s.next = Op{At: 0, F: StartPartition, Target: s.pickTarget()}
+	if !faults.Any() {
+		return nil, errors.New("no fault to schedule")
+	}
+	s := &Schedule{}
+	if faults.Partition {
+		s.add(interval, partitionRNG, partitionFlipFlop())
+	}
+	var modes []*flipFlop
+	if faults.Pause { // Jepsen's order: pause/resume, then kill/start
+		modes = append(modes, processFlipFlop(PauseOp, ResumeOp))
+	}
+	if faults.Kill {
+		modes = append(modes, processFlipFlop(KillOp, StartOp))
+	}
+	if len(modes) > 0 {
+		s.add(interval, processRNG, modes...)
+	}
 	return s, nil
 }
 
-// Peek returns the next op without consuming it.
-func (s *Schedule) Peek() Op { return s.next }
+func (s *Schedule) add(interval time.Duration, rng *rand.Rand, modes ...*flipFlop) {
+	st := &stream{interval: interval, rng: rng, modes: modes}
+	st.next = st.draw(0)
+	s.streams = append(s.streams, st)
+}
 
-// Pop returns the next op and schedules the one after it.
-func (s *Schedule) Pop() Op {
-	op := s.next
-	gap := time.Duration(s.rng.Int64N(int64(2 * s.interval)))
-	if op.F == StartPartition {
-		s.next = Op{At: op.At + gap, F: StopPartition}
-	} else {
-		s.next = Op{At: op.At + gap, F: StartPartition, Target: s.pickTarget()}
+func partitionFlipFlop() *flipFlop {
+	return &flipFlop{
+		begin: func(rng *rand.Rand) Op {
+			return Op{F: StartPartition, Target: Targets[rng.IntN(len(Targets))]} // rand-nth
+		},
+		end: Op{F: StopPartition},
 	}
+}
+
+func processFlipFlop(begin, end string) *flipFlop {
+	return &flipFlop{
+		begin: func(rng *rand.Rand) Op {
+			return Op{F: begin, Nodes: NodeSpecs[rng.IntN(len(NodeSpecs))]}
+		},
+		end: Op{F: end, Nodes: SpecAll},
+	}
+}
+
+// draw picks the stream's op due at: a mode (when there are several),
+// then that mode's next op.
+func (st *stream) draw(at time.Duration) Op {
+	m := st.modes[0]
+	if len(st.modes) > 1 {
+		m = st.modes[st.rng.IntN(len(st.modes))]
+	}
+	var op Op
+	if m.began {
+		op = m.end
+	} else {
+		op = m.begin(st.rng)
+	}
+	m.began = !m.began
+	op.At = at
 	return op
 }
 
-// pickTarget draws a shape uniformly, as Jepsen's rand-nth.
-func (s *Schedule) pickTarget() Target {
-	return Targets[s.rng.IntN(len(Targets))]
+// Peek returns the next op without consuming it.
+func (s *Schedule) Peek() Op { return s.streams[s.first()].next }
+
+// Pop returns the next op and schedules its package's op after it.
+func (s *Schedule) Pop() Op {
+	st := s.streams[s.first()]
+	op := st.next
+	gap := time.Duration(st.rng.Int64N(int64(2 * st.interval)))
+	st.next = st.draw(op.At + gap)
+	return op
+}
+
+// first is the stream whose op is due first (the earlier stream at a tie).
+func (s *Schedule) first() int {
+	best := 0
+	for i, st := range s.streams {
+		if st.next.At < s.streams[best].next.At {
+			best = i
+		}
+	}
+	return best
+}
+
+// FinalOps are the ops that heal every fault at the end of a test, in
+// Jepsen's order (the packages' final generators one after the other):
+// stop-partition, then resume, then start. Each is performed whether or
+// not its fault is in force, as Jepsen does.
+func FinalOps(faults Faults) []Op {
+	var ops []Op
+	if faults.Partition {
+		ops = append(ops, Op{F: StopPartition})
+	}
+	if faults.Pause {
+		ops = append(ops, Op{F: ResumeOp, Nodes: SpecAll})
+	}
+	if faults.Kill {
+		ops = append(ops, Op{F: StartOp, Nodes: SpecAll})
+	}
+	return ops
 }

@@ -1,27 +1,62 @@
 // Command maelstrom is the project's Maelstrom-compatible test runner:
 //
 //	maelstrom test -w lease --bin ./lease-node --node-count 5 --time-limit 30 \
-//	  --rate 100 --concurrency 10 --latency 10 --nemesis partition --nemesis-interval 5
+//	  --rate 100 --concurrency 10 --latency 10 --nemesis partition,kill,pause --nemesis-interval 2
 //
 // It starts the node program once per node, drives a workload through a
-// simulated network with partitions, checks the history and writes
+// simulated network with the chosen faults, checks the history and writes
 // store/<workload>/<timestamp>/ (store/latest points at the last run).
-// Exit status: 0 valid, 1 invalid, 2 the run itself failed (a node
-// crashed or printed a malformed line, init failed, bad flags).
 //
-// Flags have Maelstrom's names and defaults (--node-count, --nodes, -n,
-// --time-limit, --rate, --concurrency N|Kn, --latency, --latency-dist,
-// --nemesis partition, --nemesis-interval, --availability, --log-stderr),
-// plus --seed (printed at start; replays latencies, partitions and
-// workload choices), --strict (default true; false mutes a node that
-// prints a bad line, as Maelstrom does), --store DIR (default store) and
-// the lease workload's --lease-ms, --servers and --chunks. Arguments after
-// -- go to the node program. The default workload is lease.
+// # Commands and exit status
 //
-// Files: flags.go (flag set and parsing), main.go (run, usage, options,
-// workload construction). Tests: main_test.go runs whole tests through
-// run with the harness's scripted fake node (echo valid and invalid, a
-// single-table lease node valid on one node and split-brained on three,
-// partitions) and checks every bad-argument diagnostic.
+// The only command is test. A bare maelstrom, or any other command
+// (including --help before a command), prints the command usage and exits
+// 254, as Jepsen's cli does; test --help (or -h) prints the help of test
+// once, on stdout, and exits 0. The exit status of test is real
+// Maelstrom's: 0 valid, 1 invalid, 2 validity unknown (the final phase
+// never saw an ok op), 254 bad arguments (unknown option, missing --bin,
+// a value Maelstrom refuses such as --node-count 0 or a fractional
+// --time-limit, and the harness's own checks such as an unreadable --bin
+// or a node id starting with c), 255 the run failed (a node crashed
+// outside the kill nemesis or never answered init, a checker crashed).
+// With --test-count N the test runs up to N times, the seed plus one each
+// time, and stops at the first run that is not valid, with its status.
+//
+// # Arguments
+//
+// Parsing is Maelstrom's (tools.cli) as far as users can tell, through
+// spf13/pflag: long options take -- and short ones -, values follow as
+// the next word or after =, options may come before, between or after
+// positional words, every positional word goes to the node program, and
+// so does everything after --. Errors are worded as Maelstrom words them
+// ("Unknown option", "Failed to validate ...: Must be positive", "Error
+// while parsing option ..."). --nodes is split at commas with spaces
+// around names trimmed.
+//
+// Maelstrom's flags, with its defaults: --bin, --node-count (nodes n0..),
+// --nodes, -n/--node, --nodes-file, --time-limit (whole seconds),
+// --rate, --concurrency N|Kn, --latency, --latency-dist, --nemesis (a
+// set of partition, kill, pause), --nemesis-interval, --availability,
+// --log-stderr, --log-net-send, --log-net-recv, --test-count, and Jepsen's
+// SSH options, accepted without effect and hidden from the help as they
+// have no effect in Maelstrom either. The default workload is lease (in
+// Maelstrom, lin-kv, which this harness does not run).
+//
+// The harness's own: --seed (printed at start; replays latencies, faults
+// and workload choices), --strict (default true; false mutes a node that
+// prints a bad line, as Maelstrom does), --store DIR (default store),
+// --recovery-time (the final phase's wait; default twice the longest
+// lease, at least 1 s), --kill-without-boot-wait (the kill nemesis's
+// negative control), and the lease workload's --lease-ms, --servers and
+// --chunks.
+//
+// Files: flags.go (flag set, value checks, Maelstrom's error words),
+// main.go (commands, help, runs, workload construction). Tests:
+// main_test.go runs whole tests through run with the harness's scripted
+// fake node (echo valid and invalid, a single-table lease node valid on
+// one node and split-brained on three, partitions) and checks every
+// bad-argument diagnostic and the parsing rules; exit_test.go builds the
+// binary and pins every exit status, the help, flags after positional
+// words and the network log on it.
 // See package chunklease/maelstrom/harness for the model.
 package main

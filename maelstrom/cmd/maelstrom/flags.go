@@ -2,84 +2,159 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
+	"chunklease/maelstrom/nemesis"
 	"chunklease/maelstrom/netsim"
 )
 
 // testFlags are the options of `maelstrom test`, with Maelstrom's names
 // and defaults, plus the lease workload's and the harness's own.
 type testFlags struct {
-	Workload        string   `json:"workload"`
-	Bin             string   `json:"bin"`
-	Args            []string `json:"args"`
-	NodeCount       int      `json:"node_count"`
-	Nodes           []string `json:"nodes"`
-	TimeLimitS      float64  `json:"time_limit_s"`
-	Rate            float64  `json:"rate"`
-	Concurrency     string   `json:"concurrency"`
-	LatencyMs       int      `json:"latency_ms"`
-	LatencyDist     string   `json:"latency_dist"`
-	Nemesis         string   `json:"nemesis"`
-	NemesisInterval float64  `json:"nemesis_interval_s"`
-	Availability    string   `json:"availability"`
-	LogStderr       bool     `json:"log_stderr"`
-	Strict          bool     `json:"strict"`
-	Seed            uint64   `json:"seed"`
-	Store           string   `json:"store"`
-	LeaseMs         int64    `json:"lease_ms"`
-	Servers         int      `json:"servers"`
-	Chunks          int      `json:"chunks"`
+	Workload            string   `json:"workload"`
+	Bin                 string   `json:"bin"`
+	Args                []string `json:"args"`
+	NodeCount           int      `json:"node_count"`
+	Nodes               []string `json:"nodes"`
+	TimeLimitS          int64    `json:"time_limit_s"`
+	Rate                float64  `json:"rate"`
+	Concurrency         string   `json:"concurrency"`
+	LatencyMs           int      `json:"latency_ms"`
+	LatencyDist         string   `json:"latency_dist"`
+	Nemesis             string   `json:"nemesis"`
+	NemesisInterval     float64  `json:"nemesis_interval_s"`
+	RecoveryTimeS       float64  `json:"recovery_time_s"` // 0: the default for the workload's leases
+	KillWithoutBootWait bool     `json:"kill_without_boot_wait"`
+	Availability        string   `json:"availability"`
+	LogStderr           bool     `json:"log_stderr"`
+	LogNetSend          bool     `json:"log_net_send"`
+	LogNetRecv          bool     `json:"log_net_recv"`
+	TestCount           int      `json:"test_count"`
+	Strict              bool     `json:"strict"`
+	Seed                uint64   `json:"seed"`
+	Store               string   `json:"store"`
+	LeaseMs             int64    `json:"lease_ms"`
+	Servers             int      `json:"servers"`
+	Chunks              int      `json:"chunks"`
 
-	nodeList  string   // --nodes a,b,c
-	nodeFlags []string // -n/--node, repeatable
-	seedSet   bool
+	nodeList   string   // --nodes a,b,c
+	nodeFlags  []string // -n/--node, repeatable
+	nodesFile  string   // --nodes-file
+	help       bool
+	seedSet    bool
+	countGiven bool     // --node-count was given (an explicit 0 is refused)
+	sshUnused  struct { // Jepsen's SSH options: accepted, no effect (as in Maelstrom)
+		user, password, key string
+		strict, noSSH       bool
+	}
 }
 
-// newTestFlagSet declares every flag of `maelstrom test` on fs.
-func newTestFlagSet(f *testFlags, out io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("maelstrom test", flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.StringVar(&f.Workload, "workload", "lease", "workload: lease or echo")
-	fs.StringVar(&f.Workload, "w", "lease", "shorthand for --workload")
+// newTestFlagSet declares every flag of `maelstrom test`. Flags may come
+// before, between and after positional words, as with Maelstrom's
+// tools.cli; everything after "--" is positional. Parsing errors are
+// returned, never printed.
+func newTestFlagSet(f *testFlags) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("maelstrom test", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.SortFlags = false
+	fs.BoolVarP(&f.help, "help", "h", false, "print this help and exit")
+	fs.StringVarP(&f.Workload, "workload", "w", "lease", "workload: lease or echo")
 	fs.StringVar(&f.Bin, "bin", "", "the node program to test (required)")
 	fs.IntVar(&f.NodeCount, "node-count", 0, "run this many nodes, named n0, n1, ... (overrides --nodes)")
 	fs.StringVar(&f.nodeList, "nodes", "", "comma-separated node ids (default n1,n2,n3,n4,n5)")
-	fs.Func("node", "add one node id (repeatable)", func(s string) error { f.nodeFlags = append(f.nodeFlags, s); return nil })
-	fs.Func("n", "shorthand for --node", func(s string) error { f.nodeFlags = append(f.nodeFlags, s); return nil })
-	fs.Float64Var(&f.TimeLimitS, "time-limit", 60, "seconds during which ops are invoked")
+	fs.StringArrayVarP(&f.nodeFlags, "node", "n", nil, "add one node id (repeatable)")
+	fs.StringVar(&f.nodesFile, "nodes-file", "", "file with node ids, one a line, added to -n")
+	fs.Int64Var(&f.TimeLimitS, "time-limit", 60, "seconds during which ops are invoked (a whole number)")
 	fs.Float64Var(&f.Rate, "rate", 5, "mean client ops per second across all workers (0: none)")
 	fs.StringVar(&f.Concurrency, "concurrency", "1n", "client workers: N, or Kn for K times the node count")
 	fs.IntVar(&f.LatencyMs, "latency", 0, "mean node-to-node latency in milliseconds")
 	fs.StringVar(&f.LatencyDist, "latency-dist", "constant", "latency distribution: constant, uniform or exponential")
-	fs.StringVar(&f.Nemesis, "nemesis", "", "faults to inject: partition")
+	fs.StringVar(&f.Nemesis, "nemesis", "", "faults to inject, comma-separated: partition, kill, pause")
 	fs.Float64Var(&f.NemesisInterval, "nemesis-interval", 10, "mean seconds between nemesis operations")
+	fs.Float64Var(&f.RecoveryTimeS, "recovery-time", 0, "seconds the final phase waits after healing every fault (default: twice the longest lease, at least 1; Maelstrom: 10)")
+	fs.BoolVar(&f.KillWithoutBootWait, "kill-without-boot-wait", false, "negative control: restart killed nodes without LEASE_BOOT_WAIT_MS")
 	fs.StringVar(&f.Availability, "availability", "", "least ok fraction for a valid run: a number in [0, 1], or total")
 	fs.BoolVar(&f.LogStderr, "log-stderr", false, "copy node stderr to the console")
+	fs.BoolVar(&f.LogNetSend, "log-net-send", false, "log every message sent (:send)")
+	fs.BoolVar(&f.LogNetRecv, "log-net-recv", false, "log every message delivered (:recv)")
+	fs.IntVar(&f.TestCount, "test-count", 1, "run the test this many times; stop at the first that is not valid")
 	fs.BoolVar(&f.Strict, "strict", true, "fail the run on node output Maelstrom would reject; --strict=false mutes the node instead, as Maelstrom does")
-	fs.Func("seed", "seed for latencies, partitions and workload choices (default: random, printed)", func(s string) error {
+	fs.Func("seed", "seed for latencies, faults and workload choices (default: random, printed)", func(s string) error {
 		v, err := strconv.ParseUint(s, 10, 64)
 		f.Seed, f.seedSet = v, true
 		return err
 	})
 	fs.StringVar(&f.Store, "store", "store", "directory for run results")
-	fs.Int64Var(&f.LeaseMs, "lease-ms", 1000, "lease workload: lease length each grant and renew asks for, in ms")
+	fs.Int64Var(&f.LeaseMs, "lease-ms", 1000, "lease workload: the longest lease_ms a grant or renew asks for")
 	fs.IntVar(&f.Servers, "servers", 3, "lease workload: number of chunk servers contending (cs1..)")
 	fs.IntVar(&f.Chunks, "chunks", 3, "lease workload: number of chunks (ch_1..)")
+	u := &f.sshUnused
+	fs.StringVar(&u.user, "username", "root", "no effect (Jepsen's SSH options; Maelstrom runs no SSH)")
+	fs.StringVar(&u.password, "password", "root", "no effect")
+	fs.StringVar(&u.key, "ssh-private-key", "", "no effect")
+	fs.BoolVar(&u.strict, "strict-host-key-checking", false, "no effect")
+	fs.BoolVar(&u.noSSH, "no-ssh", false, "no effect")
+	for _, name := range []string{"username", "password", "ssh-private-key", "strict-host-key-checking", "no-ssh"} {
+		_ = fs.MarkHidden(name) // defined above
+	}
 	return fs
 }
 
-// nodeIDs resolves --node-count, --nodes and -n as Maelstrom does.
+// parseError words a flag-parsing error as Maelstrom's tools.cli does.
+func parseError(err error) error {
+	var unknown *pflag.NotExistError
+	var invalid *pflag.InvalidValueError
+	var missing *pflag.ValueRequiredError
+	switch {
+	case errors.As(err, &unknown):
+		dashes := "--"
+		if unknown.GetSpecifiedShortnames() != "" {
+			dashes = "-"
+		}
+		return fmt.Errorf("Unknown option: %q", dashes+unknown.GetSpecifiedName())
+	case errors.As(err, &invalid):
+		return fmt.Errorf("Error while parsing option %q: %s", "--"+invalid.GetFlag().Name+" "+invalid.GetValue(), valueProblem(invalid))
+	case errors.As(err, &missing):
+		return fmt.Errorf("Missing required argument for %q", "--"+missing.GetFlag().Name)
+	}
+	return err
+}
+
+// valueProblem says what kind of value a flag wanted.
+func valueProblem(e *pflag.InvalidValueError) string {
+	switch e.GetFlag().Value.Type() {
+	case "int", "int64":
+		return "not a whole number"
+	case "float64":
+		return "not a number"
+	case "bool":
+		return "not true or false"
+	}
+	return errors.Unwrap(e).Error()
+}
+
+// invalid is Maelstrom's validation error for a flag's value.
+func invalid(name string, value any, why string) error {
+	return fmt.Errorf("Failed to validate %q: %s", fmt.Sprintf("--%s %v", name, value), why)
+}
+
+// nodeIDs resolves --node-count, --nodes, -n and --nodes-file as
+// Maelstrom does: --node-count wins, then --nodes (comma-separated,
+// spaces around names ignored), then -n and the file's lines, else
+// n1..n5.
 func (f *testFlags) nodeIDs() ([]string, error) {
 	switch {
-	case f.NodeCount < 0:
-		return nil, fmt.Errorf("--node-count must be >= 1, got %d", f.NodeCount)
+	case f.NodeCount < 0 || (f.NodeCount == 0 && f.countGiven):
+		return nil, invalid("node-count", f.NodeCount, "Must be positive")
 	case f.NodeCount > 0:
 		ids := make([]string, f.NodeCount)
 		for i := range ids {
@@ -87,9 +162,26 @@ func (f *testFlags) nodeIDs() ([]string, error) {
 		}
 		return ids, nil
 	case f.nodeList != "":
-		return strings.Split(f.nodeList, ","), nil
-	case len(f.nodeFlags) > 0:
-		return f.nodeFlags, nil
+		ids := strings.Split(f.nodeList, ",")
+		for i := range ids {
+			ids[i] = strings.TrimSpace(ids[i])
+		}
+		return ids, nil
+	}
+	ids := f.nodeFlags
+	if f.nodesFile != "" {
+		raw, err := os.ReadFile(f.nodesFile)
+		if err != nil {
+			return nil, fmt.Errorf("--nodes-file: %w", err)
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				ids = append(ids, line)
+			}
+		}
+	}
+	if len(ids) > 0 {
+		return ids, nil
 	}
 	return []string{"n1", "n2", "n3", "n4", "n5"}, nil
 }
@@ -98,8 +190,8 @@ func (f *testFlags) nodeIDs() ([]string, error) {
 func (f *testFlags) concurrency(nodes int) (int, error) {
 	s := f.Concurrency
 	k, err := strconv.Atoi(strings.TrimSuffix(s, "n"))
-	if err != nil || k < 1 {
-		return 0, fmt.Errorf("--concurrency %q: want a positive integer N or Kn (K times the node count)", s)
+	if err != nil || k < 1 || strings.HasPrefix(s, "+") {
+		return 0, invalid("concurrency", s, "Must be a positive integer, optionally followed by n.")
 	}
 	if strings.HasSuffix(s, "n") {
 		return k * nodes, nil
@@ -108,20 +200,27 @@ func (f *testFlags) concurrency(nodes int) (int, error) {
 }
 
 // durations converts the second-valued flags.
-func (f *testFlags) durations() (timeLimit, interval time.Duration, err error) {
-	if !(f.TimeLimitS > 0) || math.IsInf(f.TimeLimitS, 0) {
-		return 0, 0, fmt.Errorf("--time-limit must be a positive number of seconds, got %v", f.TimeLimitS)
+func (f *testFlags) durations() (timeLimit, interval, recovery time.Duration, err error) {
+	var errs []error
+	if f.TimeLimitS < 1 {
+		errs = append(errs, invalid("time-limit", f.TimeLimitS, "Must be positive"))
 	}
 	if !(f.NemesisInterval > 0) || math.IsInf(f.NemesisInterval, 0) {
-		return 0, 0, fmt.Errorf("--nemesis-interval must be a positive number of seconds, got %v", f.NemesisInterval)
+		errs = append(errs, invalid("nemesis-interval", f.NemesisInterval, "Must be a positive number of seconds"))
 	}
-	return seconds(f.TimeLimitS), seconds(f.NemesisInterval), nil
+	if !(f.RecoveryTimeS >= 0) || math.IsInf(f.RecoveryTimeS, 0) {
+		errs = append(errs, invalid("recovery-time", f.RecoveryTimeS, "Must be a number of seconds >= 0"))
+	}
+	return time.Duration(f.TimeLimitS) * time.Second, seconds(f.NemesisInterval), seconds(f.RecoveryTimeS), errors.Join(errs...)
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // latency parses --latency and --latency-dist.
 func (f *testFlags) latency() (netsim.Latency, error) {
+	if f.LatencyMs < 0 {
+		return netsim.Latency{}, invalid("latency", f.LatencyMs, "Must be >= 0")
+	}
 	dist, err := netsim.ParseDist(f.LatencyDist)
 	if err != nil {
 		return netsim.Latency{}, err
@@ -130,15 +229,14 @@ func (f *testFlags) latency() (netsim.Latency, error) {
 	return l, l.Validate()
 }
 
-// nemesis parses --nemesis: empty, or "partition".
-func (f *testFlags) nemesis() (bool, error) {
-	switch f.Nemesis {
-	case "":
-		return false, nil
-	case "partition":
-		return true, nil
+// faults parses --nemesis: a comma-separated set of partition, kill and
+// pause.
+func (f *testFlags) faults() (nemesis.Faults, error) {
+	faults, err := nemesis.ParseFaults(f.Nemesis)
+	if err != nil {
+		return faults, invalid("nemesis", f.Nemesis, err.Error())
 	}
-	return false, fmt.Errorf("--nemesis %q: only partition is supported", f.Nemesis)
+	return faults, nil
 }
 
 // availability parses --availability: nothing, "total" (1) or a fraction.
@@ -152,15 +250,20 @@ func (f *testFlags) availability() (*float64, error) {
 	}
 	v, err := strconv.ParseFloat(f.Availability, 64)
 	if err != nil || v < 0 || v > 1 {
-		return nil, fmt.Errorf("--availability %q: want total or a number in [0, 1]", f.Availability)
+		return nil, invalid("availability", f.Availability, "Must be total or a number in [0, 1]")
 	}
 	return &v, nil
 }
 
-// checkRate rejects a negative or non-finite --rate.
-func (f *testFlags) checkRate() error {
+// checkCounts rejects a negative or non-finite --rate and a --test-count
+// below 1.
+func (f *testFlags) checkCounts() error {
+	var errs []error
 	if f.Rate < 0 || math.IsNaN(f.Rate) || math.IsInf(f.Rate, 0) {
-		return errors.New("--rate must be a number >= 0")
+		errs = append(errs, invalid("rate", f.Rate, "Must be a number >= 0"))
 	}
-	return nil
+	if f.TestCount < 1 {
+		errs = append(errs, invalid("test-count", f.TestCount, "Must be positive"))
+	}
+	return errors.Join(errs...)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -22,80 +21,114 @@ func main() {
 	os.Exit(code)
 }
 
-const usage = `Usage: maelstrom test [options] [-- node-args...]
+// commandUsage is what a bare or unknown command prints, as Jepsen's cli
+// does before exiting 254.
+const commandUsage = `Usage: maelstrom COMMAND [OPTIONS ...]
+Commands: test
 
-Runs the node program (--bin) as Maelstrom does and checks a workload's
-history. Commands other than test (analyze, serve, demo) are not provided.
+Run "maelstrom test --help" for the options of test. Maelstrom's other
+commands (analyze, serve, demo, doc) are not provided.
+`
 
-Exit status: 0 valid, 1 invalid, 2 the run failed or bad arguments.
+const testUsage = `Usage: maelstrom test [OPTIONS ...] [-- NODE-ARGS ...]
 
-Options of test:
+Runs the node program (--bin) as Maelstrom does, drives a workload through
+a simulated network with the chosen faults, checks the history and writes
+store/<workload>/<time>/ (store/latest points at the last run). Options may
+come before or after other words; words that are not options, and every
+word after --, are passed to the node program.
+
+Exit status: 0 valid, 1 invalid, 2 validity unknown, 254 bad arguments,
+255 the run failed (a node crashed or never answered init, a checker
+crashed).
+
+Options:
 `
 
 // run is the whole command: parse, run, report. It returns the exit
 // status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		printUsage(stdout)
-		return 0
+	if len(args) == 0 || args[0] != "test" {
+		if len(args) > 0 {
+			fmt.Fprintf(stderr, "maelstrom: unknown command %q\n", args[0])
+		}
+		fmt.Fprint(stdout, commandUsage)
+		return harness.ExitBadArgs
 	}
-	if args[0] != "test" {
-		fmt.Fprintf(stderr, "maelstrom: unknown command %q (only test is provided)\n\n", args[0])
-		printUsage(stderr)
-		return harness.ExitFailed
-	}
-	opts, err := parseTest(args[1:], stderr)
-	if errors.Is(err, flag.ErrHelp) {
+	f, err := parseTest(args[1:])
+	if f.help {
 		printUsage(stdout)
-		return 0
+		return harness.ExitValid
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "maelstrom: %v\n", err)
-		return harness.ExitFailed
+		return harness.ExitBadArgs
 	}
-	opts.Command = append([]string{"maelstrom"}, args...)
-	opts.Stdout, opts.Stderr = stdout, stderr
-	out := harness.Run(ctx, opts)
-	if out.Err != nil && out.Dir == "" {
-		fmt.Fprintf(stderr, "maelstrom: %v\n", out.Err)
+	exit := harness.ExitValid
+	for i := range f.TestCount {
+		if i > 0 {
+			f.Seed++ // each repetition its own schedule, each printed
+		}
+		opts, err := f.options()
+		if err != nil {
+			fmt.Fprintf(stderr, "maelstrom: %v\n", err)
+			return harness.ExitBadArgs
+		}
+		opts.Command = append([]string{"maelstrom"}, args...)
+		opts.Stdout, opts.Stderr = stdout, stderr
+		out := harness.Run(ctx, opts)
+		if out.Err != nil && out.Dir == "" {
+			fmt.Fprintf(stderr, "maelstrom: %v\n", out.Err)
+		}
+		if exit = out.Exit; exit != harness.ExitValid {
+			break // as Jepsen, stop at the first run that is not valid
+		}
 	}
-	return out.Exit
+	return exit
 }
 
-// printUsage lists the options with Maelstrom's double dashes (the
-// single-dash forms work too).
+// printUsage prints the help of test.
 func printUsage(w io.Writer) {
-	fmt.Fprint(w, usage)
-	fs := newTestFlagSet(&testFlags{}, w)
-	fs.VisitAll(func(f *flag.Flag) {
-		name, usage := flag.UnquoteUsage(f)
-		dashes := "--"
-		if len(f.Name) == 1 {
-			dashes = "-"
-		}
-		fmt.Fprintf(w, "  %s%s %s\n    \t%s", dashes, f.Name, name, usage)
-		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "[]" {
-			fmt.Fprintf(w, " (default %s)", f.DefValue)
-		}
-		fmt.Fprintln(w)
-	})
+	fmt.Fprint(w, testUsage)
+	fmt.Fprint(w, newTestFlagSet(&testFlags{}).FlagUsages())
 }
 
-// parseTest turns the arguments of `maelstrom test` into run options.
-func parseTest(args []string, stderr io.Writer) (harness.Options, error) {
-	var f testFlags
-	fs := newTestFlagSet(&f, stderr)
+// parseTest parses the arguments of `maelstrom test` and checks every
+// value; errors are worded as Maelstrom words them. The flags come back
+// even on error, so that --help wins over other mistakes.
+func parseTest(args []string) (*testFlags, error) {
+	f := &testFlags{}
+	fs := newTestFlagSet(f)
 	if err := fs.Parse(args); err != nil {
-		return harness.Options{}, err
+		f.help = asksHelp(args) // as tools.cli, help wins over bad options
+		return f, parseError(err)
+	}
+	if f.help {
+		return f, nil
 	}
 	f.Args = fs.Args()
+	f.countGiven = fs.Changed("node-count")
 	if f.Bin == "" {
-		return harness.Options{}, errors.New("expected a --bin PATH_TO_BINARY to test")
+		return f, errors.New("Expected a --bin PATH_TO_BINARY to test")
 	}
 	if !f.seedSet {
 		f.Seed = rand.Uint64() >> 1 // printed at start, so any run can be replayed
 	}
-	return f.options()
+	_, err := f.options()
+	return f, err
+}
+
+// asksHelp reports whether -h or --help comes before any "--".
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 // options validates the flags and builds the run options.
@@ -113,15 +146,15 @@ func (f *testFlags) options() (harness.Options, error) {
 	f.Nodes = nodes
 	workers, err := f.concurrency(len(nodes))
 	collect(err)
-	timeLimit, interval, err := f.durations()
+	timeLimit, interval, recovery, err := f.durations()
 	collect(err)
 	lat, err := f.latency()
 	collect(err)
-	nem, err := f.nemesis()
+	faults, err := f.faults()
 	collect(err)
 	avail, err := f.availability()
 	collect(err)
-	collect(f.checkRate())
+	collect(f.checkCounts())
 	wl, err := f.workload(workers)
 	collect(err)
 	if err := errors.Join(errs...); err != nil {
@@ -130,8 +163,10 @@ func (f *testFlags) options() (harness.Options, error) {
 	return harness.Options{
 		Workload: wl, Nodes: nodes, Launch: harness.ExecLauncher(bin, f.Args),
 		TimeLimit: timeLimit, Concurrency: workers, Latency: lat,
-		Nemesis: nem, NemesisInterval: interval, AvailabilityMin: avail,
-		LogStderr: f.LogStderr, Strict: f.Strict, Seed: f.Seed, StoreDir: f.Store, Config: f,
+		Faults: faults, NemesisInterval: interval, RecoveryTime: recovery,
+		KillWithoutBootWait: f.KillWithoutBootWait, AvailabilityMin: avail,
+		LogStderr: f.LogStderr, LogNetSend: f.LogNetSend, LogNetRecv: f.LogNetRecv,
+		Strict: f.Strict, Seed: f.Seed, StoreDir: f.Store, Config: f,
 	}, nil
 }
 
@@ -157,5 +192,5 @@ func (f *testFlags) workload(workers int) (workloads.Workload, error) {
 		}
 		return workloads.NewMaster(o, seed), nil
 	}
-	return nil, fmt.Errorf("unknown workload %q: this harness runs lease, echo and master", f.Workload)
+	return nil, fmt.Errorf("Failed to validate %q: Must be one of echo, lease, master (this harness runs these three)", "--workload "+f.Workload)
 }

@@ -23,8 +23,9 @@ func testSeed(t *testing.T) string {
 	return strconv.FormatUint(testseed.Get(t), 10)
 }
 
-// fakeNode is the harness's scripted node program, built once.
-var fakeNode string
+// fakeNode is the harness's scripted node program and cli this command,
+// both built once.
+var fakeNode, cli string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "maelstrom-cli-test-")
@@ -32,15 +33,40 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	fakeNode = filepath.Join(dir, "fakenode")
-	build := exec.Command("go", "build", "-o", fakeNode, "../../harness/testdata/fakenode")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the fake node: %v\n%s", err, out)
-		os.Exit(2)
+	fakeNode, cli = filepath.Join(dir, "fakenode"), filepath.Join(dir, "maelstrom")
+	for _, b := range [][2]string{{fakeNode, "../../harness/testdata/fakenode"}, {cli, "."}} {
+		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b[1], err, out)
+			os.Exit(2)
+		}
 	}
 	code := m.Run()
+	if left := running(fakeNode); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "fake nodes still running after the tests: pids %v\n", left)
+		code = 1
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// running lists the pids of live processes (not zombies) running the
+// program at path: every run must have stopped all of its nodes.
+func running(path string) []int {
+	var pids []int
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		cmdline, err := os.ReadFile(p)
+		if err != nil || !bytes.HasPrefix(cmdline, []byte(path+"\x00")) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		pids = append(pids, pid)
+	}
+	return pids
 }
 
 // runCLI runs the command line and returns its status and output.
@@ -75,8 +101,8 @@ func TestEndToEnd(t *testing.T) {
 	}{
 		{"echo valid", []string{"-w", "echo", "--node-count", "2", "--", "echo"}, 0, "true", "latency-raw.png"},
 		{"echo wrong", []string{"-w", "echo", "--node-count", "2", "--", "wrong-echo"}, 1, "false", "rate.png"},
-		{"lease single node valid", []string{"-w", "lease", "--nodes", "n1", "--lease-ms", "300", "--", "lease"}, 0, "true", "lease-timeline.html"},
-		{"lease split brain invalid", []string{"-w", "lease", "--node-count", "3", "--concurrency", "2n", "--", "lease"}, 1, "false", "lease-timeline.html"},
+		{"lease single node valid", []string{"-w", "lease", "--nodes", "n1", "--lease-ms", "300", "--recovery-time", "0.2", "--", "lease"}, 0, "true", "lease-timeline.html"},
+		{"lease split brain invalid", []string{"-w", "lease", "--node-count", "3", "--concurrency", "2n", "--recovery-time", "0.2", "--", "lease"}, 1, "false", "lease-timeline.html"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -114,7 +140,7 @@ func TestNemesisEndToEnd(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "store")
 	code, out := runCLI(t, "test", "-w", "lease", "--bin", fakeNode, "--nodes", "n1", "--time-limit", "2",
 		"--rate", "100", "--nemesis", "partition", "--nemesis-interval", "0.3", "--store", store,
-		"--seed", testSeed(t), "--", "lease")
+		"--recovery-time", "0.2", "--seed", testSeed(t), "--", "lease")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
@@ -122,8 +148,21 @@ func TestNemesisEndToEnd(t *testing.T) {
 	if !strings.Contains(string(hist), `"process":"nemesis","type":"info","f":"start-partition"`) {
 		t.Error("no nemesis op in the history")
 	}
+	// With real time, the first partition (due at 0) and the first client
+	// ops come in the same instant of the loop: each op is stamped as it
+	// is written, so the history stays in time order.
+	var last int64
+	for i, line := range strings.Split(strings.TrimSpace(string(hist)), "\n") {
+		var op struct{ Time int64 }
+		if err := json.Unmarshal([]byte(line), &op); err != nil || op.Time < last {
+			t.Fatalf("history line %d at %d after %d: not in time order (%v)", i, op.Time, last, err)
+		}
+		last = op.Time
+	}
 }
 
+// TestBadArguments: every bad argument exits 254 before anything runs,
+// with Maelstrom's words where Maelstrom has them.
 func TestBadArguments(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "store")
 	cases := []struct {
@@ -131,33 +170,38 @@ func TestBadArguments(t *testing.T) {
 		want string
 	}{
 		{[]string{"serve"}, `unknown command "serve"`},
-		{[]string{"test"}, "expected a --bin PATH_TO_BINARY"},
-		{[]string{"test", "--bin", fakeNode, "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"test"}, "Expected a --bin PATH_TO_BINARY to test"},
+		{[]string{"test", "--bin", fakeNode, "--bogus"}, `Unknown option: "--bogus"`},
+		{[]string{"test", "--bin", fakeNode, "-x"}, `Unknown option: "-x"`},
 		{[]string{"test", "--bin", "/nonexistent/node"}, "--bin /nonexistent/node: no such file"},
-		{[]string{"test", "--bin", fakeNode, "-w", "lin-kv"}, `unknown workload "lin-kv"`},
+		{[]string{"test", "--bin", fakeNode, "-w", "lin-kv"}, `Failed to validate "--workload lin-kv": Must be one of echo, lease`},
 		{[]string{"test", "--bin", fakeNode, "--nodes", "n1,c2"}, `node id "c2" starts with 'c'`},
-		{[]string{"test", "--bin", fakeNode, "--nodes", "n1,n1"}, `node id "n1" given twice`},
+		{[]string{"test", "--bin", fakeNode, "--nodes", "n1, n1"}, `node id "n1" given twice`},
+		{[]string{"test", "--bin", fakeNode, "--node-count", "0"}, `Failed to validate "--node-count 0": Must be positive`},
+		{[]string{"test", "--bin", fakeNode, "--node-count", "-2"}, `Failed to validate "--node-count -2": Must be positive`},
+		{[]string{"test", "--bin", fakeNode, "--time-limit", "2.5"}, `Error while parsing option "--time-limit 2.5"`},
+		{[]string{"test", "--bin", fakeNode, "--time-limit", "0"}, `Failed to validate "--time-limit 0": Must be positive`},
+		{[]string{"test", "--bin", fakeNode, "--latency", "1.5"}, `Error while parsing option "--latency 1.5"`},
 		{[]string{"test", "--bin", fakeNode, "--latency-dist", "exponential"}, "needs --latency > 0"},
 		{[]string{"test", "--bin", fakeNode, "--latency-dist", "normal", "--latency", "5"}, "unknown latency distribution"},
-		{[]string{"test", "--bin", fakeNode, "--nemesis", "kill"}, "only partition is supported"},
-		{[]string{"test", "--bin", fakeNode, "--nemesis-interval", "0"}, "--nemesis-interval must be a positive"},
-		{[]string{"test", "--bin", fakeNode, "--time-limit", "0"}, "--time-limit must be a positive"},
-		{[]string{"test", "--bin", fakeNode, "--concurrency", "0"}, `--concurrency "0"`},
-		{[]string{"test", "--bin", fakeNode, "--availability", "2"}, `--availability "2"`},
-		{[]string{"test", "--bin", fakeNode, "--rate", "-1"}, "--rate must be a number >= 0"},
+		{[]string{"test", "--bin", fakeNode, "--nemesis", "clock"}, `Failed to validate "--nemesis clock": unknown fault "clock"`},
+		{[]string{"test", "--bin", fakeNode, "--nemesis-interval", "0"}, `Failed to validate "--nemesis-interval 0"`},
+		{[]string{"test", "--bin", fakeNode, "--recovery-time", "-1"}, `Failed to validate "--recovery-time -1"`},
+		{[]string{"test", "--bin", fakeNode, "--concurrency", "0"}, `Failed to validate "--concurrency 0"`},
+		{[]string{"test", "--bin", fakeNode, "--availability", "2"}, `Failed to validate "--availability 2"`},
+		{[]string{"test", "--bin", fakeNode, "--rate", "-1"}, `Failed to validate "--rate -1"`},
+		{[]string{"test", "--bin", fakeNode, "--test-count", "0"}, `Failed to validate "--test-count 0"`},
 		{[]string{"test", "--bin", fakeNode, "--servers", "0"}, "--servers, --chunks and --lease-ms must be >= 1"},
+		{[]string{"test", "--bin", fakeNode, "--nodes-file", "/nonexistent/nodes"}, "--nodes-file: open /nonexistent/nodes"},
 	}
 	for _, c := range cases {
 		code, out := runCLI(t, append(c.args, "--store", store)...)
-		if code != 2 || !strings.Contains(out, c.want) {
-			t.Errorf("%v: exit %d, output %q; want exit 2 and %q", c.args, code, out, c.want)
+		if code != 254 || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, output %q; want exit 254 and %q", c.args, code, out, c.want)
 		}
 	}
 	if _, err := os.Stat(store); err == nil {
 		t.Error("a run with bad arguments created the store")
-	}
-	if code, out := runCLI(t, "test", "--help"); code != 0 || !strings.Contains(out, "--nemesis-interval") {
-		t.Errorf("--help: exit %d\n%s", code, out)
 	}
 }
 
@@ -172,12 +216,14 @@ func TestNodeIDsAndConcurrency(t *testing.T) {
 		{[]string{"--node-count", "3", "--nodes", "a,b"}, "n0,n1,n2", 3},
 		{[]string{"--nodes", "a,b", "--concurrency", "3n"}, "a,b", 6},
 		{[]string{"-n", "x", "--node", "y", "--concurrency", "7"}, "x,y", 7},
+		{[]string{"--nodes", "n1, n2 ,n3"}, "n1,n2,n3", 3},
 	}
 	for _, c := range cases {
-		o, err := parseTest(append([]string{"--bin", fakeNode}, c.args...), &bytes.Buffer{})
+		f, err := parseTest(append([]string{"--bin", fakeNode}, c.args...))
 		if err != nil {
 			t.Fatalf("%v: %v", c.args, err)
 		}
+		o, _ := f.options()
 		if got := strings.Join(o.Nodes, ","); got != c.nodes || o.Concurrency != c.concurrency {
 			t.Errorf("%v: nodes %s concurrency %d, want %s %d", c.args, got, o.Concurrency, c.nodes, c.concurrency)
 		}
@@ -185,17 +231,31 @@ func TestNodeIDsAndConcurrency(t *testing.T) {
 }
 
 func TestDefaultsAreMaelstroms(t *testing.T) {
-	o, err := parseTest([]string{"--bin", fakeNode, "--seed", "9", "--", "a", "b"}, &bytes.Buffer{})
+	f, err := parseTest([]string{"--bin", fakeNode, "--seed", "9", "--", "a", "b"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.TimeLimit != 60*time.Second || o.Latency.MeanMs != 0 || o.Latency.Dist != "constant" || o.Nemesis ||
+	o, _ := f.options()
+	if o.TimeLimit != 60*time.Second || o.Latency.MeanMs != 0 || o.Latency.Dist != "constant" || o.Faults.Any() ||
 		o.NemesisInterval != 10*time.Second || !o.Strict || o.LogStderr || o.Seed != 9 || o.StoreDir != "store" ||
 		o.Workload.Name() != "lease" || o.AvailabilityMin != nil {
 		t.Errorf("defaults %+v", o)
 	}
-	f := o.Config.(*testFlags)
-	if f.Rate != 5 || f.LeaseMs != 1000 || strings.Join(f.Args, " ") != "a b" {
-		t.Errorf("rate %v lease-ms %d args %v", f.Rate, f.LeaseMs, f.Args)
+	if f.Rate != 5 || f.LeaseMs != 1000 || strings.Join(f.Args, " ") != "a b" || f.TestCount != 1 ||
+		o.RecoveryTime != 0 || o.KillWithoutBootWait || o.LogNetSend || o.LogNetRecv {
+		t.Errorf("rate %v lease-ms %d args %v test-count %d, options %+v", f.Rate, f.LeaseMs, f.Args, f.TestCount, o)
+	}
+}
+
+// TestFlagsAnywhere: as with Maelstrom's parser, options may follow
+// positional words, which go to the node program; after --, everything
+// is positional.
+func TestFlagsAnywhere(t *testing.T) {
+	f, err := parseTest([]string{"--bin", fakeNode, "extra", "-w", "echo", "--time-limit", "3", "more", "--", "--rate", "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Workload != "echo" || f.TimeLimitS != 3 || f.Rate != 5 || strings.Join(f.Args, " ") != "extra more --rate 7" {
+		t.Errorf("workload %q time-limit %d rate %v args %q", f.Workload, f.TimeLimitS, f.Rate, f.Args)
 	}
 }

@@ -15,10 +15,19 @@
 //	                     its pid on stderr as "child-pid N"
 //	sleep                blocks forever
 //	lease                a lease table in this process alone: correct as
-//	                     a single node, split-brained with several
+//	                     a single node, split-brained with several. It
+//	                     honours LEASE_BOOT_WAIT_MS: for that long after
+//	                     it starts it answers every lease request with
+//	                     error 11, so a restarted single node cannot
+//	                     grant a lease its earlier incarnation granted
+//	                     and forgot
+//	lease-unavailable-after=MS
+//	                     the lease table, answering every lease request
+//	                     with error 11 from MS ms after init on
 //
 // Every mode writes "started <args> cwd=<dir> FAKE_ENV=<value>" on stderr
-// first, so tests can check how it was launched.
+// first, followed by the LEASE_* variables that are set, so tests can
+// check how it was launched.
 package main
 
 import (
@@ -57,7 +66,9 @@ func main() {
 		mode = os.Args[1]
 	}
 	cwd, _ := os.Getwd()
-	fmt.Fprintf(os.Stderr, "started %s cwd=%s FAKE_ENV=%s\n", strings.Join(os.Args[1:], " "), cwd, os.Getenv("FAKE_ENV"))
+	fmt.Fprintf(os.Stderr, "started %s cwd=%s FAKE_ENV=%s%s\n", strings.Join(os.Args[1:], " "), cwd, os.Getenv("FAKE_ENV"), leaseEnv())
+	bootUntil := time.Now().Add(envMs("LEASE_BOOT_WAIT_MS"))
+	var unavailableAt time.Time // zero: never
 	if mode == "sleep" {
 		select {}
 	}
@@ -83,6 +94,10 @@ func main() {
 		switch b.Type {
 		case "init":
 			self = b.Node
+			if ms, ok := strings.CutPrefix(mode, "lease-unavailable-after="); ok {
+				n, _ := strconv.Atoi(ms)
+				unavailableAt = time.Now().Add(time.Duration(n) * time.Millisecond)
+			}
 			switch mode {
 			case "init-error":
 				reply["type"], reply["code"], reply["text"] = "error", 13, "cannot start"
@@ -100,6 +115,11 @@ func main() {
 				reply["echo"] = "something else"
 			}
 		case "lease_grant", "lease_renew", "lease_check", "lease_release":
+			now := time.Now()
+			if now.Before(bootUntil) || (!unavailableAt.IsZero() && !now.Before(unavailableAt)) {
+				reply["type"], reply["code"], reply["text"] = "error", 11, "not serving now"
+				break
+			}
 			leaseOp(b, reply)
 		default:
 			reply["type"], reply["code"], reply["text"] = "error", 10, "unsupported"
@@ -154,6 +174,23 @@ func badLine(kind, self, client string) string {
 		return fmt.Sprintf(`{"src":%q,"dest":"c0","body":{"type":"late"}}`, self)
 	}
 	return "unknown kind " + kind
+}
+
+// leaseEnv lists the LEASE_* variables that are set, for the start line.
+func leaseEnv() string {
+	var b strings.Builder
+	for _, name := range []string{"LEASE_MS", "LEASE_MAX_MS", "LEASE_BOOT_WAIT_MS"} {
+		if v, ok := os.LookupEnv(name); ok {
+			fmt.Fprintf(&b, " %s=%s", name, v)
+		}
+	}
+	return b.String()
+}
+
+// envMs reads a millisecond count from the environment (0 if unset).
+func envMs(name string) time.Duration {
+	n, _ := strconv.Atoi(os.Getenv(name))
+	return time.Duration(n) * time.Millisecond
 }
 
 func send(src, dest string, b map[string]any) {
