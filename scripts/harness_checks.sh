@@ -13,6 +13,9 @@
 #     violations): LEASE_ACCEPTORS=self (each node its own acceptor), and
 #     --kill-without-boot-wait (restarted nodes forget accepted leases at
 #     once), on a fixed seed whose schedule kills majorities;
+#   - the master workload: 5 nodes under partitions, valid, a master most
+#     of the time outside partitions and changes of master; and its
+#     negative control LEASE_ACCEPTORS=self (exit 1);
 #   - bad arguments (254) and a node that is not a lease node (255).
 # About 2.5 minutes on 2 cores.
 set -euo pipefail
@@ -85,6 +88,16 @@ require $run "grants that succeeded inside faults" "r['workload_stats']['grants_
 require $run "the final phase read every chunk back" "r['final']['ok'] == r['final']['invoked'] == 3"
 require $run "history in time order" "all(a['time'] <= b['time'] for a, b in zip(h, h[1:]))"
 results $run "'ok fraction %.3f (inside faults %.3f, outside %.3f); failover median %.0f ms inside faults, %.0f ms outside; heal to grant median %.0f ms' % (r['availability']['ok_fraction'], r['workload_stats']['availability']['inside_faults']['all']['fraction'], r['workload_stats']['availability']['outside_faults']['all']['fraction'], r['workload_stats']['failover_inside_faults']['median_ms'], r['workload_stats']['failover_outside_faults']['median_ms'], r['workload_stats']['heal_to_grant']['median_ms'])"
+
+# The master lease's acceptance run: valid, mastership held most of the
+# time outside partitions, and moving between nodes.
+LEASE_MS=1000 expect 0 master-5-nodes-partitions -w master --node-count 5 --time-limit 30 --rate 50 \
+  --concurrency 10 --latency 5 --nemesis partition --nemesis-interval 3
+require master-5-nodes-partitions "a master most of the time outside partitions, and changes of master" \
+  "r['workload_stats']['mastership']['outside_faults']['fraction'] > 0.6 and r['workload_stats']['mastership']['master_changes'] >= 2"
+results master-5-nodes-partitions "'mastered %.3f overall, %.3f outside partitions, %.3f inside; %d changes of master; failover median %s ms outside, %s ms inside' % (r['workload_stats']['mastership']['overall']['fraction'], r['workload_stats']['mastership']['outside_faults']['fraction'], r['workload_stats']['mastership']['inside_faults']['fraction'] or 0, r['workload_stats']['mastership']['master_changes'], (r['workload_stats']['failover']['outside_faults_ms'] or {}).get('p50'), (r['workload_stats']['failover']['inside_faults_ms'] or {}).get('p50'))"
+LEASE_MS=1000 LEASE_ACCEPTORS=self expect 1 negative-control-master-acceptors-self -w master --node-count 3 \
+  --time-limit 10 --rate 50 --concurrency 6 --nemesis partition --nemesis-interval 2
 
 # Negative controls: the lease checker itself must find violations.
 LEASE_ACCEPTORS=self expect 1 negative-control-acceptors-self -w lease --node-count 3 --time-limit 20 \
