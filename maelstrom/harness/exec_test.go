@@ -229,6 +229,9 @@ func TestKillAndPauseRealProcesses(t *testing.T) {
 	o.Workload = workloads.NewLease(workloads.LeaseOptions{LeaseMs: 300, Rate: 50, Workers: 10}, WorkloadSeed(o.Seed))
 	o.Concurrency, o.TimeLimit = 10, 2*time.Second
 	o.Faults, o.NemesisInterval = nemesis.Faults{Kill: true, Pause: true}, 200*time.Millisecond
+	// A seed whose first process fault pauses the node, while it is up:
+	// a pause that finds the node killed hits nothing.
+	o.Seed = firstSeedPausingWith(t, o.Nodes, o.Faults, o.NemesisInterval)
 	out := runExec(t, o, rec)
 	if out.Exit == ExitFailed || out.Results.Checks.Workload == nil || !*out.Results.Checks.Workload {
 		t.Fatalf("exit %d (%v)\n%s", out.Exit, out.Err, console)
@@ -264,8 +267,17 @@ func TestPausedAtTheEndIsStopped(t *testing.T) {
 // firstSeedPausing returns the first seed whose first process op pauses
 // some node (a minority-third of 3 nodes is nobody).
 func firstSeedPausing(t *testing.T, nodes []string) uint64 {
-	for seed := uint64(1); seed < 100; seed++ {
-		s, _ := nemesis.NewSchedule(nemesis.Faults{Pause: true}, time.Hour, nil, rand.New(rand.NewPCG(mix(seed, 5), 0)))
+	return firstSeedPausingWith(t, nodes, nemesis.Faults{Pause: true}, time.Hour)
+}
+
+// firstSeedPausingWith finds a seed whose first process fault, under
+// faults and interval, is a pause that hits a node.
+func firstSeedPausingWith(t *testing.T, nodes []string, faults nemesis.Faults, interval time.Duration) uint64 {
+	for seed := uint64(1); seed < 1000; seed++ {
+		s, _ := nemesis.NewSchedule(faults, interval, nil, rand.New(rand.NewPCG(mix(seed, 5), 0)))
+		if s.Peek().F != nemesis.PauseOp {
+			continue
+		}
 		hit, _ := nemesis.PickNodes(s.Peek().Nodes, nodes, rand.New(rand.NewPCG(mix(seed, 6), 0)))
 		if len(hit) > 0 {
 			return seed
