@@ -35,7 +35,7 @@ func newServer(cfg nodeConfig, stdin io.Reader, stdout, stderr io.Writer) *serve
 	for typ := range lease.Ops {
 		s.node.Handle(typ, s.onClient)
 	}
-	for _, typ := range []lease.MsgType{lease.MsgPrepare, lease.MsgPropose, lease.MsgRead, lease.MsgRelease, lease.MsgSync} {
+	for _, typ := range []lease.MsgType{lease.MsgPrepare, lease.MsgPropose, lease.MsgRead, lease.MsgRelease, lease.MsgSync, lease.MsgCancel} {
 		s.node.Handle(string(typ), s.onPeer)
 	}
 	s.node.Handle("echo", s.onEcho)

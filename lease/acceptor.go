@@ -116,14 +116,21 @@ func (a *acceptor) accepted(b Ballot, server uint32) bool {
 // is live here: then the prepare cannot be open, and promising would only
 // push the holder's next renewal off its ballot (renew starvation). Either
 // way it reports the live lease, so the answer doubles as a read.
-func (n *Node) onPrepare(now time.Duration, a *acceptor, b Ballot, server uint32) bool {
-	if a.live(now) && a.server() != server && n.cfg.weaken != weakOverwrite {
+func (n *Node) onPrepare(now time.Duration, chunk string, a *acceptor, b Ballot, server uint32) bool {
+	live := a.live(now)
+	if live && a.server() != server && n.cfg.weaken != weakOverwrite {
+		return false
+	}
+	if !live && n.stickyRefuses(now, chunk, server, b) {
 		return false
 	}
 	if !keeps(b, n.promiseOf(a)) {
 		return false
 	}
 	a.promiseBallot(b)
+	if !live {
+		n.notePromise(now, chunk, server, b)
+	}
 	return true
 }
 
@@ -231,15 +238,18 @@ func (n *Node) accept(now time.Duration, m Msg) {
 	case MsgRead:
 		resp.Lease = n.report(now, &a, false)
 	case MsgPrepare:
-		resp.OK = n.onPrepare(now, &a, m.Ballot, n.intern(m.Server))
+		resp.OK = n.onPrepare(now, m.Chunk, &a, m.Ballot, n.intern(m.Server))
 		resp.Lease = n.report(now, &a, true)
 	case MsgPropose:
+		n.noteProposed(now, m.Chunk, m.Ballot)
 		resp.Server, resp.LeaseMs = m.Server, m.LeaseMs
 		resp.OK = n.propose(now, &a, m)
 		resp.Lease = n.report(now, &a, true)
 	case MsgRelease:
 		resp.Server, resp.Token = m.Server, m.Token
 		resp.OK = known && n.onRelease(now, &a, n.intern(m.Server), m.Token)
+	case MsgCancel:
+		resp.OK = n.cancelSticky(m.Chunk, m.Ballot)
 	}
 	resp.Promised = n.promiseOf(&a)
 	if known || resp.OK && (m.Type == MsgPrepare || m.Type == MsgPropose) {

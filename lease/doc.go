@@ -67,17 +67,31 @@
 // server's deadline, had ended; prepare is for learning the holder before
 // leaving records, and promises are what order tokens.
 //
+// Sticky promises (sticky.go): when a lease ends, every node with a grant
+// in hand prepares at once, and each newer ballot would pre-empt the older
+// one's propose. So an acceptor that promises a prepare for S on a chunk
+// with no live lease refuses other servers' prepares there for about two
+// observed promise-to-propose gaps: first come, first served. A prepare
+// that gives up sends cancel, which drops its sticky promises, and retries
+// after a backoff that spreads over more than a round trip. Refusing is
+// always safe; it only delays. In the contention benchmark (5 nodes, 8
+// servers on one chunk, 10 ms links) it brings the won grants' p99 from
+// 0.7-0.9 s down to about 0.1 s (TestContentionFigures, -contention).
+//
 // An attempt that cannot reach an open majority is answered from the
-// prepare answers read as a majority read (below): a grant answers the
+// prepare answers read as a majority read (below), once they decide (an
+// ambiguous read waits for the remaining answers): a grant answers the
 // holder as primary with its protected time and changes nothing; a renew
 // fails with error 22. Otherwise the attempt is abandoned (its late answers
 // are ignored) and retried with a fresh ballot after a random backoff that
 // doubles per retry (rule 8, the paper's liveness remedy). Grants and renews
 // of one chunk run one at a time at each node, so a node never duels with
-// itself. A request with no answer at its quorum timeout fails: with
-// error 11 (definite) if no propose was ever sent for it, else with error
-// 0 (timeout, indefinite), because an acceptor may have recorded the lease
-// although no client was told of it.
+// itself; when one wins the chunk, the grants and renews of other servers
+// queued behind it are answered at once from its result (held by the
+// winner, or error 22). A request with no answer at its quorum timeout
+// fails: with error 11 (definite) if no propose was ever sent for it, else
+// with error 0 (timeout, indefinite), because an acceptor may have
+// recorded the lease although no client was told of it.
 //
 // Check is a majority read: read goes to every acceptor and changes
 // nothing, so a check never makes a concurrent grant or renew fail. With r
@@ -236,5 +250,7 @@
 //   - readid_test.go: a read answer for an earlier incarnation of a node
 //     must never be taken for an answer to a read of this one.
 //   - bench_test.go: memory per chunk (live, idle, reclaimed; 1 000 000
-//     chunks) and steps per second.
+//     chunks) and steps per second. simcontention_test.go (-contention):
+//     latency percentiles of the contention scenario, with and without
+//     sticky promises.
 package lease

@@ -16,6 +16,8 @@ const (
 	MsgRelease     MsgType = "release"    // holder's courier -> acceptor: drop exactly (Server, Token)
 	MsgReleaseResp MsgType = "release_ok" // OK: that lease instance was live here and is gone
 	MsgSync        MsgType = "sync"       // restarted acceptor -> acceptors: what is your ballot high-water mark?
+	MsgCancel      MsgType = "cancel"     // proposer -> acceptor: my prepare at Ballot gave up; drop its sticky promise
+	MsgCancelResp  MsgType = "cancel_ok"  // OK: a sticky promise was dropped
 	MsgSyncResp    MsgType = "sync_ok"    // Counter: the high-water mark; Recovering: the answerer is restarting too
 )
 
@@ -68,7 +70,7 @@ type Record struct {
 // isRequest reports whether an acceptor handles this type.
 func (t MsgType) isRequest() bool {
 	switch t {
-	case MsgPrepare, MsgPropose, MsgRead, MsgRelease, MsgSync:
+	case MsgPrepare, MsgPropose, MsgRead, MsgRelease, MsgSync, MsgCancel:
 		return true
 	}
 	return false

@@ -50,6 +50,7 @@ type Node struct {
 	recovering bool
 	sync       syncRound
 	master     masterState
+	sticky     stickiness
 
 	loop []Msg // messages to this node's own acceptor, not yet delivered
 	out  Output

@@ -150,6 +150,9 @@ func (n *Node) decidePrepare(now time.Duration, r *request) {
 		n.answerHeld(now, r, holder)
 		return
 	}
+	if !decided && a.prepared.count() < total {
+		return // an ambiguous read: the remaining answers may settle it
+	}
 	n.abandon(now, r)
 }
 
@@ -224,7 +227,29 @@ func (n *Node) answerGranted(now time.Duration, r *request, leftMs int64) {
 	} else {
 		n.reply(r, "lease_renew_ok", RenewOK{NewExpiresInMs: leftMs, Token: token})
 	}
+	n.answerQueuedHeld(now, r, leftMs, token)
 	n.finishAttempts(now, r, nil)
+}
+
+// answerQueuedHeld answers the grants and renews of other servers queued
+// behind r, which just won the chunk for r.Server: that server now holds
+// it for leftMs (a majority accepted, and protects it at least that long),
+// so a grant names it as primary and a renew fails with error 22, at once
+// instead of one round each. Requests of r.Server itself stay queued: a
+// renewal needs an instance and a token of its own.
+func (n *Node) answerQueuedHeld(now time.Duration, r *request, leftMs, token int64) {
+	for _, q := range n.queues[r.Chunk][1:] {
+		if q.Server == r.Server || q.done {
+			continue
+		}
+		if q.Op == OpGrant {
+			n.reply(q, "lease_grant_ok", GrantOK{ChunkHandle: q.Chunk, Primary: r.Server, ExpiresInMs: leftMs, Token: token})
+			continue
+		}
+		n.fail(q, heldByOther(q.Chunk, r.Server, q.Server, leftMs))
+	}
+	q := n.queues[r.Chunk]
+	n.queues[r.Chunk] = slices.DeleteFunc(q, func(x *request) bool { return x != r && x.done })
 }
 
 // answerHeld tells the client who holds the chunk: a grant succeeds with
@@ -233,6 +258,7 @@ func (n *Node) answerGranted(now time.Duration, r *request, leftMs int64) {
 // (protectedMs), counted from when prepare was sent.
 func (n *Node) answerHeld(now time.Duration, r *request, holder string) {
 	a := r.att
+	n.sendCancel(r)
 	rem := n.protectedMs(a.samples, holder)
 	left := floorMs(a.sentAt + ms(rem) - now - ms(n.cfg.DriftMarginMs))
 	if r.Op == OpGrant {
@@ -248,6 +274,7 @@ func (n *Node) answerHeld(now time.Duration, r *request, holder string) {
 // request retries after a random backoff, or fails if that would pass its
 // deadline.
 func (n *Node) abandon(now time.Duration, r *request) {
+	n.sendCancel(r)
 	r.att = nil
 	r.tries++
 	r.retryAt = now + n.backoff(r.tries)

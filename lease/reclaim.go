@@ -35,6 +35,7 @@ func (n *Node) sweep(now time.Duration) {
 		return
 	}
 	n.nextSweep = now + n.sweepInterval()
+	n.pruneSticky(now)
 	n.chunks.each(func(chunk string, a *acceptor) bool {
 		busy := a.live(now) || n.queues[chunk] != nil
 		if a.idle() && !busy {

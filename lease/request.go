@@ -134,9 +134,18 @@ func (n *Node) noMajority(r *request, what string) *Error {
 
 // backoff is the random wait before retry number tries: it doubles with
 // every retry, up to BackoffMaxMs, so dueling proposers drift apart.
+//
+// The range also grows with the round trip this node has observed (the
+// smoothed promise-to-propose gap, sticky.go): proposers that collided in
+// one round trip must spread their retries over more than a round trip,
+// or they collide again.
 func (n *Node) backoff(tries int) time.Duration {
 	lo := ms(n.cfg.BackoffMinMs)
-	hi := min(ms(n.cfg.BackoffMaxMs), lo<<min(tries, 16))
+	span := lo << min(tries, 16)
+	if rtt := n.sticky.gap; rtt > 0 && tries > 0 {
+		span = max(span, rtt<<min(tries-1, 16))
+	}
+	hi := min(ms(n.cfg.BackoffMaxMs), lo+span)
 	if hi <= lo {
 		return lo
 	}

@@ -53,6 +53,9 @@ const (
 	// weakMasterStale answers master_status with is_master for a lease
 	// length past the node's own deadline (drops rule 1 for the master).
 	weakMasterStale
+	// weakNoSticky turns sticky promises off (sticky.go): not a safety
+	// rule, a switch for measuring what they buy.
+	weakNoSticky
 )
 
 var weakeningNames = map[weakening]string{
@@ -69,6 +72,7 @@ var weakeningNames = map[weakening]string{
 	weakFastLateTimer:   "fast-late-timer",
 	weakReadMax:         "read-max-remaining",
 	weakMasterStale:     "master-stale-status",
+	weakNoSticky:        "no-sticky",
 }
 
 func (w weakening) String() string { return weakeningNames[w] }

@@ -121,7 +121,7 @@ type wireMsg struct {
 // request id.
 func (t MsgType) usesBallot() bool {
 	switch t {
-	case MsgPrepare, MsgPrepareResp, MsgPropose, MsgProposeResp:
+	case MsgPrepare, MsgPrepareResp, MsgPropose, MsgProposeResp, MsgCancel, MsgCancelResp:
 		return true
 	}
 	return false
@@ -140,7 +140,7 @@ func (m Msg) Body() any {
 		w.ReqID = &id
 	}
 	switch m.Type {
-	case MsgPrepareResp, MsgProposeResp, MsgReleaseResp:
+	case MsgPrepareResp, MsgProposeResp, MsgReleaseResp, MsgCancelResp:
 		ok, p := m.OK, m.Promised
 		w.OK, w.Promised = &ok, &p
 	case MsgReadResp:
@@ -160,7 +160,7 @@ func DecodeMsg(typ, from, to string, body []byte) (Msg, error) {
 	t := MsgType(typ)
 	switch t {
 	case MsgPrepare, MsgPrepareResp, MsgPropose, MsgProposeResp, MsgRead, MsgReadResp,
-		MsgRelease, MsgReleaseResp, MsgSync, MsgSyncResp:
+		MsgRelease, MsgReleaseResp, MsgSync, MsgSyncResp, MsgCancel, MsgCancelResp:
 	default:
 		return Msg{}, fmt.Errorf("%q is not a peer message type", typ)
 	}
@@ -202,7 +202,7 @@ func checkMsg(m Msg, w wireMsg) error {
 		return fmt.Errorf("propose needs lease_ms > 0")
 	case m.Type == MsgRelease && m.Token <= 0:
 		return fmt.Errorf("release needs token > 0")
-	case (m.Type == MsgPrepareResp || m.Type == MsgProposeResp || m.Type == MsgReleaseResp) && w.OK == nil:
+	case (m.Type == MsgPrepareResp || m.Type == MsgProposeResp || m.Type == MsgReleaseResp || m.Type == MsgCancelResp) && w.OK == nil:
 		return fmt.Errorf("%s needs ok", m.Type)
 	case m.Type == MsgSyncResp && w.Counter == nil:
 		return fmt.Errorf("sync_ok needs counter")
