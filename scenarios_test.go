@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"chunklease/workloads"
+)
+
+// The safety holes of issue 8, replayed against three real node processes
+// joined by an in-test router (zero latency, every message delivered), with
+// SIGSTOP and SIGCONT for a paused node. Each scenario's history is judged
+// by the harness's own lease checker: it must be valid, every ok grant and
+// renew must carry a distinct integer token, and the grant for the other
+// server at the end must name the first server as primary.
+
+// liveCluster is three lease-node processes n1..n3 and the router between
+// them; the test is client c1.
+type liveCluster struct {
+	t       *testing.T
+	procs   map[string]*exec.Cmd
+	stdins  map[string]io.WriteCloser
+	mu      sync.Mutex
+	waiting map[int]chan json.RawMessage // client msg_id -> reply
+	nextID  int
+	start   time.Time
+	ops     []workloads.Op
+	wg      sync.WaitGroup
+}
+
+func startLiveCluster(t *testing.T, env ...string) *liveCluster {
+	c := &liveCluster{t: t, procs: map[string]*exec.Cmd{}, stdins: map[string]io.WriteCloser{},
+		waiting: map[int]chan json.RawMessage{}, start: time.Now()}
+	ids := []string{"n1", "n2", "n3"}
+	for _, id := range ids {
+		cmd := exec.Command(nodeBin)
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		c.procs[id], c.stdins[id] = cmd, in
+		c.wg.Add(1)
+		go c.route(out)
+	}
+	t.Cleanup(c.stop)
+	for i, id := range ids {
+		c.write(id, fmt.Sprintf(`{"src":"c0","dest":%q,"body":{"type":"init","msg_id":%d,"node_id":%q,"node_ids":["n1","n2","n3"]}}`, id, 1000+i, id))
+	}
+	return c
+}
+
+// route forwards one node's output: to another node's stdin, or to the
+// client waiting for it.
+func (c *liveCluster) route(out io.Reader) {
+	defer c.wg.Done()
+	r := bufio.NewReaderSize(out, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		var env struct {
+			Dest string `json:"dest"`
+			Body struct {
+				InReplyTo *int `json:"in_reply_to"`
+			} `json:"body"`
+			RawBody json.RawMessage `json:"-"`
+		}
+		var raw struct {
+			Body json.RawMessage `json:"body"`
+		}
+		_ = json.Unmarshal(line, &env)
+		_ = json.Unmarshal(line, &raw)
+		if _, isNode := c.stdins[env.Dest]; isNode {
+			c.write(env.Dest, string(line[:len(line)-1]))
+			continue
+		}
+		if env.Dest == "c1" && env.Body.InReplyTo != nil {
+			c.mu.Lock()
+			ch := c.waiting[*env.Body.InReplyTo]
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- raw.Body
+			}
+		}
+	}
+}
+
+func (c *liveCluster) write(id, line string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, _ = io.WriteString(c.stdins[id], line+"\n") // a paused node's pipe buffers it
+}
+
+// stop ends every node process (SIGCONT first, in case one is paused).
+func (c *liveCluster) stop() {
+	for _, p := range c.procs {
+		_ = p.Process.Signal(syscall.SIGCONT)
+		_ = p.Process.Kill()
+		_ = p.Wait()
+	}
+	c.wg.Wait()
+}
+
+func (c *liveCluster) pause(id string)  { _ = c.procs[id].Process.Signal(syscall.SIGSTOP) }
+func (c *liveCluster) resume(id string) { _ = c.procs[id].Process.Signal(syscall.SIGCONT) }
+
+func (c *liveCluster) now() int64 { return int64(time.Since(c.start)) }
+
+// call sends one client request and records it in the history as the
+// lease workload would: invoke value, then ok (with the reply's fields),
+// fail or info. It returns the reply body, or nil on timeout.
+func (c *liveCluster) call(proc int, node, f string, value map[string]any, timeout time.Duration) map[string]any {
+	c.mu.Lock()
+	c.nextID++
+	id := c.nextID
+	ch := make(chan json.RawMessage, 1)
+	c.waiting[id] = ch
+	c.mu.Unlock()
+	body := map[string]any{"type": "lease_" + f, "msg_id": id, "chunk_handle": value["chunk"]}
+	for k, v := range value {
+		if k != "chunk" {
+			body[k] = v
+		}
+	}
+	req, _ := json.Marshal(map[string]any{"src": "c1", "dest": node, "body": body})
+	inv, _ := json.Marshal(value)
+	c.record(workloads.Op{Process: workloads.Process{ID: proc}, Type: workloads.Invoke, F: f, Node: node, Value: inv})
+	c.write(node, string(req))
+	select {
+	case raw := <-ch:
+		var reply map[string]any
+		_ = json.Unmarshal(raw, &reply)
+		c.complete(proc, node, f, value, reply)
+		return reply
+	case <-time.After(timeout):
+		c.record(workloads.Op{Process: workloads.Process{ID: proc}, Type: workloads.Info, F: f, Node: node, Value: inv, Error: "net-timeout"})
+		return nil
+	}
+}
+
+func (c *liveCluster) complete(proc int, node, f string, value, reply map[string]any) {
+	out := map[string]any{}
+	for k, v := range value {
+		out[k] = v
+	}
+	typ := workloads.OK
+	if reply["type"] == "error" {
+		typ = workloads.Fail
+		if reply["code"] == float64(0) {
+			typ = workloads.Info
+		}
+	} else {
+		for _, k := range []string{"primary", "expires_in_ms", "new_expires_in_ms", "remaining_ms", "expired", "token"} {
+			if v, ok := reply[k]; ok && !(f == "release" && k == "token") {
+				out[k] = v
+			}
+		}
+	}
+	v, _ := json.Marshal(out)
+	c.record(workloads.Op{Process: workloads.Process{ID: proc}, Type: typ, F: f, Node: node, Value: v})
+}
+
+func (c *liveCluster) record(op workloads.Op) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	op.Time, op.Index = c.now(), len(c.ops)
+	c.ops = append(c.ops, op)
+}
+
+// judge checks the history with the lease checker and the tokens.
+func (c *liveCluster) judge() {
+	c.t.Helper()
+	c.mu.Lock()
+	ops := append([]workloads.Op(nil), c.ops...)
+	c.mu.Unlock()
+	res := workloads.CheckLease(ops)
+	if !res.Valid {
+		c.t.Fatalf("the lease checker judged the history invalid: %+v %+v", res.Violations, res.Problems)
+	}
+	seen := map[int64]bool{}
+	for _, h := range res.Holdings {
+		if h.Token == 0 || seen[h.Token] {
+			c.t.Fatalf("holding %+v: a missing or repeated token", h)
+		}
+		seen[h.Token] = true
+	}
+}
+
+func token(t *testing.T, reply map[string]any) int64 {
+	t.Helper()
+	v, ok := reply["token"].(float64)
+	if !ok || v <= 0 || v >= 1<<53 || v != float64(int64(v)) {
+		t.Fatalf("reply %v has no integer token", reply)
+	}
+	return int64(v)
+}
+
+func mustPrimary(t *testing.T, reply map[string]any, want string) {
+	t.Helper()
+	if reply == nil || reply["primary"] != want {
+		t.Fatalf("grant answered %v, want primary %s", reply, want)
+	}
+}
+
+const callTimeout = 3 * time.Second
+
+func grantValue(server string, leaseMs int) map[string]any {
+	return map[string]any{"chunk": "ch", "server": server, "lease_ms": leaseMs}
+}
+
+// TestShorterRenewKeepsTheLongerLease: cs1 is granted 2000 ms, renews
+// asking for 50 ms, and 200 ms later cs2 is not granted: cs1 still holds
+// the 2000 ms lease it was told about (contract rule 10).
+func TestShorterRenewKeepsTheLongerLease(t *testing.T) {
+	t.Parallel()
+	c := startLiveCluster(t, "LEASE_MAX_MS=5000", "LEASE_MS=1000")
+	t1 := token(t, c.call(0, "n1", "grant", grantValue("cs1", 2000), callTimeout))
+	t2 := token(t, c.call(0, "n2", "renew", grantValue("cs1", 50), callTimeout))
+	time.Sleep(200 * time.Millisecond) // the property: the short renewal's end has passed
+	mustPrimary(t, c.call(1, "n3", "grant", grantValue("cs2", 1000), callTimeout), "cs1")
+	if t2 <= t1 {
+		t.Fatalf("renew token %d is not above the grant's %d", t2, t1)
+	}
+	c.judge()
+}
+
+// TestLateReleaseFromAPausedNode: cs1's release of its first lease waits
+// in a paused node's input while cs1 is granted (or renews) again; when the
+// node resumes, the release names the old token and the new lease stays:
+// a grant for cs2 still names cs1.
+func TestLateReleaseFromAPausedNode(t *testing.T) {
+	for _, again := range []string{"grant", "renew"} {
+		t.Run(again, func(t *testing.T) {
+			t.Parallel()
+			c := startLiveCluster(t, "LEASE_MAX_MS=5000", "LEASE_MS=2000")
+			t1 := token(t, c.call(0, "n2", "grant", grantValue("cs1", 2000), callTimeout))
+			c.pause("n1")
+			rel := map[string]any{"chunk": "ch", "server": "cs1", "token": t1}
+			if r := c.call(0, "n1", "release", rel, 300*time.Millisecond); r != nil {
+				t.Fatalf("a paused node answered %v", r)
+			}
+			t2 := token(t, c.call(1, "n2", again, grantValue("cs1", 2000), callTimeout))
+			c.resume("n1")
+			// n1 now handles the old release; a check through n1 comes after it.
+			c.call(2, "n1", "check", map[string]any{"chunk": "ch"}, callTimeout)
+			mustPrimary(t, c.call(3, "n3", "grant", grantValue("cs2", 1000), callTimeout), "cs1")
+			if t2 <= t1 {
+				t.Fatalf("the second token %d is not above the first %d", t2, t1)
+			}
+			c.judge()
+		})
+	}
+}
+
+// TestReleaseBesideARenewal: cs1 renews through n1 and, before the renew
+// is answered, releases its grant's token through n2. The renewal's new
+// instance survives; a grant for cs2 names cs1.
+func TestReleaseBesideARenewal(t *testing.T) {
+	t.Parallel()
+	c := startLiveCluster(t, "LEASE_MAX_MS=5000", "LEASE_MS=2000")
+	t1 := token(t, c.call(0, "n1", "grant", grantValue("cs1", 2000), callTimeout))
+	var wg sync.WaitGroup
+	var t2 int64
+	wg.Go(func() { t2 = token(t, c.call(0, "n1", "renew", grantValue("cs1", 2000), callTimeout)) })
+	wg.Go(func() {
+		c.call(1, "n2", "release", map[string]any{"chunk": "ch", "server": "cs1", "token": t1}, callTimeout)
+	})
+	wg.Wait()
+	mustPrimary(t, c.call(2, "n3", "grant", grantValue("cs2", 1000), callTimeout), "cs1")
+	if t2 <= t1 {
+		t.Fatalf("renew token %d is not above the grant's %d", t2, t1)
+	}
+	c.judge()
+}
