@@ -191,6 +191,12 @@ func (f *testFlags) workload(workers int) (workloads.Workload, error) {
 			return nil, fmt.Errorf("master workload: %w", err)
 		}
 		return workloads.NewMaster(o, seed), nil
+	case "lease-bench":
+		o := workloads.LeaseBenchOptions{Op: f.BenchOp, Ops: f.Ops, Chunks: f.Chunks, Workers: workers, LeaseMs: f.LeaseMs}
+		if err := o.Validate(); err != nil {
+			return nil, fmt.Errorf("lease-bench workload: %w", err)
+		}
+		return workloads.NewLeaseBench(o), nil
 	}
-	return nil, fmt.Errorf("Failed to validate %q: Must be one of echo, lease, master (this harness runs these three)", "--workload "+f.Workload)
+	return nil, fmt.Errorf("Failed to validate %q: Must be one of echo, lease, master, lease-bench (this harness runs these four)", "--workload "+f.Workload)
 }
