@@ -159,7 +159,7 @@ func floor(lightDir, contentionDir string, out io.Writer) error {
 		}
 		fl := c.hops * l
 		ratio := row.P50Ms / fl
-		fmt.Fprintf(out, "| %s, %d nodes, %g ms latency, light load | %.1f ms | %.0f ms | %.2f | <= %.2f | %s |\n",
+		fmt.Fprintf(out, "| %s, %d nodes, %g ms latency, light load | %.1f ms | %.0f ms | %.3f | <= %.2f | %s |\n",
 			c.name, light.results.Config.NodeCount, l, row.P50Ms, fl, ratio, floorGoal, verdict(ratio <= floorGoal))
 	}
 	renew, grant := crow[workloads.FRenew], crow[workloads.FGrant]
