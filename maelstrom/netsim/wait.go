@@ -2,6 +2,8 @@ package netsim
 
 import (
 	"context"
+	"errors"
+	"os"
 	"time"
 )
 
@@ -20,7 +22,8 @@ import (
 // wait in real time while the bubble's clock stands still. New detects
 // such a clock once (clockIsVirtual) and then uses Go timers only, so the
 // bubble's behaviour is exactly the timers'. Whatever happens in the
-// precise part, a final timer wait guarantees that no message is handed
+// precise part (the receiver closed meanwhile, the kernel refused a file
+// descriptor), a final timer wait guarantees that no message is handed
 // over before its deadline by the time package's clock.
 
 // preciseLead is how long before a deadline the Go timer hands over to
@@ -29,14 +32,18 @@ import (
 const preciseLead = 2 * time.Millisecond
 
 // waitUntil waits until deadline t (or until ctx ends) for the receiver
-// whose inbox is in. Only that receiver's Recv calls it.
+// whose inbox is in. Only that receiver's Recv calls it. The kernel-timer
+// part, at most preciseLead, does not watch ctx: a cancelled Recv may
+// return that much later.
 func (n *Net) waitUntil(ctx context.Context, in *inbox, t time.Time) error {
 	if n.precise.Load() && time.Until(t) > 0 {
 		if err := sleepUntil(ctx, t.Add(-preciseLead)); err != nil {
 			return err
 		}
-		if d := time.Until(t); d > 0 && in.timer.wait(d) != nil {
-			n.precise.Store(false) // e.g. no file descriptor left: Go timers from now on
+		if d := time.Until(t); d > 0 {
+			if err := in.timer.wait(d); err != nil && !errors.Is(err, os.ErrClosed) {
+				n.precise.Store(false) // e.g. no file descriptor left: Go timers from now on
+			}
 		}
 	}
 	return sleepUntil(ctx, t)
