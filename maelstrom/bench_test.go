@@ -39,12 +39,26 @@ func BenchmarkLoopEcho(b *testing.B) {
 	}
 }
 
+// BenchmarkParseMessage decodes a client request and a peer reply, with
+// the fast path (parseMessage) and with encoding/json alone (std).
 func BenchmarkParseMessage(b *testing.B) {
-	line := []byte(`{"id":26,"src":"c1","dest":"n1","body":{"type":"lease_grant","chunk_handle":"ch_001","server":"cs1","msg_id":2}}` + "\n")
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := parseMessage(line); err != nil {
-			b.Fatal(err)
+	lines := map[string][]byte{
+		"request": []byte(`{"id":26,"src":"c1","dest":"n1","body":{"type":"lease_grant","chunk_handle":"ch_001","server":"cs1","msg_id":2}}` + "\n"),
+		"peer":    []byte(`{"id":27,"src":"n2","dest":"n1","body":{"type":"prepare_ok","in_reply_to":7,"chunk_handle":"ch_8","ballot":{"counter":229815450777729,"incarnation":1795433209043835},"ok":true,"promised":{"counter":0,"incarnation":0},"msg_id":3}}` + "\n"),
+	}
+	for _, kind := range []string{"request", "peer"} {
+		for _, p := range []struct {
+			name  string
+			parse func([]byte) (Message, error)
+		}{{"fast", parseMessage}, {"std", parseMessageStd}} {
+			b.Run(kind+"/"+p.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := p.parse(lines[kind]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 }

@@ -174,6 +174,13 @@
 //   - The demo's KV helpers are not provided: the lease node does not use
 //     Maelstrom's services. RPC to "lin-kv" and the other services works.
 //
+// # Profiling
+//
+// With MAELSTROM_CPUPROFILE_DIR set, a node writes a CPU profile of its
+// first MAELSTROM_CPUPROFILE_S seconds (default 10) after init to
+// DIR/node-<id>-<pid>.pprof (profile.go); the harness command writes its
+// own beside it.
+//
 // # Known limits
 //
 // encoding/json matches object keys case-insensitively, so "SRC" or "Type"
@@ -182,7 +189,9 @@
 // # Tests
 //
 // message_test.go (decoding: presence, msg_id 0, id field, ill-typed ids,
-// error bodies), encode_test.go (exact output bytes, key order, reserved
+// error bodies), fastparse_test.go (the one-pass decoder takes the common
+// lines and leaves the rest; go test -fuzz FuzzParseMessageFastPath holds
+// it equal to encoding/json), encode_test.go (exact output bytes, key order, reserved
 // keys, error codes), reader_test.go (framing table, randomized and fuzz
 // resynchronisation: go test -fuzz FuzzFrameReader; -seed N reruns the
 // randomized test), node_test.go, rpc_test.go and loop_test.go with testnode_test.go (the runtime

@@ -37,6 +37,7 @@ func (n *Node) handleInit(m Message) {
 		return
 	}
 	n.setIdentity(nodeID, nodeIDs)
+	n.startProfile()
 	if n.initHook != nil {
 		if err := n.initHook(); err != nil {
 			n.setIdentity("", nil)

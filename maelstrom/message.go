@@ -123,8 +123,19 @@ var errNotJSON = errors.New("not JSON")
 
 // parseMessage decodes one complete input message. The error says what was
 // wrong in words a person can act on; errors.Is(err, errNotJSON) when the
-// input is not a complete JSON value.
+// input is not a complete JSON value. The common line takes the one-pass
+// fast path (fastparse.go), whose Body shares data's memory; anything else
+// is decoded by parseMessageStd, with identical results.
 func parseMessage(data []byte) (Message, error) {
+	if m, ok := fastParse(data); ok {
+		return m, nil
+	}
+	return parseMessageStd(data)
+}
+
+// parseMessageStd is parseMessage through encoding/json: the reference
+// the fast path is held to.
+func parseMessageStd(data []byte) (Message, error) {
 	var env wireEnvelope
 	if err := json.Unmarshal(data, &env); err != nil {
 		var se *json.SyntaxError

@@ -83,6 +83,8 @@ type Node struct {
 	timers    timerHeap
 	timerSeq  uint64
 	wake      *time.Timer
+
+	stopProfile func() // ends the CPU profile (profile.go); nil without one
 }
 
 // New makes a node that reads messages from stdin, writes them to stdout
@@ -161,6 +163,9 @@ func (n *Node) Run() error {
 	go n.writer.run()
 	n.serve()
 	n.drain()
+	if n.stopProfile != nil {
+		n.stopProfile()
+	}
 	return n.flush()
 }
 

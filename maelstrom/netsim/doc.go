@@ -43,12 +43,20 @@
 //     client;
 //   - statistics count every accepted send and every delivery, overall and
 //     split into client traffic (src or dest is a client) and server
-//     traffic (node to node), for Maelstrom's msgs-per-op.
+//     traffic (node to node), for Maelstrom's msgs-per-op;
+//   - a message is never handed over before its deadline, and on Linux it
+//     is handed over within about 0.1 ms after it (p50 about 60 µs on a
+//     2-core VM; Go timers alone: about 0.25 ms, up to 1 ms): the wait ends
+//     on a kernel timer (wait.go). Latency figures then measure the node,
+//     not the simulator.
 //
 // Time is read from the time package, so tests run the network inside a
-// testing/synctest bubble, where time is virtual and deterministic.
+// testing/synctest bubble, where time is virtual and deterministic; New
+// notices a virtual clock and waits with Go timers only there.
 //
 // Tests: latency_test.go (each distribution's statistics, seeded),
 // net_test.go (ids, validation, drop at dequeue, heal, client zero latency,
-// head-of-line ordering, statistics).
+// head-of-line ordering, statistics), wait_test.go (virtual clock detected,
+// never early on the real clock). BenchmarkDeliveryLateness measures the
+// lateness with and without the kernel timer.
 package netsim

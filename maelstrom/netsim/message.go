@@ -28,8 +28,16 @@ func (m Message) Line() []byte {
 	return append(line, "}\n"...)
 }
 
-// appendString appends s as a JSON string.
+// appendString appends s as a JSON string: directly when it needs no
+// escaping (every name a test uses), through encoding/json otherwise.
 func appendString(dst []byte, s string) []byte {
-	b, _ := json.Marshal(s) // a Go string always marshals
-	return append(dst, b...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // a Go string always marshals
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,6 +35,9 @@ type Net struct {
 	drops   map[string]map[string]bool // receiver -> senders it drops
 	stats   Stats
 	journal journal // bounded record of the messages, for the report (journal.go)
+	// precise: deliveries end their wait on a kernel timer (wait.go);
+	// false under a virtual clock, off Linux, or after the kernel refused.
+	precise atomic.Bool
 }
 
 // New returns an empty network with the given latency model, which must be
@@ -42,13 +46,15 @@ func New(lat Latency, seed uint64) (*Net, error) {
 	if err := lat.Validate(); err != nil {
 		return nil, err
 	}
-	return &Net{
+	n := &Net{
 		latency: lat,
 		rng:     rand.New(rand.NewPCG(seed, 0x6e6574)), // stream "net"
 		inboxes: map[string]*inbox{},
 		closed:  map[string]bool{},
 		drops:   map[string]map[string]bool{},
-	}, nil
+	}
+	n.precise.Store(haveKernelTimer && !clockIsVirtual())
+	return n, nil
 }
 
 // Register adds an endpoint (a node or a client) with an empty inbox.
@@ -76,6 +82,7 @@ func (n *Net) Close(name string) {
 	delete(n.inboxes, name)
 	n.closed[name] = true
 	close(in.done)
+	in.timer.close()
 }
 
 // Send validates and queues one message, and returns it with its id and
@@ -124,14 +131,14 @@ func (n *Net) check(role, name string) error {
 // endpoint is closed. One goroutine per endpoint calls Recv.
 func (n *Net) Recv(ctx context.Context, name string) (Message, error) {
 	for {
-		p, err := n.take(ctx, name)
+		p, in, err := n.take(ctx, name)
 		if err != nil {
 			return Message{}, err
 		}
 		if p.dropped {
 			continue
 		}
-		if err := sleepUntil(ctx, p.deadline); err != nil {
+		if err := n.waitUntil(ctx, in, p.deadline); err != nil {
 			return Message{}, err
 		}
 		n.mu.Lock()
@@ -143,13 +150,14 @@ func (n *Net) Recv(ctx context.Context, name string) (Message, error) {
 
 // take waits until name's inbox is non-empty and pops its head, marking
 // it dropped (and counting the drop) when the receiver drops its source.
-func (n *Net) take(ctx context.Context, name string) (pending, error) {
+// It returns the inbox too, whose timer the delivery waits on.
+func (n *Net) take(ctx context.Context, name string) (pending, *inbox, error) {
 	for {
 		n.mu.Lock()
 		in := n.inboxes[name]
 		if in == nil {
 			n.mu.Unlock()
-			return pending{}, n.check("receiver", name)
+			return pending{}, nil, n.check("receiver", name)
 		}
 		if in.queue.Len() > 0 {
 			p := heap.Pop(&in.queue).(pending)
@@ -158,32 +166,16 @@ func (n *Net) take(ctx context.Context, name string) (pending, error) {
 				n.note(p.msg, dropped)
 			}
 			n.mu.Unlock()
-			return p, nil
+			return p, in, nil
 		}
 		n.mu.Unlock()
 		select {
 		case <-in.ready:
 		case <-in.done:
-			return pending{}, fmt.Errorf("receiver %q: %w", name, ErrClosedClient)
+			return pending{}, nil, fmt.Errorf("receiver %q: %w", name, ErrClosedClient)
 		case <-ctx.Done():
-			return pending{}, ctx.Err()
+			return pending{}, nil, ctx.Err()
 		}
-	}
-}
-
-// sleepUntil waits until t or until ctx ends.
-func sleepUntil(ctx context.Context, t time.Time) error {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err()
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
@@ -243,6 +235,7 @@ type inbox struct {
 	queue pendingHeap
 	ready chan struct{} // capacity 1: "the queue may be non-empty"
 	done  chan struct{} // closed when the endpoint is closed
+	timer kernelTimer   // the receiver's precise wait (wait.go)
 }
 
 func newInbox() *inbox {

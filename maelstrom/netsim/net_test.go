@@ -83,6 +83,13 @@ func TestLineFormat(t *testing.T) {
 	if got := string(m.Line()); got != want {
 		t.Errorf("line %q, want %q", got, want)
 	}
+	// Names are written as encoding/json writes them, escapes included.
+	for _, name := range []string{"n1", `q"uote`, `back\slash`, "tab\t", "<&>", "café", "\x7f"} {
+		want, _ := json.Marshal(name)
+		if got := appendString(nil, name); string(got) != string(want) {
+			t.Errorf("name %q written %s, want %s", name, got, want)
+		}
+	}
 }
 
 func TestSendValidatesEndpoints(t *testing.T) {

@@ -47,8 +47,11 @@
 // prints a bad line, as Maelstrom does), --store DIR (default store),
 // --recovery-time (the final phase's wait; default twice the longest
 // lease, at least 1 s), --kill-without-boot-wait (the kill nemesis's
-// negative control), and the lease workload's --lease-ms, --servers and
-// --chunks.
+// negative control), the lease workload's --lease-ms, --servers and
+// --chunks, and the lease benchmark's (-w lease-bench, workloads/
+// leasebench.go) --bench-op and --ops. With MAELSTROM_CPUPROFILE_DIR set
+// in the environment the command writes its CPU profile there, and the
+// nodes, which inherit the environment, theirs (internal/cpuprof).
 //
 // Files: flags.go (flag set, value checks, Maelstrom's error words),
 // main.go (commands, help, runs, workload construction). Tests:
@@ -57,6 +60,6 @@
 // one node and split-brained on three, partitions) and checks every
 // bad-argument diagnostic and the parsing rules; exit_test.go builds the
 // binary and pins every exit status, the help, flags after positional
-// words and the network log on it.
+// words and the network log on it; bench_test.go runs -w lease-bench.
 // See package chunklease/maelstrom/harness for the model.
 package main

@@ -44,6 +44,8 @@ type testFlags struct {
 	LeaseMs             int64    `json:"lease_ms"`
 	Servers             int      `json:"servers"`
 	Chunks              int      `json:"chunks"`
+	BenchOp             string   `json:"bench_op"`
+	Ops                 int      `json:"ops"`
 
 	nodeList   string   // --nodes a,b,c
 	nodeFlags  []string // -n/--node, repeatable
@@ -67,7 +69,7 @@ func newTestFlagSet(f *testFlags) *pflag.FlagSet {
 	fs.Usage = func() {}
 	fs.SortFlags = false
 	fs.BoolVarP(&f.help, "help", "h", false, "print this help and exit")
-	fs.StringVarP(&f.Workload, "workload", "w", "lease", "workload: lease or echo")
+	fs.StringVarP(&f.Workload, "workload", "w", "lease", "workload: lease, echo, master or lease-bench")
 	fs.StringVar(&f.Bin, "bin", "", "the node program to test (required)")
 	fs.IntVar(&f.NodeCount, "node-count", 0, "run this many nodes, named n0, n1, ... (overrides --nodes)")
 	fs.StringVar(&f.nodeList, "nodes", "", "comma-separated node ids (default n1,n2,n3,n4,n5)")
@@ -97,6 +99,8 @@ func newTestFlagSet(f *testFlags) *pflag.FlagSet {
 	fs.Int64Var(&f.LeaseMs, "lease-ms", 1000, "lease workload: the longest lease_ms a grant or renew asks for")
 	fs.IntVar(&f.Servers, "servers", 3, "lease workload: number of chunk servers contending (cs1..)")
 	fs.IntVar(&f.Chunks, "chunks", 3, "lease workload: number of chunks (ch_1..)")
+	fs.StringVar(&f.BenchOp, "bench-op", "renew", "lease-bench workload: the op measured: grant, renew, check, release or mixed")
+	fs.IntVar(&f.Ops, "ops", 2000, "lease-bench workload: measured ops across all clients")
 	u := &f.sshUnused
 	fs.StringVar(&u.user, "username", "root", "no effect (Jepsen's SSH options; Maelstrom runs no SSH)")
 	fs.StringVar(&u.password, "password", "root", "no effect")

@@ -8,17 +8,39 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
+	"chunklease/internal/cpuprof"
 	"chunklease/maelstrom/harness"
 	"chunklease/workloads"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopProfile := startProfile()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stopProfile()
 	stop()
 	os.Exit(code)
+}
+
+// startProfile writes the harness's CPU profile to
+// $MAELSTROM_CPUPROFILE_DIR/harness-<pid>.pprof when that is set, until
+// exit or for MAELSTROM_CPUPROFILE_S seconds; the nodes, which inherit the
+// environment, profile themselves (package maelstrom, profile.go).
+func startProfile() (stop func()) {
+	dir := os.Getenv(cpuprof.DirEnv)
+	if dir == "" {
+		return func() {}
+	}
+	path := filepath.Join(dir, fmt.Sprintf("harness-%d.pprof", os.Getpid()))
+	stop, err := cpuprof.Start(path, cpuprof.Limit(cpuprof.SecondsEnv, 0))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "maelstrom: %s is set but profiling failed: %v\n", cpuprof.DirEnv, err)
+		return func() {}
+	}
+	return stop
 }
 
 // commandUsage is what a bare or unknown command prints, as Jepsen's cli
@@ -191,6 +213,12 @@ func (f *testFlags) workload(workers int) (workloads.Workload, error) {
 			return nil, fmt.Errorf("master workload: %w", err)
 		}
 		return workloads.NewMaster(o, seed), nil
+	case "lease-bench":
+		o := workloads.LeaseBenchOptions{Op: f.BenchOp, Ops: f.Ops, Chunks: f.Chunks, Workers: workers, LeaseMs: f.LeaseMs}
+		if err := o.Validate(); err != nil {
+			return nil, fmt.Errorf("lease-bench workload: %w", err)
+		}
+		return workloads.NewLeaseBench(o), nil
 	}
-	return nil, fmt.Errorf("Failed to validate %q: Must be one of echo, lease, master (this harness runs these three)", "--workload "+f.Workload)
+	return nil, fmt.Errorf("Failed to validate %q: Must be one of echo, lease, master, lease-bench (this harness runs these four)", "--workload "+f.Workload)
 }

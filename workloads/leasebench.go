@@ -1,0 +1,411 @@
+package workloads
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// The lease benchmark (-w lease-bench): the cost of each lease op alone,
+// uncontended, as etcd's `benchmark` measures one request type at a time
+// with a fixed number of requests and clients.
+//
+// Worker w is chunk server cs<w+1> and owns the chunks ch_k with
+// k-1 ≡ w (mod workers): no two workers touch one chunk, so nothing
+// contends and every op takes the protocol's common path. The plan is a
+// list of rounds; a round gives each worker at most one pass over its
+// chunks, and no worker starts round r+1 before every op of round r has
+// completed, so a round is a phase of one op type only:
+//
+//	grant    (measured grant pass, release pass) repeated: grants on free chunks
+//	renew    grant pass, then renew passes: renews by the holder (fast path)
+//	check    grant pass, then check passes: checks of held chunks
+//	release  (grant pass, measured release pass) repeated: releases by token
+//	mixed    per chunk grant, renew, check, release in turn; no barriers,
+//	         so the workers are at different ops at once; everything measured
+//
+// Ops measured: the ops of the benchmarked type (all of them for mixed),
+// BenchOps in total, spread evenly over the workers; the other ops warm up
+// or reset the chunks and are never measured. Every grant and renew asks
+// for LeaseMs, which must outlast the run. Releases carry the token of the
+// chunk's latest ok grant or renew. The history is judged by the lease
+// checker, so a benchmark run is also a safety run. LeaseBenchSummary
+// computes the figures from the history alone.
+
+// Benchmark op names (-bench-op).
+const (
+	BenchGrant   = "grant"
+	BenchRenew   = "renew"
+	BenchCheck   = "check"
+	BenchRelease = "release"
+	BenchMixed   = "mixed"
+)
+
+// LeaseBenchOptions configures the lease benchmark.
+type LeaseBenchOptions struct {
+	Op      string // BenchGrant, BenchRenew, BenchCheck, BenchRelease or BenchMixed
+	Ops     int    // measured ops across all workers
+	Chunks  int    // chunk handles ch_1..ch_Chunks, split among the workers
+	Workers int    // concurrent clients; each must own at least one chunk
+	LeaseMs int64  // lease_ms of every grant and renew
+}
+
+// Validate reports options NewLeaseBench would refuse.
+func (o LeaseBenchOptions) Validate() error {
+	var errs []error
+	switch o.Op {
+	case BenchGrant, BenchRenew, BenchCheck, BenchRelease, BenchMixed:
+	default:
+		errs = append(errs, fmt.Errorf("bench op must be grant, renew, check, release or mixed, got %q", o.Op))
+	}
+	if o.Ops < 1 {
+		errs = append(errs, fmt.Errorf("ops must be >= 1, got %d", o.Ops))
+	}
+	if o.Workers < 1 || o.Chunks < o.Workers {
+		errs = append(errs, fmt.Errorf("every worker needs its own chunk: chunks (%d) must be >= workers (%d) >= 1", o.Chunks, o.Workers))
+	}
+	if o.LeaseMs < 1 {
+		errs = append(errs, fmt.Errorf("lease_ms must be >= 1, got %d", o.LeaseMs))
+	}
+	return errors.Join(errs...)
+}
+
+// benchStep is one planned op of one worker.
+type benchStep struct {
+	f     string
+	chunk int // index into chunk names
+	round int
+}
+
+// LeaseBench is the lease benchmark workload.
+type LeaseBench struct {
+	opts    LeaseBenchOptions
+	chunks  []string
+	plans   [][]benchStep // per worker, in order
+	next    []int         // per worker: index of its next step
+	left    []int         // per round: ops not yet completed
+	round   int           // the lowest round with ops left
+	tokens  []int64       // per chunk: token of its latest ok grant or renew
+	current []benchStep   // per worker: the step in flight
+}
+
+// NewLeaseBench returns the benchmark. It panics on options that Validate
+// rejects: the caller validates user input first.
+func NewLeaseBench(opts LeaseBenchOptions) *LeaseBench {
+	if err := opts.Validate(); err != nil {
+		panic("workloads.NewLeaseBench: " + err.Error())
+	}
+	b := &LeaseBench{opts: opts, tokens: make([]int64, opts.Chunks),
+		next: make([]int, opts.Workers), current: make([]benchStep, opts.Workers)}
+	for c := range opts.Chunks {
+		b.chunks = append(b.chunks, "ch_"+strconv.Itoa(c+1))
+	}
+	for w := range opts.Workers {
+		share := opts.Ops / opts.Workers
+		if w < opts.Ops%opts.Workers {
+			share++
+		}
+		b.plans = append(b.plans, benchPlan(opts.Op, workerChunks(w, opts.Workers, opts.Chunks), share))
+	}
+	for _, plan := range b.plans {
+		for _, s := range plan {
+			for s.round >= len(b.left) {
+				b.left = append(b.left, 0)
+			}
+			b.left[s.round]++
+		}
+	}
+	return b
+}
+
+// workerChunks are the chunk indexes worker w owns.
+func workerChunks(w, workers, chunks int) []int {
+	var own []int
+	for c := w; c < chunks; c += workers {
+		own = append(own, c)
+	}
+	return own
+}
+
+// benchPlan is one worker's steps: `measured` ops of type op over its
+// chunks, with the warm-up and reset ops the op needs (see the top of the
+// file).
+func benchPlan(op string, own []int, measured int) []benchStep {
+	var plan []benchStep
+	pass := func(f string, round int, chunks []int) {
+		for _, c := range chunks {
+			plan = append(plan, benchStep{f: f, chunk: c, round: round})
+		}
+	}
+	switch op {
+	case BenchMixed:
+		for i := range measured {
+			f := [...]string{FGrant, FRenew, FCheck, FRelease}[i%4]
+			plan = append(plan, benchStep{f: f, chunk: own[(i/4)%len(own)]})
+		}
+	case BenchRenew, BenchCheck:
+		pass(FGrant, 0, own)
+		for i := range measured {
+			plan = append(plan, benchStep{f: op, chunk: own[i%len(own)], round: 1})
+		}
+	case BenchGrant, BenchRelease:
+		// A grant pass then a release pass, as often as needed; the last
+		// pass of the measured type may cover only part of the chunks.
+		for round := 0; measured > 0; round += 2 {
+			chunks := own[:min(measured, len(own))]
+			measured -= len(chunks)
+			pass(FGrant, round, chunks)
+			pass(FRelease, round+1, chunks)
+		}
+	}
+	return plan
+}
+
+// Name is "lease-bench".
+func (b *LeaseBench) Name() string { return "lease-bench" }
+
+// LongestLeaseMs is LeaseMs (LeaseBounded).
+func (b *LeaseBench) LongestLeaseMs() int64 { return b.opts.LeaseMs }
+
+// Next hands worker its next step once the step's round has begun.
+func (b *LeaseBench) Next(now time.Duration, worker int) (Invocation, bool) {
+	if worker < 0 || worker >= len(b.plans) || b.next[worker] >= len(b.plans[worker]) {
+		return Invocation{}, false
+	}
+	s := b.plans[worker][b.next[worker]]
+	if s.round > b.round {
+		return Invocation{}, false // the barrier: a completion will lift it
+	}
+	b.next[worker]++
+	b.current[worker] = s
+	return b.call(s).invocation(), true
+}
+
+// Wake is Never: every op that can start is handed out when a worker is
+// free, and the rest wait for a completion.
+func (b *LeaseBench) Wake() time.Duration { return Never }
+
+// call is the lease call of step s.
+func (b *LeaseBench) call(s benchStep) leaseCall {
+	w := s.chunk % b.opts.Workers
+	c := leaseCall{f: s.f, chunk: b.chunks[s.chunk], server: "cs" + strconv.Itoa(w+1)}
+	switch s.f {
+	case FGrant, FRenew:
+		c.leaseMs = b.opts.LeaseMs
+	case FRelease:
+		c.token = b.tokens[s.chunk]
+	case FCheck:
+		c.server = ""
+	}
+	return c
+}
+
+// Request renders an invocation as its Maelstrom request body.
+func (b *LeaseBench) Request(inv Invocation) json.RawMessage {
+	c, err := decodeCall(inv)
+	if err != nil {
+		return json.RawMessage(`{"type":"lease_bench_bad_invocation"}`) // the node answers with an error
+	}
+	return c.request()
+}
+
+// Complete maps the reply as the lease workload does, keeps the chunk's
+// token and counts the step done.
+func (b *LeaseBench) Complete(now time.Duration, worker int, inv Invocation, reply json.RawMessage) Completion {
+	c, err := decodeCall(inv)
+	if err != nil {
+		return Completion{Type: Info, Value: inv.Value, Error: "workload: " + err.Error()}
+	}
+	out := completeLease(inv, c, reply)
+	if worker >= 0 && worker < len(b.current) {
+		s := b.current[worker]
+		if out.token != 0 {
+			b.tokens[s.chunk] = out.token
+		}
+		b.left[s.round]--
+		for b.round < len(b.left) && b.left[b.round] == 0 {
+			b.round++
+		}
+	}
+	return out.c
+}
+
+// Check runs the lease checker.
+func (b *LeaseBench) Check(history []Op) Result {
+	r := CheckLease(history)
+	return Result{Valid: r.Valid, Details: r}
+}
+
+// LeaseBenchStats is the benchmark's entry in results.json.
+type LeaseBenchStats struct {
+	Op      string      `json:"op"`
+	Ops     int         `json:"ops"`
+	Chunks  int         `json:"chunks"`
+	Workers int         `json:"workers"`
+	LeaseMs int64       `json:"lease_ms"`
+	Summary BenchResult `json:"summary"`
+}
+
+// Stats reports the options and LeaseBenchSummary (StatsReporter).
+func (b *LeaseBench) Stats(history []Op, _ Result, _ int) any {
+	o := b.opts
+	return LeaseBenchStats{Op: o.Op, Ops: o.Ops, Chunks: o.Chunks, Workers: o.Workers, LeaseMs: o.LeaseMs,
+		Summary: LeaseBenchSummary(history, o.Op)}
+}
+
+var (
+	_ Workload      = (*LeaseBench)(nil)
+	_ StatsReporter = (*LeaseBench)(nil)
+	_ LeaseBounded  = (*LeaseBench)(nil)
+)
+
+// BenchResult is what a benchmark run measured.
+type BenchResult struct {
+	// WindowS is the time the measured ops took, in seconds: for each
+	// stretch of consecutive measured invocations (a measured phase), from
+	// its first invoke to its last completion, summed. Warm-up and reset
+	// phases in between do not count.
+	WindowS float64    `json:"window_s"`
+	Rows    []BenchRow `json:"rows"` // per kind of op, in GrantWon, renew, check, release order; mixed adds "all"
+}
+
+// BenchRow is one kind of measured op. Latencies are of ok ops, in
+// milliseconds, nearest rank.
+type BenchRow struct {
+	Op        string  `json:"op"`
+	Invoked   int     `json:"invoked"`
+	OK        int     `json:"ok"`
+	Errors    int     `json:"errors"` // fail, info, or never completed
+	OpsPerSec float64 `json:"ops_per_s"`
+	P50Ms     float64 `json:"p50_ms"`
+	P90Ms     float64 `json:"p90_ms"`
+	P99Ms     float64 `json:"p99_ms"`
+	MaxMs     float64 `json:"max_ms"`
+}
+
+// Kinds of benchmark rows beside the lease fs. Row "grant" is a won grant
+// of a chunk its server did not hold; a grant by the holder (a renewal,
+// which may take the one-round-trip path) and a grant that answered with
+// another primary are other costs. Mixed gets a total.
+const (
+	kindGrantHolder = "grant (holder)"
+	kindGrantOther  = "grant (other primary)"
+	kindAll         = "all"
+)
+
+// LeaseBenchSummary computes the figures of the ops of type op (every op
+// for BenchMixed) from a history.
+func LeaseBenchSummary(history []Op, op string) BenchResult {
+	pairs, _ := PairOps(history)
+	var res BenchResult
+	lat := map[string][]float64{}
+	rows := map[string]*BenchRow{}
+	row := func(kind string) *BenchRow {
+		if rows[kind] == nil {
+			rows[kind] = &BenchRow{Op: kind}
+		}
+		return rows[kind]
+	}
+	var segStart, segEnd int64
+	inSeg := false
+	held := heldBeliefs{}
+	for _, p := range pairs {
+		kind := held.kind(p)
+		if op != BenchMixed && p.Invoke.F != op {
+			if inSeg {
+				res.WindowS += float64(segEnd-segStart) / 1e9
+				inSeg = false
+			}
+			continue
+		}
+		end := p.Invoke.Time
+		if p.Completion != nil {
+			end = p.Completion.Time
+		}
+		if !inSeg {
+			segStart, segEnd, inSeg = p.Invoke.Time, end, true
+		}
+		segEnd = max(segEnd, end)
+		for _, k := range []string{kind, kindAll} {
+			r := row(k)
+			r.Invoked++
+			if p.Completion != nil && p.Completion.Type == OK {
+				r.OK++
+				lat[k] = append(lat[k], float64(p.Completion.Time-p.Invoke.Time)/1e6)
+			} else {
+				r.Errors++
+			}
+		}
+	}
+	if inSeg {
+		res.WindowS += float64(segEnd-segStart) / 1e9
+	}
+	for _, k := range []string{FGrant, kindGrantHolder, kindGrantOther, FRenew, FCheck, FRelease, kindAll} {
+		r := rows[k]
+		if r == nil || (k == kindAll && op != BenchMixed) {
+			continue
+		}
+		if res.WindowS > 0 {
+			r.OpsPerSec = float64(r.OK) / res.WindowS
+		}
+		l := lat[k]
+		slices.Sort(l)
+		r.P50Ms, r.P90Ms, r.P99Ms, r.MaxMs = nearestRank(l, 0.50), nearestRank(l, 0.90), nearestRank(l, 0.99), nearestRank(l, 1)
+		res.Rows = append(res.Rows, *r)
+	}
+	return res
+}
+
+// heldBeliefs is what each server believes it holds, from its own ok
+// replies, as the lease workload's generator learns it: chunk/server ->
+// the end (ns since the start) of the latest lease it was told of. Pairs
+// are fed in invoke order; a server has one op in flight per chunk, so its
+// previous op on the chunk has completed by then.
+type heldBeliefs map[string]int64
+
+// kind is the row of pair p (its f, or a kind of grant), and learns from
+// p's completion.
+func (h heldBeliefs) kind(p Pair) string {
+	v, err := decodeLeaseValue(p.Invoke.Value)
+	if err != nil || p.Invoke.F == FCheck {
+		return p.Invoke.F
+	}
+	key := v.Chunk + "/" + v.Server
+	holds := h[key] > p.Invoke.Time
+	var done LeaseValue
+	ok := p.Completion != nil && p.Completion.Type == OK
+	if ok {
+		done, _ = decodeLeaseValue(p.Completion.Value)
+	}
+	switch {
+	case p.Invoke.F == FRelease:
+		delete(h, key)
+	case ok && p.Invoke.F == FRenew && done.NewExpiresInMs != nil:
+		h[key] = max(h[key], p.Invoke.Time+*done.NewExpiresInMs*1e6)
+	case ok && p.Invoke.F == FGrant && done.Primary != nil && *done.Primary == v.Server && done.ExpiresInMs != nil:
+		h[key] = max(h[key], p.Invoke.Time+*done.ExpiresInMs*1e6)
+	}
+	switch {
+	case p.Invoke.F != FGrant:
+		return p.Invoke.F
+	case ok && done.Primary != nil && *done.Primary != v.Server:
+		return kindGrantOther
+	case holds:
+		return kindGrantHolder
+	}
+	return FGrant
+}
+
+// nearestRank is the q-quantile of sorted samples (sample ceil(q*n),
+// 1-based); 0 without samples.
+func nearestRank(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
