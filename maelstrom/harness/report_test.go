@@ -17,7 +17,7 @@ func TestIndexPage(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "node-logs"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"history.jsonl", "results.json", "node-logs/n1.log", workloads.LeaseTimelineFile} {
+	for _, f := range []string{"history.jsonl", "results.json", "node-logs/n1.log", workloads.LeaseTimelineFile, workloads.LeaseDetailsFile} {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -29,10 +29,11 @@ func TestIndexPage(t *testing.T) {
 	r := &runner{o: Options{Nodes: []string{"n1"}}, dir: dir, net: &network{Net: net}, console: newConsole(nil)}
 	invalid := false
 	res := &Results{Workload: "lease", Seed: 42, Command: []string{"maelstrom", "test", "-w", "lease"},
-		Checks:  Checks{Workload: &invalid, Stats: true, Availability: true, Net: true},
-		Checker: workloads.LeaseResult{Violations: []workloads.Violation{{Kind: workloads.TwoPrimaries, Chunk: "ch_3", StartNs: 1.5e9}}},
-		Reports: []string{workloads.LeaseTimelineFile}}
-	r.writeReport(res, nil)
+		Checks: Checks{Workload: &invalid, Stats: true, Availability: true, Net: true},
+		Checker: workloads.LeaseSummary{Violations: []workloads.Violation{{Kind: workloads.TwoPrimaries, Chunk: "ch_3", StartNs: 1.5e9}},
+			Details: workloads.LeaseDetailsFile},
+		Reports: []string{workloads.LeaseTimelineFile, workloads.LeaseDetailsFile}}
+	r.writeReport(res, nil, nil)
 	page, err := os.ReadFile(filepath.Join(dir, indexFile))
 	if err != nil {
 		t.Fatal(err)

@@ -7,3 +7,6 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
+
+// maxRSSUnit is the unit of getrusage's ru_maxrss: KiB on Linux.
+const maxRSSUnit = 1024
