@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"chunklease/workloads"
@@ -51,7 +50,7 @@ func (r *runner) finish(runErr error) Outcome {
 	r.writeReport(res, an.facts.Nemesis, focus) // report.go: messages.svg and index.html
 	res.Duration = time.Since(r.started)
 	res.Timing = Timing{RunS: ranFor.Seconds(), AnalysisS: time.Since(analysisStart).Seconds(), TimeLimitS: r.o.TimeLimit.Seconds()}
-	res.Memory = Memory{HarnessPeakMiB: peakRSSMiB(syscall.RUSAGE_SELF), NodePeakMiB: peakRSSMiB(syscall.RUSAGE_CHILDREN)}
+	res.Memory = Memory{HarnessPeakMiB: peakRSSMiB(), NodePeakMiB: r.nodePeakMiB()}
 	out := Outcome{Exit: res.ExitCode, Dir: r.dir, Err: runErr, Results: res}
 	if err := writeResults(r.dir, res); err != nil {
 		r.console.println("ERROR writing results.json: " + err.Error())
@@ -62,6 +61,16 @@ func (r *runner) finish(runErr error) Outcome {
 	}
 	r.printSummary(res, runErr)
 	return out
+}
+
+// nodePeakMiB is the largest peak resident memory of a node program, read
+// as each was killed; 0 when the system does not say.
+func (r *runner) nodePeakMiB() float64 {
+	var kib int64
+	for _, n := range r.nodes {
+		kib = max(kib, n.peakMemoryKiB())
+	}
+	return float64(kib) / 1024
 }
 
 // elapsed is the time since relative time 0, or 0 when the run never got

@@ -55,9 +55,10 @@ type Timing struct {
 	TimeLimitS float64 `json:"time_limit_s"`
 }
 
-// Memory is the peak resident memory of the harness and of the largest
-// node program (every incarnation counts), in MiB, as getrusage reports
-// them at the end of the analysis.
+// Memory is the peak resident memory, in MiB, of the harness (getrusage,
+// at the end of the analysis) and of the largest node program (each
+// incarnation's VmHWM, read as it was killed; 0 where /proc does not
+// tell).
 type Memory struct {
 	HarnessPeakMiB float64 `json:"harness_peak_mib"`
 	NodePeakMiB    float64 `json:"node_peak_mib"`
