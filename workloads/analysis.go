@@ -43,11 +43,14 @@ type PairSink interface {
 	Problem(p HistoryProblem)
 }
 
-// Analysis judges one history: every pair, then Finish.
+// Analysis judges one history: every pair, then Finish (or Abort, when
+// the history could not be read to its end).
 type Analysis interface {
 	PairSink
 	// Finish judges what the pairs showed and writes the report files.
 	Finish(facts HistoryFacts) (Analyzed, error)
+	// Abort gives up, leaving no scratch file behind.
+	Abort()
 }
 
 // HistoryFacts is what reading a whole history taught besides its pairs.
@@ -210,3 +213,10 @@ func (f *HistoryFacts) note(op Op, nodes map[string]bool) {
 		nodes[op.Node] = true
 	}
 }
+
+// The project's workloads judge long runs in bounded memory.
+var (
+	_ Analyzer = (*Lease)(nil)
+	_ Analyzer = (*Master)(nil)
+	_ Analyzer = (*Echo)(nil)
+)

@@ -99,6 +99,8 @@ func (l *Lease) NewAnalysis(env AnalysisEnv) (Analysis, error) {
 	return a, nil
 }
 
+// leaseAnalysis is the lease workload's Analysis: spill files while the
+// pairs stream by, then the shards' checks.
 type leaseAnalysis struct {
 	env      AnalysisEnv
 	scratch  string
@@ -115,6 +117,9 @@ func (a *leaseAnalysis) shardPath(i int) string {
 func (a *leaseAnalysis) partPath(i int) string {
 	return filepath.Join(a.scratch, fmt.Sprintf("details-%04d", i))
 }
+
+// Abort closes and removes the spill files.
+func (a *leaseAnalysis) Abort() { a.abandon() }
 
 // abandon closes and removes the scratch files.
 func (a *leaseAnalysis) abandon() {
@@ -215,24 +220,31 @@ func (a *leaseAnalysis) checkShard(i int, nemesis []Op) (*leaseAcc, error) {
 	for _, r := range recs {
 		byChunk[r.key] = append(byChunk[r.key], r.pair)
 	}
-	part, err := createSpill(a.partPath(i))
-	if err != nil {
-		return nil, err
+	var part *spillWriter // the shard's detail lines, when there is a run directory
+	if a.env.Dir != "" {
+		if part, err = createSpill(a.partPath(i)); err != nil {
+			return nil, err
+		}
+		defer part.close()
 	}
 	acc := newLeaseAcc(nemesis)
 	for _, chunk := range slices.SortedFunc(maps.Keys(byChunk), compareNatural) {
 		pairs := byChunk[chunk]
 		r := CheckLeaseChunk(chunk, pairs)
 		acc.add(r, pairs)
-		if a.env.Dir != "" {
+		if part != nil {
 			if err := part.writeDetail(r); err != nil {
-				_ = part.close()
 				return nil, err
 			}
 		}
 		delete(byChunk, chunk) // let its ops go
 	}
-	return acc, part.close()
+	if part != nil {
+		if err := part.close(); err != nil {
+			return nil, err
+		}
+	}
+	return acc, nil
 }
 
 // chunkDetail is one chunk's line of LeaseDetailsFile.

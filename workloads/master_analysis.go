@@ -31,3 +31,6 @@ func (a *masterAnalysis) Finish(facts HistoryFacts) (Analyzed, error) {
 	st := masterStats(a.stats.result(a.messages), masterFaults(facts.Nemesis, known), run, res.Tenures)
 	return Analyzed{Result: Result{Valid: res.Valid, Details: res}, Stats: st}, nil
 }
+
+// Abort gives up; there is nothing to clean.
+func (a *masterAnalysis) Abort() {}

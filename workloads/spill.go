@@ -66,11 +66,16 @@ func (s *spillWriter) write(key string, p Pair) error {
 	return err
 }
 
+// close flushes and closes the file; later calls do nothing.
 func (s *spillWriter) close() error {
+	if s.f == nil {
+		return nil
+	}
 	err := s.w.Flush()
 	if cerr := s.f.Close(); err == nil {
 		err = cerr
 	}
+	s.f = nil
 	return err
 }
 

@@ -13,16 +13,26 @@ import (
 // drawn from a history read back from disk without holding it: only the
 // chunks that get a lane keep their holdings.
 type TimelineInput struct {
-	Valid                                                  bool
-	ChunkCount, HoldingCount, ViolationCount, ProblemCount int
-	Servers                                                []string         // every server that held a chunk, in natural order
-	Earliest                                               []Violation      // the earliest violations, earliest first (ListedFindings at most)
-	Problems                                               []HistoryProblem // the first history problems (ListedFindings at most)
-	Lanes                                                  []TimelineLane   // in drawing order: chunks with violations, then the busiest others
-	Rest                                                   RestCounts       // the chunks without a lane
-	Faults                                                 []Fault
-	EndNs                                                  int64  // the right edge: the last op or holding end
-	DetailsFile                                            string // the file that lists every violation
+	Valid bool
+	// The totals over every chunk.
+	ChunkCount, HoldingCount int
+	ViolationCount           int
+	ProblemCount             int
+	// Servers are every server that held a chunk, in natural order.
+	Servers []string
+	// Earliest are the earliest violations, earliest first, and Problems
+	// the first history problems (ListedFindings of each at most).
+	Earliest []Violation
+	Problems []HistoryProblem
+	// Lanes are the chunks drawn, in drawing order: those with
+	// violations, then the busiest others; Rest sums up the others.
+	Lanes  []TimelineLane
+	Rest   RestCounts
+	Faults []Fault
+	// EndNs is the right edge: the last op or holding end.
+	EndNs int64
+	// DetailsFile is the file that lists every violation.
+	DetailsFile string
 }
 
 // TimelineLane is one chunk drawn on the timeline.

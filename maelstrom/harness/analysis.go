@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,26 +41,42 @@ func (r *runner) readBack(judge bool, end time.Duration) *analysis {
 	streamed, isAnalyzer := r.o.Workload.(workloads.Analyzer)
 	var wa workloads.Analysis
 	path := filepath.Join(r.dir, historyFile)
-	an.facts, an.readErr = workloads.ReadBack(path, func(nemesis []workloads.Op) ([]workloads.PairSink, error) {
-		sinks := []workloads.PairSink{an.tally, perfSink{an.perf}}
-		if !judge || !isAnalyzer {
-			return sinks, nil
+	an.judge(func() (workloads.Analyzed, error) {
+		defer func() {
+			if p := recover(); p != nil {
+				if wa != nil {
+					wa.Abort() // no spill file left behind by a crash
+				}
+				panic(p) // judge reports it
+			}
+		}()
+		an.facts, an.readErr = workloads.ReadBack(path, func(nemesis []workloads.Op) ([]workloads.PairSink, error) {
+			sinks := []workloads.PairSink{an.tally, perfSink{an.perf}}
+			if !judge || !isAnalyzer {
+				return sinks, nil
+			}
+			var err error
+			if wa, err = streamed.NewAnalysis(r.analysisEnv(path, nemesis)); err != nil {
+				return nil, fmt.Errorf("the %s analysis: %w", r.o.Workload.Name(), err)
+			}
+			return append(sinks, wa), nil
+		})
+		switch {
+		case an.readErr != nil && wa != nil:
+			wa.Abort()
+		case an.readErr != nil || !judge:
+		case isAnalyzer:
+			return wa.Finish(an.facts)
+		default:
+			return r.judgeInMemory(path)
 		}
-		var err error
-		if wa, err = streamed.NewAnalysis(r.analysisEnv(path, nemesis)); err != nil {
-			return nil, fmt.Errorf("the %s analysis: %w", r.o.Workload.Name(), err)
-		}
-		return append(sinks, wa), nil
-	})
-	switch {
-	case an.readErr != nil || !judge:
-	case isAnalyzer:
-		an.judge(func() (workloads.Analyzed, error) { return wa.Finish(an.facts) }, r.o.Workload.Name())
-	default:
-		an.judge(func() (workloads.Analyzed, error) { return r.judgeInMemory(path) }, r.o.Workload.Name())
-	}
+		return workloads.Analyzed{}, errNotJudged
+	}, r.o.Workload.Name())
 	return an
 }
+
+// errNotJudged: the history was read for the figures only.
+var errNotJudged = errors.New("not judged")
 
 // analysisEnv is what the workload's analysis is told before the first op.
 func (r *runner) analysisEnv(path string, nemesis []workloads.Op) workloads.AnalysisEnv {
@@ -80,11 +97,13 @@ func (an *analysis) judge(f func() (workloads.Analyzed, error), name string) {
 		}
 	}()
 	out, err := f()
-	if err != nil {
+	switch {
+	case errors.Is(err, errNotJudged):
+	case err != nil:
 		an.judgeErr = fmt.Errorf("the %s checker: %w", name, err)
-		return
+	default:
+		an.judged = &out
 	}
-	an.judged = &out
 }
 
 // judgeInMemory judges a workload that has no streamed analysis the way
