@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -177,19 +178,23 @@ func (a *leaseAnalysis) Finish(facts HistoryFacts) (Analyzed, error) {
 	return out, nil
 }
 
-// checkShards checks every shard on Parallel goroutines and merges what
-// they found, in shard order.
+// checkShards checks every shard on Parallel goroutines, each gathering
+// what its shards showed in its own leaseAcc (so memory follows the
+// goroutines, not the shards), and merges those: every part of a leaseAcc
+// merges in any order to the same result.
 func (a *leaseAnalysis) checkShards(facts HistoryFacts) (*leaseAcc, error) {
-	accs := make([]*leaseAcc, len(a.shards))
+	workers := min(a.env.Parallel, len(a.shards))
+	accs := make([]*leaseAcc, workers)
 	errs := make([]error, len(a.shards))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(a.env.Parallel, len(a.shards)) {
+	for w := range workers {
+		accs[w] = newLeaseAcc(facts.Nemesis)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				accs[i], errs[i] = a.checkShard(i, facts.Nemesis)
+				errs[i] = a.checkShard(i, accs[w])
 			}
 		}()
 	}
@@ -198,22 +203,22 @@ func (a *leaseAnalysis) checkShards(facts HistoryFacts) (*leaseAcc, error) {
 	}
 	close(next)
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	total := newLeaseAcc(facts.Nemesis)
-	for i, acc := range accs {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
+	for _, acc := range accs {
 		total.merge(acc)
 	}
 	return total, nil
 }
 
-// checkShard checks the chunks of shard i, in natural order, and writes
-// their detail lines to the shard's part file.
-func (a *leaseAnalysis) checkShard(i int, nemesis []Op) (*leaseAcc, error) {
+// checkShard checks the chunks of shard i, in natural order, into acc,
+// and writes their detail lines to the shard's part file.
+func (a *leaseAnalysis) checkShard(i int, acc *leaseAcc) error {
 	recs, err := readSpill(a.shardPath(i))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	_ = os.Remove(a.shardPath(i)) // read: give the disk back early
 	byChunk := map[string][]Pair{}
@@ -223,28 +228,25 @@ func (a *leaseAnalysis) checkShard(i int, nemesis []Op) (*leaseAcc, error) {
 	var part *spillWriter // the shard's detail lines, when there is a run directory
 	if a.env.Dir != "" {
 		if part, err = createSpill(a.partPath(i)); err != nil {
-			return nil, err
+			return err
 		}
 		defer part.close()
 	}
-	acc := newLeaseAcc(nemesis)
 	for _, chunk := range slices.SortedFunc(maps.Keys(byChunk), compareNatural) {
 		pairs := byChunk[chunk]
 		r := CheckLeaseChunk(chunk, pairs)
 		acc.add(r, pairs)
 		if part != nil {
 			if err := part.writeDetail(r); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		delete(byChunk, chunk) // let its ops go
 	}
 	if part != nil {
-		if err := part.close(); err != nil {
-			return nil, err
-		}
+		return part.close()
 	}
-	return acc, nil
+	return nil
 }
 
 // chunkDetail is one chunk's line of LeaseDetailsFile.

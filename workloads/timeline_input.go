@@ -161,7 +161,11 @@ func insertBounded(list []TimelineLane, limit int, chunk string, counts ChunkCou
 		return list
 	}
 	list = slices.Insert(list, i, keep())
-	return list[:min(len(list), limit)]
+	if len(list) > limit {
+		list[limit] = TimelineLane{} // let the lane pushed out go
+		list = list[:limit]
+	}
+	return list
 }
 
 // merge adds the chunks o was offered (a disjoint set).
@@ -238,7 +242,10 @@ func (e *earliestViolations) insert(rv rankedViolation) {
 		return
 	}
 	e.list = slices.Insert(e.list, i, rv)
-	e.list = e.list[:min(len(e.list), e.limit)]
+	if len(e.list) > e.limit {
+		e.list[e.limit] = rankedViolation{}
+		e.list = e.list[:e.limit]
+	}
 }
 
 func (e *earliestViolations) merge(o *earliestViolations) {

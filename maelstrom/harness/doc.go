@@ -55,8 +55,8 @@
 //     net checker count op by op; the nemesis's counts come from its
 //     ops; latency-raw.png and rate.png from a bounded summary (perfData:
 //     completions per rate bucket, and the latency dots a reader can tell
-//     apart, at most one per cell of a grid finer than the picture's
-//     pixels, with every op counted in the legend); a workload that
+//     apart, at most one per cell of a grid of about two by two pixels,
+//     with every op counted in the legend); a workload that
 //     implements workloads.Analyzer judges the pairs as they stream by
 //     and writes its statistics and report files (the lease workload
 //     spills ops by chunk to disk and checks the chunks on every core;

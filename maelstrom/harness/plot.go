@@ -116,14 +116,15 @@ func drawGraphs(history []workloads.Op, end time.Duration, dir string) error {
 	return perf.draw(workloads.Faults(history), dir)
 }
 
-// Latency dots are kept on a grid finer than the picture's pixels (the
-// plot is about 800 x 450 pixels over at most 9 decades): a dot that
-// would land in a cell already drawn adds nothing a reader could see, so
-// a long run keeps at most latencyColumns x latencyRows dots per f and
-// outcome, whatever its length.
+// Latency dots are kept on a grid of about two by two pixels of the
+// picture (the plot is about 800 x 450 pixels over at most 9 decades, a
+// dot about 6 pixels wide): a dot that would land in a cell already
+// drawn adds nothing a reader could see, so a long run keeps at most
+// latencyColumns x latencyRows dots per f and outcome, whatever its
+// length, and drawing them takes about a second.
 const (
-	latencyColumns        = 1200
-	latencyRowsPerDecade  = 120
+	latencyColumns        = 400
+	latencyRowsPerDecade  = 50
 	latencyDecades        = 9 // from minLatencyMs, 1 µs, to 10^6 ms
 	latencyRows           = latencyRowsPerDecade * latencyDecades
 	latencyCellsPerSeries = latencyColumns * latencyRows

@@ -125,7 +125,7 @@ func TestLatencyDotsStayBounded(t *testing.T) {
 		d.add(opAt("grant", workloads.OK, float64(i)/500, 0.5+float64(i%1000)/1000))
 	}
 	s := d.series[seriesKey{"grant", workloads.OK}]
-	if s.count != 300_000 || len(s.dots) > latencyColumns*(latencyRowsPerDecade/2) || len(s.dots) < latencyColumns {
+	if s.count != 300_000 || len(s.dots) > latencyColumns*(latencyRowsPerDecade/2+1) || len(s.dots) < latencyColumns {
 		t.Errorf("%d ops counted, %d dots kept", s.count, len(s.dots))
 	}
 	if s.dots[0].X != 0 || s.dots[0].Y != 0.5 {
