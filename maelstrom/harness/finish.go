@@ -47,10 +47,11 @@ func (r *runner) finish(runErr error) Outcome {
 	if runErr != nil {
 		res.Error = runErr.Error()
 	}
-	r.writeReport(res, an.facts.Nemesis, focus) // report.go: messages.svg and index.html
-	res.Duration = time.Since(r.started)
-	res.Timing = Timing{RunS: ranFor.Seconds(), AnalysisS: time.Since(analysisStart).Seconds(), TimeLimitS: r.o.TimeLimit.Seconds()}
-	res.Memory = Memory{HarnessPeakMiB: peakRSSMiB(), NodePeakMiB: r.nodePeakMiB()}
+	r.writeReport(res, an.facts.Nemesis, focus, func() { // report.go: messages.svg and index.html
+		res.Duration = time.Since(r.started)
+		res.Timing = Timing{RunS: ranFor.Seconds(), AnalysisS: time.Since(analysisStart).Seconds(), TimeLimitS: r.o.TimeLimit.Seconds()}
+		res.Memory = Memory{HarnessPeakMiB: peakRSSMiB(), NodePeakMiB: r.nodePeakMiB()}
+	})
 	out := Outcome{Exit: res.ExitCode, Dir: r.dir, Err: runErr, Results: res}
 	if err := writeResults(r.dir, res); err != nil {
 		r.console.println("ERROR writing results.json: " + err.Error())

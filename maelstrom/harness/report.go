@@ -17,9 +17,9 @@ const indexFile = "index.html"
 
 // writeReport writes the message diagram and the index page into the run
 // directory and lists them in res.Reports. Neither can change the
-// verdict: a failure is a warning. It is the only call finish makes into
-// this file.
-func (r *runner) writeReport(res *Results, nemesis []workloads.Op, focus *workloads.Focus) {
+// verdict: a failure is a warning. Between the two, done is called to
+// complete res (timing), so the index shows what results.json says.
+func (r *runner) writeReport(res *Results, nemesis []workloads.Op, focus *workloads.Focus, done func()) {
 	if r.net != nil {
 		r.guard("the message diagram", func() {
 			start, panels := r.start, diagramPanels(focus)
@@ -33,6 +33,7 @@ func (r *runner) writeReport(res *Results, nemesis []workloads.Op, focus *worklo
 			res.Reports = append(res.Reports, messagesFile)
 		})
 	}
+	done()
 	r.guard("the index page", func() {
 		res.Reports = append(res.Reports, indexFile)
 		if err := os.WriteFile(filepath.Join(r.dir, indexFile), r.indexPage(res), 0o644); err != nil {

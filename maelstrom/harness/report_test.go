@@ -33,14 +33,15 @@ func TestIndexPage(t *testing.T) {
 		Checker: workloads.LeaseSummary{Violations: []workloads.Violation{{Kind: workloads.TwoPrimaries, Chunk: "ch_3", StartNs: 1.5e9}},
 			Details: workloads.LeaseDetailsFile},
 		Reports: []string{workloads.LeaseTimelineFile, workloads.LeaseDetailsFile}}
-	r.writeReport(res, nil, nil)
+	r.writeReport(res, nil, nil, func() { res.Timing = Timing{RunS: 12, AnalysisS: 0.5, TimeLimitS: 10} })
 	page, err := os.ReadFile(filepath.Join(dir, indexFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(page)
 	for _, want := range []string{`<span class="invalid">INVALID: the lease checker found violations`,
-		"two-primaries on ch_3 at 1.500 s", "<code>42</code>", "maelstrom test -w lease"} {
+		"two-primaries on ch_3 at 1.500 s", "<code>42</code>", "maelstrom test -w lease", "0.5 s after 12.0 s of run",
+		`href="lease-details.jsonl"`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the index lacks %q", want)
 		}
