@@ -111,7 +111,7 @@ type chunkHistory struct {
 // must fence (present, one server each, growing across servers).
 //
 // It holds the whole history; the harness judges a long run with the same
-// pieces in bounded memory (LeaseAnalysis): RouteLeasePair files each op
+// pieces in bounded memory (Lease.NewAnalysis): RouteLeasePair files each op
 // under its chunk, CheckLeaseChunk judges one chunk's ops.
 func CheckLease(history []Op) LeaseResult {
 	pairs, problems := PairOps(history)
@@ -166,13 +166,9 @@ type ChunkResult struct {
 	Counts     ChunkCounts
 	Holdings   []Holding   // cut, non-empty, by start
 	Violations []Violation // two-primaries, reads, then fencing, as CheckLease lists them
-	problems   []pairProblem
-}
-
-// Problems are the chunk's ops whose values lack the fields their f
-// needs, in pair order.
-func (c ChunkResult) Problems() []HistoryProblem {
-	return orderPairProblems(slices.Clone(c.problems))
+	// problems are the chunk's ops whose values lack the fields their f
+	// needs (CheckLease lists them among its Problems, in op order).
+	problems []pairProblem
 }
 
 // RouteLeasePair names the chunk a client op of the lease workload
