@@ -11,14 +11,21 @@
 //	{"index":0,"time":123456789,"process":3,"type":"invoke","f":"grant","node":"n1","value":{...}}
 //	{"index":1,"time":125000000,"process":3,"type":"ok","f":"grant","node":"n1","value":{...},"error":"..."}
 //
-// index is dense from 0 (Writer assigns it in append order); time is
+// index is dense from 0 (Writer assigns it in append order; NewWriter
+// also keeps the ops for a simulation, NewStreamWriter keeps none, for the
+// harness); time is
 // nanoseconds since the test started (the caller's clock); process is a
 // worker's integer or "nemesis"; type is invoke, ok, fail (definitely did
 // not happen) or info (unknown); node and error are written only when
 // set; value is written null when absent. A client op is an invoke and
 // the next completion of the same process (PairOps). ReadHistory checks
 // each line (dense index, time >= 0, known type, non-empty f) and names
-// the line of the first defect.
+// the line of the first defect; ScanHistory does the same op by op,
+// without keeping them. Lines in the Writer's own subset (string values
+// printable ASCII without escapes, integers, a value that is a scalar or
+// a flat object of scalars) are decoded by hand, ten times faster than
+// encoding/json; any other line falls back to encoding/json, whose
+// meaning and errors are the reference (FuzzOpLine).
 //
 // Completion types follow Maelstrom (ClassifyError, ClassifyTimeout):
 // definite error codes 1, 10, 11, 12, 14, 20, 21, 22, 30 give fail; codes
@@ -165,7 +172,50 @@
 //
 // LeaseResult carries per-chunk counts, every violation (kind, chunk,
 // servers, op indices, interval, text) and the holdings (with their
-// tokens).
+// tokens). RouteLeasePair and CheckLeaseChunk are the same checker one
+// chunk at a time: the chunk an op belongs to (its ok value's, else its
+// invoke's; an op with none is a problem), and one chunk's ops judged
+// alone; the problems of all chunks, sorted back into op order, are
+// CheckLease's.
+//
+// # Reading a history back (ReadBack, Analyzer)
+//
+// The harness keeps no op in memory during a run; it judges history.jsonl
+// read back from disk, in memory that does not grow with the history.
+// ReadBack reads the file twice: first only the lines that mention
+// "nemesis" (so every analysis knows the partitions and faults before the
+// first client op, as each key's sub-history does in Jepsen's
+// independent checker), then every line, as ReadHistory reads it,
+// pairing client ops with PairStream: PairOps's pairs in PairOps's order
+// (invoke order) and its problems, a completed pair held back only while
+// an earlier invoke is still open (bounded by the client timeout, not by
+// the run). A workload implementing Analyzer gets every pair and problem
+// and then the facts (op count, first and last op time, the client ops'
+// node names, the nemesis ops), and reaches the same verdict and figures
+// as its in-memory Check and Stats:
+//
+//   - lease: each op goes to a spill file chosen by its chunk (FNV of
+//     the name; one shard per 8 MiB of history, at most 1024), the shards
+//     are checked on AnalysisEnv.Parallel goroutines, chunk by chunk in
+//     natural order (CheckLeaseChunk), and what they found is merged:
+//     totals, violations by kind, the earliest violations (by start, then
+//     CheckLease's order), the first problems, the statistics (per-chunk
+//     sums, tenure ends, the first grant after each heal), the timeline's
+//     lanes (lanePicker keeps only the chunks that can still get one).
+//     results.json gets a LeaseSummary (chunk count, totals, violations
+//     by kind, the earliest SummaryViolations violations, the first
+//     SummaryProblems problems, the detail file's name): kilobytes
+//     whatever the run's length. LeaseDetailsFile (lease-details.jsonl)
+//     has one line per chunk in natural order, {"chunk", "counts",
+//     "holdings", "violations"}, CheckLease's, then one {"problem"} line
+//     per problem. Memory: one shard per goroutine and the timeline's
+//     few hundred chunks.
+//   - master: the checker keeps each node's beliefs and stops (not the
+//     ops); the statistics are sums; MasterFaults reads the nemesis ops.
+//   - echo: each pair is judged as it comes.
+//
+// A workload without Analyzer is judged by the harness from the history
+// held in memory.
 //
 // # Master generator
 //
@@ -259,7 +309,11 @@
 // invocations per f and overall, for all ops and split by whether the op
 // was invoked inside a partition and inside a fault (1 when nothing was
 // invoked, as Maelstrom); latency percentiles (nearest rank, ms) of ok
-// ops per f; messages per client invocation. LeaseStats adds failover:
+// ops per f (exact while an f has at most 2^20 samples, 8 MiB; past that
+// from a log histogram, within 0.05 %, count and max exact, so memory
+// stays bounded); messages per client invocation. Each figure is a sum
+// over ops or chunks, so a history read back op by op gives the same
+// statistics (statsBuilder, leaseStatsAcc). LeaseStats adds failover:
 // for each chunk, a tenure ends at the end of a holding that no other
 // holding of the same server covers; its failover time runs to the start
 // of the next holding of the chunk when that holding is another server's
@@ -285,7 +339,9 @@
 // (inline SVG, no network, well-formed XML) with one lane per chunk, a bar
 // per holding coloured by server, partitions shaded across all lanes and
 // violations marked in red; hovering shows server, interval and op
-// indices.
+// indices. The page is drawn from a TimelineInput, which needs only the
+// chunks that get a lane (TimelineInputOf gathers it from a history in
+// memory, the lease analysis chunk by chunk).
 //
 // # Tests
 //
@@ -329,6 +385,20 @@
 //     and two broken ones (a node saying is_master after it lost the
 //     lease, a node always claiming it: invalid); determinism.
 //   - bench_test.go: one simulated schedule, the checker, one op.
+//   - opline_test.go: FuzzOpLine holds the hand-written line decoder to
+//     encoding/json.
+//   - analysis_test.go: the lease analysis of simulated histories (a
+//     correct service and four broken ones, with partitions, kills and
+//     pauses; one with malformed ops), split over 41 shards on two
+//     goroutines, against CheckLease and LeaseStats: summary, statistics,
+//     every line of the detail file, the timeline page byte for byte, the
+//     focus; the master and echo analyses against CheckMaster,
+//     MasterStats, CheckEcho and ComputeStats; ReadBack's line errors.
+//   - bounded_test.go: the lane picker and the earliest violations, fed
+//     in any order and merged, against the choice made from a whole
+//     result; PairStream against the plain PairOps loop on histories
+//     that break the process discipline; sampleSet exact under its limit
+//     and within 2^-11 past it.
 //
 // Randomized tests print their seed and take it back with -seed.
 package workloads

@@ -49,7 +49,22 @@ type Fault struct {
 // the history (ops' node fields, grudge keys), so the exact value layout
 // of kill and pause ops does not matter.
 func Faults(history []Op) []Fault {
-	nodes := historyNodes(history)
+	return faultsOf(history, historyNodes(history))
+}
+
+// FaultsOf is Faults for a history read back from disk: its nemesis ops,
+// in order, and the node names its client ops carry.
+func FaultsOf(nemesis []Op, clientNodes []string) []Fault {
+	nodes := historyNodes(nemesis)
+	for _, n := range clientNodes {
+		nodes[n] = true
+	}
+	return faultsOf(nemesis, nodes)
+}
+
+// faultsOf reads the nemesis ops of history (others are skipped) with the
+// node names nodes.
+func faultsOf(history []Op, nodes map[string]bool) []Fault {
 	var out []Fault
 	open := map[string][]int{} // kind -> indices in out still in force
 	var last struct {

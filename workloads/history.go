@@ -67,18 +67,29 @@ func (p *Process) UnmarshalJSON(b []byte) error {
 
 // Writer appends ops to a history.jsonl stream. It assigns dense indices
 // (0, 1, 2, ... in the order ops are appended) and writes one op per line
-// in the contract's key order. It keeps every op it wrote so the harness
-// can hand the same history to the checker. A Writer is safe for concurrent
-// use: clients complete on their own goroutines.
+// in the contract's key order. A Writer made by NewWriter also keeps every
+// op it wrote, so that a simulation can hand the same history to a
+// checker; one made by NewStreamWriter keeps none, so that a long run's
+// memory does not grow with its history (the harness reads the file back).
+// A Writer is safe for concurrent use: clients complete on their own
+// goroutines.
 type Writer struct {
-	mu  sync.Mutex
-	w   io.Writer
-	ops []Op
-	err error // the first write error; later appends return it
+	mu   sync.Mutex
+	w    io.Writer
+	keep bool
+	n    int // ops written
+	ops  []Op
+	err  error // the first write error; later appends return it
 }
 
-// NewWriter returns a Writer that writes to w.
+// NewWriter returns a Writer that writes to w and keeps what it wrote.
 func NewWriter(w io.Writer) *Writer {
+	return &Writer{w: w, keep: true}
+}
+
+// NewStreamWriter returns a Writer that writes to w and keeps nothing:
+// Ops returns nil.
+func NewStreamWriter(w io.Writer) *Writer {
 	return &Writer{w: w}
 }
 
@@ -92,7 +103,7 @@ func (hw *Writer) Append(op Op) (Op, error) {
 	if hw.err != nil {
 		return op, hw.err
 	}
-	op.Index = len(hw.ops)
+	op.Index = hw.n
 	line, err := marshalOp(op)
 	if err != nil {
 		return op, err // a bad value is the caller's error; the stream stays usable
@@ -101,11 +112,22 @@ func (hw *Writer) Append(op Op) (Op, error) {
 		hw.err = fmt.Errorf("history: writing op %d: %w", op.Index, err)
 		return op, hw.err
 	}
-	hw.ops = append(hw.ops, op)
+	hw.n++
+	if hw.keep {
+		hw.ops = append(hw.ops, op)
+	}
 	return op, nil
 }
 
-// Ops returns a copy of every op written so far, in index order.
+// Len is the number of ops written so far.
+func (hw *Writer) Len() int {
+	hw.mu.Lock()
+	defer hw.mu.Unlock()
+	return hw.n
+}
+
+// Ops returns a copy of every op written so far, in index order; nil for
+// a stream writer.
 func (hw *Writer) Ops() []Op {
 	hw.mu.Lock()
 	defer hw.mu.Unlock()
@@ -182,52 +204,76 @@ type wireOp struct {
 // unknown keys are ignored. Blank lines are skipped. An error names the
 // 1-based line number and what is wrong with it.
 func ReadHistory(r io.Reader) ([]Op, error) {
-	br := bufio.NewReader(r)
 	var ops []Op
-	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			op, perr := parseOpLine(line, len(ops))
-			if perr != nil {
-				return ops, fmt.Errorf("history line %d: %w", lineNo, perr)
-			}
-			ops = append(ops, op)
-		}
-		if err == io.EOF {
-			return ops, nil
-		}
-		if err != nil {
-			return ops, fmt.Errorf("history line %d: %w", lineNo, err)
-		}
-	}
+	err := ScanHistory(r, func(op Op) error {
+		ops = append(ops, op)
+		return nil
+	})
+	return ops, err
 }
 
-// parseOpLine decodes and validates one line; want is the index it must carry.
-func parseOpLine(line []byte, want int) (Op, error) {
-	var w wireOp
-	if err := json.Unmarshal(line, &w); err != nil {
-		return Op{}, fmt.Errorf("not a JSON op object: %w", err)
+// ScanHistory reads history.jsonl as ReadHistory does, but hands each op
+// to fn in order instead of keeping it: memory stays flat however long the
+// history. An error from fn stops the scan and is returned as it is.
+func ScanHistory(r io.Reader, fn func(Op) error) error {
+	n := 0
+	return scanLines(r, func(lineNo int, line []byte) error {
+		if isBlank(line) {
+			return nil
+		}
+		f, err := decodeOpLine(line)
+		var op Op
+		if err == nil {
+			op, err = f.validate(n)
+		}
+		if err != nil {
+			return &lineError{fmt.Errorf("history line %d: %w", lineNo, err)}
+		}
+		n++
+		return fn(op)
+	})
+}
+
+// lineError is a defect of the history itself, as opposed to an error of
+// ScanHistory's caller, which passes through unwrapped.
+type lineError struct{ error }
+
+func (e *lineError) Unwrap() error { return e.error }
+
+// scanLines calls fn with each line of r (its '\n' included, the slice
+// valid only during the call) and its 1-based number. A read error is
+// reported with the number of the line it interrupted.
+func scanLines(r io.Reader, fn func(lineNo int, line []byte) error) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var long []byte // a line longer than the buffer, gathered piecewise
+	for lineNo := 1; ; {
+		part, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, part...)
+			continue
+		}
+		line := part
+		if long != nil {
+			line = append(long, part...)
+		}
+		if len(line) > 0 {
+			if ferr := fn(lineNo, line); ferr != nil {
+				var le *lineError
+				if errors.As(ferr, &le) {
+					return le.error
+				}
+				return ferr
+			}
+		}
+		long = nil
+		switch {
+		case err == io.EOF:
+			return nil
+		case err != nil:
+			return fmt.Errorf("history line %d: %w", lineNo, err)
+		}
+		lineNo++
 	}
-	switch {
-	case w.Index == nil:
-		return Op{}, errors.New(`missing "index"`)
-	case *w.Index != want:
-		return Op{}, fmt.Errorf(`"index" is %d, want %d (indices are dense from 0, one per line)`, *w.Index, want)
-	case w.Time == nil:
-		return Op{}, errors.New(`missing "time"`)
-	case *w.Time < 0:
-		return Op{}, fmt.Errorf(`"time" is %d, want nanoseconds >= 0 since the test started`, *w.Time)
-	case w.Process == nil:
-		return Op{}, errors.New(`missing "process"`)
-	case w.Type == nil:
-		return Op{}, errors.New(`missing "type"`)
-	case !validType(*w.Type):
-		return Op{}, fmt.Errorf(`"type" is %q, want invoke, ok, fail or info`, *w.Type)
-	case w.F == nil || *w.F == "":
-		return Op{}, errors.New(`missing or empty "f"`)
-	}
-	return Op{Index: *w.Index, Time: *w.Time, Process: *w.Process, Type: *w.Type,
-		F: *w.F, Node: w.Node, Value: w.Value, Error: w.Error}, nil
 }
 
 func validType(t string) bool {

@@ -109,80 +109,172 @@ type chunkHistory struct {
 // of two different servers must never overlap, no read may report a
 // holder contradicted by a holding that covers the whole read, and tokens
 // must fence (present, one server each, growing across servers).
+//
+// It holds the whole history; the harness judges a long run with the same
+// pieces in bounded memory (Lease.NewAnalysis): RouteLeasePair files each op
+// under its chunk, CheckLeaseChunk judges one chunk's ops.
 func CheckLease(history []Op) LeaseResult {
 	pairs, problems := PairOps(history)
 	res := LeaseResult{Chunks: map[string]ChunkCounts{}, Violations: []Violation{}, Holdings: []Holding{}}
-	chunks := map[string]*chunkHistory{}
+	chunks := map[string]*chunkCheck{}
+	var pairProblems []pairProblem
 	for _, p := range pairs {
-		if prob, bad := collectPair(p, chunks, res.Chunks); bad {
-			problems = append(problems, prob)
+		lp, prob, bad := decodeLeasePair(p)
+		if bad {
+			pairProblems = append(pairProblems, pairProblem{p.Invoke.Index, prob})
+			continue
 		}
+		c := chunks[lp.v.Chunk]
+		if c == nil {
+			c = &chunkCheck{}
+			chunks[lp.v.Chunk] = c
+		}
+		c.add(lp)
 	}
-	names := slices.SortedFunc(maps.Keys(chunks), compareNatural)
-	for _, name := range names {
-		holdings, violations := checkChunk(name, chunks[name])
-		res.Holdings = append(res.Holdings, holdings...)
-		res.Violations = append(res.Violations, violations...)
-		counts := res.Chunks[name]
-		counts.Holdings, counts.Reads, counts.Violations = len(holdings), len(chunks[name].reads), len(violations)
-		res.Chunks[name] = counts
+	for _, name := range slices.SortedFunc(maps.Keys(chunks), compareNatural) {
+		c := chunks[name].result(name)
+		res.Chunks[name] = c.Counts
+		res.Holdings = append(res.Holdings, c.Holdings...)
+		res.Violations = append(res.Violations, c.Violations...)
+		pairProblems = append(pairProblems, c.problems...)
 	}
-	res.Problems = problems
-	if res.Problems == nil {
-		res.Problems = []HistoryProblem{}
-	}
+	res.Problems = append(append([]HistoryProblem{}, problems...), orderPairProblems(pairProblems)...)
 	res.Valid = len(res.Violations) == 0 && len(res.Problems) == 0
 	return res
 }
 
-// collectPair files one client op under its chunk. The value of an ok
-// completion mirrors the request's fields, so only that value is decoded;
-// the invoke value is decoded for other ops, or when the completion's
-// value lacks the chunk or server.
-func collectPair(p Pair, chunks map[string]*chunkHistory, counts map[string]ChunkCounts) (HistoryProblem, bool) {
+// pairProblem is a problem found in one pair, with the pair's invoke
+// index: CheckLease lists such problems in pair order.
+type pairProblem struct {
+	invoke  int
+	problem HistoryProblem
+}
+
+// orderPairProblems sorts problems into pair order; never nil.
+func orderPairProblems(ps []pairProblem) []HistoryProblem {
+	slices.SortStableFunc(ps, func(a, b pairProblem) int { return cmp.Compare(a.invoke, b.invoke) })
+	out := make([]HistoryProblem, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.problem)
+	}
+	return out
+}
+
+// ChunkResult is the lease checker's finding on one chunk.
+type ChunkResult struct {
+	Chunk      string
+	Counts     ChunkCounts
+	Holdings   []Holding   // cut, non-empty, by start
+	Violations []Violation // two-primaries, reads, then fencing, as CheckLease lists them
+	// problems are the chunk's ops whose values lack the fields their f
+	// needs (CheckLease lists them among its Problems, in op order).
+	problems []pairProblem
+}
+
+// RouteLeasePair names the chunk a client op of the lease workload
+// belongs to: the chunk of its ok completion's value, else its invoke's.
+// An op that cannot be filed under a chunk (an unknown f, an ok value
+// that does not decode, an invoke value without a chunk) is a problem.
+func RouteLeasePair(p Pair) (string, HistoryProblem, bool) {
+	lp, prob, bad := decodeLeasePair(p)
+	return lp.v.Chunk, prob, bad
+}
+
+// CheckLeaseChunk judges the ops of one chunk (those RouteLeasePair files
+// under it), given in invoke order: holdings cut at releases, then
+// two-primaries, reads and fencing, exactly as CheckLease does for that
+// chunk.
+func CheckLeaseChunk(chunk string, pairs []Pair) ChunkResult {
+	var c chunkCheck
+	for _, p := range pairs {
+		lp, prob, bad := decodeLeasePair(p)
+		if bad {
+			c.problems = append(c.problems, pairProblem{p.Invoke.Index, prob})
+			continue
+		}
+		c.add(lp)
+	}
+	return c.result(chunk)
+}
+
+// chunkCheck gathers one chunk's ops for CheckLeaseChunk.
+type chunkCheck struct {
+	ch       chunkHistory
+	counts   ChunkCounts
+	problems []pairProblem
+}
+
+// add counts one op of the chunk and files its release, holding or read.
+func (c *chunkCheck) add(lp leasePair) {
+	if prob, bad := c.ch.add(lp, &c.counts); bad {
+		c.problems = append(c.problems, pairProblem{lp.p.Invoke.Index, prob})
+	}
+}
+
+// result checks what add gathered.
+func (c *chunkCheck) result(chunk string) ChunkResult {
+	res := ChunkResult{Chunk: chunk, Counts: c.counts, problems: c.problems}
+	res.Holdings, res.Violations = checkChunk(chunk, &c.ch)
+	res.Counts.Holdings, res.Counts.Reads, res.Counts.Violations = len(res.Holdings), len(c.ch.reads), len(res.Violations)
+	return res
+}
+
+// leasePair is a client op with the values the checker reads: v is the
+// ok completion's value (zero otherwise) with the chunk and server of the
+// invoke when it lacks them, req the invoke's value when it was decoded
+// (always for a release: its token is there).
+type leasePair struct {
+	p      Pair
+	ok     bool
+	v, req LeaseValue
+}
+
+// decodeLeasePair decodes what the checker reads from a pair. The value of
+// an ok completion mirrors the request's fields, so only that value is
+// decoded; the invoke value is decoded for other ops, or when the
+// completion's value lacks the chunk or server.
+func decodeLeasePair(p Pair) (leasePair, HistoryProblem, bool) {
 	inv := p.Invoke
 	switch inv.F {
 	case FGrant, FRenew, FCheck, FRelease:
 	default:
-		return HistoryProblem{inv.Index, fmt.Sprintf("lease history has an op with f %q", inv.F)}, true
+		return leasePair{}, HistoryProblem{inv.Index, fmt.Sprintf("lease history has an op with f %q", inv.F)}, true
 	}
-	ok := p.Completion != nil && p.Completion.Type == OK
-	var v LeaseValue
-	if ok {
+	lp := leasePair{p: p, ok: p.Completion != nil && p.Completion.Type == OK}
+	if lp.ok {
 		var err error
-		if v, err = decodeLeaseValue(p.Completion.Value); err != nil {
-			return HistoryProblem{p.Completion.Index, fmt.Sprintf("ok %s value %s: %v", inv.F, p.Completion.Value, err)}, true
+		if lp.v, err = decodeLeaseValue(p.Completion.Value); err != nil {
+			return leasePair{}, HistoryProblem{p.Completion.Index, fmt.Sprintf("ok %s value %s: %v", inv.F, p.Completion.Value, err)}, true
 		}
 	}
-	var req LeaseValue
-	if v.Chunk == "" || (inv.F != FCheck && v.Server == "") || inv.F == FRelease {
+	if lp.v.Chunk == "" || (inv.F != FCheck && lp.v.Server == "") || inv.F == FRelease {
 		var err error
-		req, err = decodeLeaseValue(inv.Value)
-		if err != nil || req.Chunk == "" {
-			return HistoryProblem{inv.Index, fmt.Sprintf("%s invoke value %s has no chunk", inv.F, inv.Value)}, true
+		lp.req, err = decodeLeaseValue(inv.Value)
+		if err != nil || lp.req.Chunk == "" {
+			return leasePair{}, HistoryProblem{inv.Index, fmt.Sprintf("%s invoke value %s has no chunk", inv.F, inv.Value)}, true
 		}
-		if v.Chunk == "" || (inv.F != FCheck && v.Server == "") {
-			v.Chunk, v.Server = req.Chunk, req.Server
+		if lp.v.Chunk == "" || (inv.F != FCheck && lp.v.Server == "") {
+			lp.v.Chunk, lp.v.Server = lp.req.Chunk, lp.req.Server
 		}
 	}
-	ch := chunks[v.Chunk]
-	if ch == nil {
-		ch = &chunkHistory{}
-		chunks[v.Chunk] = ch
-	}
-	countPair(p, v.Chunk, counts)
-	if inv.F == FRelease {
-		// The token a release sent is in its invoke, whatever its outcome.
-		ch.releases = append(ch.releases, leaseRelease{server: v.Server, token: tokenOf(req.Token), timeNs: inv.Time, index: inv.Index})
-	}
-	if !ok {
-		return HistoryProblem{}, false // info and fail ops create no holding and no read
-	}
-	return collectOK(p, v, ch)
+	return lp, HistoryProblem{}, false
 }
 
-func countPair(p Pair, chunk string, counts map[string]ChunkCounts) {
-	c := counts[chunk]
+// add counts one op of the chunk and files its release, holding or read.
+func (ch *chunkHistory) add(lp leasePair, counts *ChunkCounts) (HistoryProblem, bool) {
+	countPair(lp.p, counts)
+	inv := lp.p.Invoke
+	if inv.F == FRelease {
+		// The token a release sent is in its invoke, whatever its outcome.
+		ch.releases = append(ch.releases, leaseRelease{server: lp.v.Server, token: tokenOf(lp.req.Token), timeNs: inv.Time, index: inv.Index})
+	}
+	if !lp.ok {
+		return HistoryProblem{}, false // info and fail ops create no holding and no read
+	}
+	return collectOK(lp.p, lp.v, ch)
+}
+
+func countPair(p Pair, c *ChunkCounts) {
 	c.Invoked++
 	switch {
 	case p.Completion == nil:
@@ -194,7 +286,6 @@ func countPair(p Pair, chunk string, counts map[string]ChunkCounts) {
 	default:
 		c.Info++
 	}
-	counts[chunk] = c
 }
 
 // collectOK turns an ok grant, renew or check into a holding or a read;

@@ -66,18 +66,65 @@ type HealGrant struct {
 // and recovery from a lease history, the holdings CheckLease found in it,
 // and the network's message count.
 func LeaseStats(history []Op, holdings []Holding, messages int) LeaseStatsResult {
-	st := ComputeStats(history, messages)
-	ends := collectTenureEnds(holdings)
-	inFault := func(t int64) bool { return inAny(st.FaultIntervals, t) }
-	return LeaseStatsResult{
-		Stats:                 st,
-		Failover:              summarise(ends, func(int64) bool { return true }),
-		FailoverInsideFaults:  summarise(ends, inFault),
-		FailoverOutsideFaults: summarise(ends, func(t int64) bool { return !inFault(t) }),
-		HoldingsInPartitions:  holdingsIn(holdings, st.Partitions),
-		HoldingsInFaults:      holdingsIn(holdings, st.FaultIntervals),
-		GrantsInFaults:        holdingsIn(grantsOnly(holdings), st.FaultIntervals),
-		HealToGrant:           healToGrant(Heals(history), holdings),
+	acc := newLeaseStatsAcc(history)
+	byChunk := map[string][]Holding{}
+	for _, h := range holdings {
+		byChunk[h.Chunk] = append(byChunk[h.Chunk], h)
+	}
+	for _, hs := range byChunk {
+		acc.addChunk(hs)
+	}
+	return acc.result(ComputeStats(history, messages))
+}
+
+// leaseStatsAcc gathers the lease figures chunk by chunk, so that a long
+// run's analysis can compute them from one chunk's holdings at a time, on
+// several goroutines (merge), in memory that does not grow with the run.
+type leaseStatsAcc struct {
+	parts, faults                   []Interval
+	heals                           []Heal
+	failover, inFaults, outFaults   failoverAcc
+	inPartitions, inFault, grantsIn int
+	firstGrant                      []int64 // per heal: the earliest completion of a grant invoked at or after it; MaxInt64: none
+}
+
+// failoverAcc is FailoverStats before the percentiles.
+type failoverAcc struct {
+	ends, retakenBySame, neverRetaken int
+	gapsMs                            sampleSet
+}
+
+// newLeaseStatsAcc reads the partitions, faults and heals from the
+// nemesis ops of history (other ops are ignored).
+func newLeaseStatsAcc(history []Op) *leaseStatsAcc {
+	a := &leaseStatsAcc{parts: Partitions(history), faults: FaultIntervals(history), heals: Heals(history)}
+	a.firstGrant = make([]int64, len(a.heals))
+	for i := range a.firstGrant {
+		a.firstGrant[i] = math.MaxInt64
+	}
+	return a
+}
+
+// addChunk adds the holdings of one chunk (CheckLease's: cut, non-empty).
+func (a *leaseStatsAcc) addChunk(hs []Holding) {
+	for _, e := range tenureEnds(hs) {
+		a.failover.add(e)
+		if inAny(a.faults, e.endNs) {
+			a.inFaults.add(e)
+		} else {
+			a.outFaults.add(e)
+		}
+	}
+	grants := grantsOnly(hs)
+	a.inPartitions += holdingsIn(hs, a.parts)
+	a.inFault += holdingsIn(hs, a.faults)
+	a.grantsIn += holdingsIn(grants, a.faults)
+	for i, heal := range a.heals {
+		for _, g := range grants {
+			if g.InvokeNs >= heal.AtNs && g.StartNs < a.firstGrant[i] {
+				a.firstGrant[i] = g.StartNs
+			}
+		}
 	}
 }
 
@@ -103,21 +150,36 @@ func grantsOnly(holdings []Holding) []Holding {
 	return out
 }
 
+// merge adds what o gathered (from the same nemesis ops).
+func (a *leaseStatsAcc) merge(o *leaseStatsAcc) {
+	a.failover.merge(&o.failover)
+	a.inFaults.merge(&o.inFaults)
+	a.outFaults.merge(&o.outFaults)
+	a.inPartitions += o.inPartitions
+	a.inFault += o.inFault
+	a.grantsIn += o.grantsIn
+	for i, t := range o.firstGrant {
+		a.firstGrant[i] = min(a.firstGrant[i], t)
+	}
+}
+
+// result completes the generic statistics st with the lease figures.
+func (a *leaseStatsAcc) result(st Stats) LeaseStatsResult {
+	return LeaseStatsResult{
+		Stats: st, Failover: a.failover.stats(), FailoverInsideFaults: a.inFaults.stats(),
+		FailoverOutsideFaults: a.outFaults.stats(), HoldingsInPartitions: a.inPartitions,
+		HoldingsInFaults: a.inFault, GrantsInFaults: a.grantsIn, HealToGrant: a.healToGrant(),
+	}
+}
+
 // healToGrant pairs each heal with the first grant holding invoked at or
 // after it.
-func healToGrant(heals []Heal, holdings []Holding) HealToGrant {
-	grants := grantsOnly(holdings)
-	res := HealToGrant{Heals: len(heals), Events: []HealGrant{}}
+func (a *leaseStatsAcc) healToGrant() HealToGrant {
+	res := HealToGrant{Heals: len(a.heals), Events: []HealGrant{}}
 	var samplesMs []float64
-	for _, h := range heals {
+	for i, h := range a.heals {
 		ev := HealGrant{Heal: h}
-		first := int64(math.MaxInt64)
-		for _, g := range grants {
-			if g.InvokeNs >= h.AtNs && g.StartNs < first {
-				first = g.StartNs
-			}
-		}
-		if first != math.MaxInt64 {
+		if first := a.firstGrant[i]; first != math.MaxInt64 {
 			v := nsToMs(first - h.AtNs)
 			ev.GrantAfterMs = &v
 			samplesMs = append(samplesMs, v)
@@ -129,9 +191,44 @@ func healToGrant(heals []Heal, holdings []Holding) HealToGrant {
 	return res
 }
 
+func (f *failoverAcc) add(e tenureEnd) {
+	f.ends++
+	switch e.outcome {
+	case neverRetaken:
+		f.neverRetaken++
+	case retakenBySame:
+		f.retakenBySame++
+	default:
+		f.gapsMs.add(e.gapMs)
+	}
+}
+
+func (f *failoverAcc) merge(o *failoverAcc) {
+	f.ends += o.ends
+	f.retakenBySame += o.retakenBySame
+	f.neverRetaken += o.neverRetaken
+	f.gapsMs.merge(&o.gapsMs)
+}
+
+func (f *failoverAcc) stats() FailoverStats {
+	p := f.gapsMs.percentiles()
+	return FailoverStats{Count: p.Count, MedianMs: p.P50, MaxMs: p.Max, RetakenBySame: f.retakenBySame,
+		NeverRetaken: f.neverRetaken, TenureEndCount: f.ends}
+}
+
 // Failover computes FailoverStats from a checker's holdings.
 func Failover(holdings []Holding) FailoverStats {
-	return summarise(collectTenureEnds(holdings), func(int64) bool { return true })
+	var f failoverAcc
+	byChunk := map[string][]Holding{}
+	for _, h := range holdings {
+		byChunk[h.Chunk] = append(byChunk[h.Chunk], h)
+	}
+	for _, hs := range byChunk {
+		for _, e := range tenureEnds(hs) {
+			f.add(e)
+		}
+	}
+	return f.stats()
 }
 
 // tenureEnd is one end of a tenure and what followed it.
@@ -147,54 +244,26 @@ const (
 	neverRetaken
 )
 
-// collectTenureEnds finds every tenure end of every chunk.
-func collectTenureEnds(holdings []Holding) []tenureEnd {
-	byChunk := map[string][]Holding{}
-	for _, h := range holdings {
-		byChunk[h.Chunk] = append(byChunk[h.Chunk], h)
-	}
+// tenureEnds finds every tenure end of one chunk's holdings.
+func tenureEnds(holdings []Holding) []tenureEnd {
+	hs := slices.Clone(holdings)
+	slices.SortStableFunc(hs, byStart)
 	var out []tenureEnd
-	for _, hs := range byChunk {
-		slices.SortStableFunc(hs, byStart)
-		for i, h := range hs {
-			if !endsTenure(hs, i) {
-				continue
-			}
-			next, ok := nextHolding(hs, h.EndNs)
-			switch {
-			case !ok:
-				out = append(out, tenureEnd{endNs: h.EndNs, outcome: neverRetaken})
-			case next.Server == h.Server:
-				out = append(out, tenureEnd{endNs: h.EndNs, outcome: retakenBySame})
-			default:
-				out = append(out, tenureEnd{endNs: h.EndNs, outcome: followedByOther, gapMs: nsToMs(next.StartNs - h.EndNs)})
-			}
+	for i, h := range hs {
+		if !endsTenure(hs, i) {
+			continue
+		}
+		next, ok := nextHolding(hs, h.EndNs)
+		switch {
+		case !ok:
+			out = append(out, tenureEnd{endNs: h.EndNs, outcome: neverRetaken})
+		case next.Server == h.Server:
+			out = append(out, tenureEnd{endNs: h.EndNs, outcome: retakenBySame})
+		default:
+			out = append(out, tenureEnd{endNs: h.EndNs, outcome: followedByOther, gapMs: nsToMs(next.StartNs - h.EndNs)})
 		}
 	}
 	return out
-}
-
-// summarise counts the tenure ends whose end time keep accepts.
-func summarise(ends []tenureEnd, keep func(endNs int64) bool) FailoverStats {
-	var st FailoverStats
-	var samplesMs []float64
-	for _, e := range ends {
-		if !keep(e.endNs) {
-			continue
-		}
-		st.TenureEndCount++
-		switch e.outcome {
-		case neverRetaken:
-			st.NeverRetaken++
-		case retakenBySame:
-			st.RetakenBySame++
-		default:
-			samplesMs = append(samplesMs, e.gapMs)
-		}
-	}
-	p := percentiles(samplesMs)
-	st.Count, st.MedianMs, st.MaxMs = p.Count, p.P50, p.Max
-	return st
 }
 
 // endsTenure reports whether hs[i]'s end is covered by no other holding of

@@ -102,20 +102,52 @@ type masterHistory struct {
 // two different nodes' intervals overlap, or when it has structural
 // problems.
 func CheckMaster(history []Op) MasterResult {
+	c := newMasterChecker()
 	pairs, problems := PairOps(history)
-	res := MasterResult{Counts: map[string]MasterCounts{}, Tenures: []MasterTenure{},
-		Violations: []MasterViolation{}, Anomalies: []HistoryProblem{}}
-	mh := masterHistory{stops: map[string][]masterStop{}}
-	for _, p := range pairs {
-		problems = append(problems, mh.collect(p, &res)...)
+	for _, p := range problems {
+		c.Problem(p)
 	}
-	beliefs := slices.DeleteFunc(slices.Clone(mh.beliefs), func(b masterBelief) bool { return b.startNs >= b.endNs })
-	res.BeliefsEmpty = len(mh.beliefs) - len(beliefs)
+	for _, p := range pairs {
+		c.add(p)
+	}
+	return c.result()
+}
+
+// masterChecker is CheckMaster one pair at a time, for histories read
+// back from disk: it keeps the beliefs and stops, not the ops.
+type masterChecker struct {
+	res          MasterResult
+	mh           masterHistory
+	problems     []HistoryProblem // PairOps's, then the pairs'
+	pairProblems []HistoryProblem
+}
+
+func newMasterChecker() *masterChecker {
+	return &masterChecker{
+		res: MasterResult{Counts: map[string]MasterCounts{}, Tenures: []MasterTenure{},
+			Violations: []MasterViolation{}, Anomalies: []HistoryProblem{}},
+		mh: masterHistory{stops: map[string][]masterStop{}},
+	}
+}
+
+// Problem takes a problem PairOps found.
+func (c *masterChecker) Problem(p HistoryProblem) { c.problems = append(c.problems, p) }
+
+// add takes the next pair, in invoke order.
+func (c *masterChecker) add(p Pair) {
+	c.pairProblems = append(c.pairProblems, c.mh.collect(p, &c.res)...)
+}
+
+// result judges the pairs added.
+func (c *masterChecker) result() MasterResult {
+	res := c.res
+	beliefs := slices.DeleteFunc(slices.Clone(c.mh.beliefs), func(b masterBelief) bool { return b.startNs >= b.endNs })
+	res.BeliefsEmpty = len(c.mh.beliefs) - len(beliefs)
 	res.Beliefs = len(beliefs)
 	res.Violations = append(res.Violations, masterOverlaps(beliefs)...)
 	res.Tenures = mergeTenures(beliefs)
-	mh.markStops(res.Tenures)
-	res.Problems = problems
+	c.mh.markStops(res.Tenures)
+	res.Problems = append(slices.Clone(c.problems), c.pairProblems...)
 	if res.Problems == nil {
 		res.Problems = []HistoryProblem{}
 	}

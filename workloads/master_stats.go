@@ -82,15 +82,18 @@ type MasterFault struct {
 // faults from a master history, the tenures CheckMaster found in it and
 // the network's message count.
 func MasterStats(history []Op, tenures []MasterTenure, messages int) MasterStatsResult {
-	faults := MasterFaults(history)
+	return masterStats(ComputeStats(history, messages), MasterFaults(history), runWindow(history), tenures)
+}
+
+// masterStats completes the generic statistics st with the master figures.
+func masterStats(st Stats, faults []MasterFault, run Interval, tenures []MasterTenure) MasterStatsResult {
 	var faultIvs []Interval
 	for _, f := range faults {
 		faultIvs = append(faultIvs, Interval{StartNs: f.StartNs, EndNs: f.EndNs})
 	}
 	faultSpans := uniteSpans(faultIvs)
-	run := runWindow(history)
 	return MasterStatsResult{
-		Stats:      ComputeStats(history, messages),
+		Stats:      st,
 		Mastership: mastership(tenures, faultSpans, run),
 		Failover:   masterFailover(tenures, faultSpans, run.EndNs),
 		Faults:     faults,
@@ -298,6 +301,12 @@ func MasterFaults(history []Op) []MasterFault {
 			known[op.Node] = true
 		}
 	}
+	return masterFaults(history, known)
+}
+
+// masterFaults is MasterFaults over the nemesis ops of history (other ops
+// are skipped) with the node ids known from the client ops.
+func masterFaults(history []Op, known map[string]bool) []MasterFault {
 	out := []MasterFault{}
 	states := map[string]*faultState{}
 	prevF := ""

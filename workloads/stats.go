@@ -218,28 +218,60 @@ type Percentiles struct {
 // ComputeStats derives the generic statistics from a history and the
 // network's message count.
 func ComputeStats(history []Op, messages int) Stats {
+	b := newStatsBuilder(history)
 	pairs, _ := PairOps(history)
-	parts, faults := Partitions(history), FaultIntervals(history)
-	s := Stats{Partitions: nonNil(parts), FaultIntervals: nonNil(faults), Messages: messages, ClientInvocations: len(pairs)}
-	if len(pairs) > 0 {
-		s.MessagesPerOp = float64(messages) / float64(len(pairs))
-	}
-	overall := newOKFractions()
-	inPart, outPart, inFault, outFault := newOKFractions(), newOKFractions(), newOKFractions(), newOKFractions()
-	latencies := map[string][]float64{}
 	for _, p := range pairs {
-		ok := p.Completion != nil && p.Completion.Type == OK
-		overall.add(p.Invoke.F, ok)
-		split(parts, p.Invoke.Time, &inPart, &outPart).add(p.Invoke.F, ok)
-		split(faults, p.Invoke.Time, &inFault, &outFault).add(p.Invoke.F, ok)
-		if ok {
-			latencies[p.Invoke.F] = append(latencies[p.Invoke.F], nsToMs(p.Completion.Time-p.Invoke.Time))
-		}
+		b.add(p)
 	}
-	s.Availability = Availability{overall.done(), inPart.done(), outPart.done(), inFault.done(), outFault.done()}
+	return b.result(messages)
+}
+
+// statsBuilder computes Stats from the pairs of a history, one at a time,
+// in memory that does not grow with the history (sampleSet): the
+// nemesis ops, which fix the partitions and faults, come first.
+type statsBuilder struct {
+	parts, faults                               []Interval
+	overall, inPart, outPart, inFault, outFault OKFractions
+	latencies                                   map[string]*sampleSet // per f, ok ops, in ms
+	invocations                                 int
+}
+
+// newStatsBuilder reads the partitions and faults from the nemesis ops
+// of history (other ops are ignored).
+func newStatsBuilder(history []Op) *statsBuilder {
+	return &statsBuilder{parts: Partitions(history), faults: FaultIntervals(history),
+		overall: newOKFractions(), inPart: newOKFractions(), outPart: newOKFractions(),
+		inFault: newOKFractions(), outFault: newOKFractions(), latencies: map[string]*sampleSet{}}
+}
+
+// add counts one client op (an invocation, its completion if any).
+func (b *statsBuilder) add(p Pair) {
+	b.invocations++
+	ok := p.Completion != nil && p.Completion.Type == OK
+	f := p.Invoke.F
+	b.overall.add(f, ok)
+	split(b.parts, p.Invoke.Time, &b.inPart, &b.outPart).add(f, ok)
+	split(b.faults, p.Invoke.Time, &b.inFault, &b.outFault).add(f, ok)
+	if ok {
+		l := b.latencies[f]
+		if l == nil {
+			l = &sampleSet{}
+			b.latencies[f] = l
+		}
+		l.add(nsToMs(p.Completion.Time - p.Invoke.Time))
+	}
+}
+
+// result is the statistics of the pairs added so far.
+func (b *statsBuilder) result(messages int) Stats {
+	s := Stats{Partitions: nonNil(b.parts), FaultIntervals: nonNil(b.faults), Messages: messages, ClientInvocations: b.invocations}
+	if b.invocations > 0 {
+		s.MessagesPerOp = float64(messages) / float64(b.invocations)
+	}
+	s.Availability = Availability{b.overall.done(), b.inPart.done(), b.outPart.done(), b.inFault.done(), b.outFault.done()}
 	s.LatencyMs = map[string]Percentiles{}
-	for f, l := range latencies {
-		s.LatencyMs[f] = percentiles(l)
+	for f, l := range b.latencies {
+		s.LatencyMs[f] = l.percentiles()
 	}
 	return s
 }

@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"bufio"
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -46,7 +45,7 @@ var faultColours = map[string]string{FaultPartition: "#E9C46A", FaultKill: "#E76
 func FaultColour(kind string) string { return faultColours[kind] }
 
 // WriteLeaseTimelineFile writes LeaseTimelineFile into dir. It uses the
-// checker's holdings when res carries a LeaseResult and checks the history
+// checker's result when res carries a LeaseResult and checks the history
 // itself otherwise.
 func WriteLeaseTimelineFile(dir string, history []Op, res Result) error {
 	lr, ok := res.Details.(LeaseResult)
@@ -56,12 +55,17 @@ func WriteLeaseTimelineFile(dir string, history []Op, res Result) error {
 	if !ok {
 		lr = CheckLease(history)
 	}
+	return writeTimelineFile(dir, TimelineInputOf(history, lr, DefaultTimelineLimits), DefaultTimelineLimits)
+}
+
+// writeTimelineFile writes the page for in into dir.
+func writeTimelineFile(dir string, in TimelineInput, lim TimelineLimits) error {
 	f, err := os.Create(filepath.Join(dir, LeaseTimelineFile))
 	if err != nil {
 		return fmt.Errorf("lease timeline: %w", err)
 	}
 	bw := bufio.NewWriter(f)
-	err = WriteLeaseTimeline(bw, history, lr)
+	err = WriteTimelinePage(bw, in, lim)
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
@@ -76,7 +80,13 @@ func WriteLeaseTimeline(w io.Writer, history []Op, res LeaseResult) error {
 	return WriteLeaseTimelineLimited(w, history, res, DefaultTimelineLimits)
 }
 
-// WriteLeaseTimelineLimited writes a self-contained HTML page (no script,
+// WriteLeaseTimelineLimited writes the timeline page of a history held in
+// memory and CheckLease's result on it.
+func WriteLeaseTimelineLimited(w io.Writer, history []Op, res LeaseResult, lim TimelineLimits) error {
+	return WriteTimelinePage(w, TimelineInputOf(history, res, lim), lim)
+}
+
+// WriteTimelinePage writes a self-contained HTML page (no script,
 // nothing loaded from the network, well-formed XML): a summary with the
 // verdict and links to the violations' lanes, a legend, one lane per
 // chosen chunk with a bar per holding coloured by server, partitions,
@@ -84,8 +94,8 @@ func WriteLeaseTimeline(w io.Writer, history []Op, res LeaseResult) error {
 // violations in red, and a time axis at the top and bottom that stays on
 // screen while scrolling. Positions are percentages, so the chart follows
 // the window's width. Hovering any mark shows its details (tokens too).
-func WriteLeaseTimelineLimited(w io.Writer, history []Op, res LeaseResult, lim TimelineLimits) error {
-	t := newTimeline(history, res, lim)
+func WriteTimelinePage(w io.Writer, in TimelineInput, lim TimelineLimits) error {
+	t := newTimeline(in, lim)
 	t.head()
 	t.summary()
 	t.legend()
@@ -94,7 +104,7 @@ func WriteLeaseTimelineLimited(w io.Writer, history []Op, res LeaseResult, lim T
 	t.faultRows()
 	t.b.WriteString("<div class=\"lanes\">\n")
 	t.shades()
-	for i := range t.lanes {
+	for i := range t.in.Lanes {
 		t.lane(i)
 	}
 	t.b.WriteString("</div>\n")
@@ -107,83 +117,24 @@ func WriteLeaseTimelineLimited(w io.Writer, history []Op, res LeaseResult, lim T
 
 // timeline is what the page shows and how time maps to a percentage.
 type timeline struct {
-	b        strings.Builder
-	res      LeaseResult
-	history  []Op
-	byIndex  map[int]int // op index -> position in history
-	faults   []Fault
-	endNs    int64 // the right edge
-	lanes    []string
-	laneID   map[string]string
-	holdings map[string][]Holding   // shown chunks only
-	broken   map[string][]Violation // violations by chunk
-	colour   map[string]int         // server -> palette index
-	servers  []string
-	others   restCounts
-	lim      TimelineLimits
+	b      strings.Builder
+	in     TimelineInput
+	faults []Fault
+	endNs  int64 // the right edge
+	laneID map[string]string
+	colour map[string]int // server -> palette index
+	lim    TimelineLimits
 }
 
-// restCounts sums the chunks that get no lane.
-type restCounts struct{ chunks, holdings, invoked int }
-
-func newTimeline(history []Op, res LeaseResult, lim TimelineLimits) *timeline {
-	t := &timeline{res: res, history: history, byIndex: map[int]int{}, faults: Faults(history),
-		endNs: 1, laneID: map[string]string{}, holdings: map[string][]Holding{}, broken: map[string][]Violation{}, colour: map[string]int{}, lim: lim}
-	for i, op := range history {
-		t.endNs = max(t.endNs, op.Time)
-		t.byIndex[op.Index] = i
-	}
-	for _, h := range res.Holdings {
-		if h.EndNs != math.MaxInt64 {
-			t.endNs = max(t.endNs, h.EndNs)
-		}
-		t.servers = appendNew(t.servers, h.Server)
-	}
-	slices.SortFunc(t.servers, compareNatural)
-	for i, s := range t.servers {
+func newTimeline(in TimelineInput, lim TimelineLimits) *timeline {
+	t := &timeline{in: in, faults: in.Faults, endNs: max(in.EndNs, 1), laneID: map[string]string{}, colour: map[string]int{}, lim: lim}
+	for i, s := range in.Servers {
 		t.colour[s] = i % len(serverPalette)
 	}
-	for _, v := range res.Violations {
-		t.broken[v.Chunk] = append(t.broken[v.Chunk], v)
-	}
-	t.chooseLanes()
-	for _, h := range res.Holdings {
-		if _, shown := t.laneID[h.Chunk]; shown {
-			t.holdings[h.Chunk] = append(t.holdings[h.Chunk], h)
-		}
+	for i, l := range in.Lanes {
+		t.laneID[l.Chunk] = fmt.Sprintf("lane-%d", i)
 	}
 	return t
-}
-
-// chooseLanes picks the chunks with violations (by first violation), then
-// the busiest others (by ops invoked), shown in natural order after them.
-func (t *timeline) chooseLanes() {
-	for _, v := range t.res.Violations {
-		if len(t.lanes) < t.lim.ViolationLanes {
-			t.lanes = appendNew(t.lanes, v.Chunk)
-		}
-	}
-	nViolating := len(t.lanes)
-	var others []string
-	for c := range t.res.Chunks {
-		if !slices.Contains(t.lanes[:nViolating], c) {
-			others = append(others, c)
-		}
-	}
-	slices.SortFunc(others, func(a, b string) int {
-		return cmp.Or(cmp.Compare(t.res.Chunks[b].Invoked, t.res.Chunks[a].Invoked), compareNatural(a, b))
-	})
-	busy := others[:min(len(others), t.lim.BusiestLanes)]
-	slices.SortFunc(busy, compareNatural)
-	t.lanes = append(t.lanes, busy...)
-	for _, c := range others[len(busy):] {
-		t.others.chunks++
-		t.others.holdings += t.res.Chunks[c].Holdings
-		t.others.invoked += t.res.Chunks[c].Invoked
-	}
-	for i, c := range t.lanes {
-		t.laneID[c] = fmt.Sprintf("lane-%d", i)
-	}
 }
 
 // pct maps nanoseconds to a percentage of the track, clamped.
@@ -238,7 +189,7 @@ func (t *timeline) head() {
 }
 
 func (t *timeline) verdictWord() string {
-	if t.res.Valid {
+	if t.in.Valid {
 		return "valid"
 	}
 	return "INVALID"
@@ -248,15 +199,15 @@ func (t *timeline) verdictWord() string {
 // with links to their lanes, and says what is not drawn.
 func (t *timeline) summary() {
 	cls := "verdict-valid"
-	if !t.res.Valid {
+	if !t.in.Valid {
 		cls = "verdict-invalid"
 	}
 	fmt.Fprintf(&t.b, "<div class=\"summary\" id=\"summary\">\n<h1>Lease timeline: <span class=\"%s\">%s</span></h1>\n", cls, t.verdictWord())
 	fmt.Fprintf(&t.b, "<p>%s of history; %d chunks, %d holdings by %d servers, %d violations, %d history problems; %s.</p>\n",
-		seconds(t.endNs), len(t.res.Chunks), len(t.res.Holdings), len(t.servers), len(t.res.Violations), len(t.res.Problems), t.faultCounts())
-	fmt.Fprintf(&t.b, "<p>Lanes: %d with violations, then the %d busiest other chunks (most ops)", t.violatingLanes(), len(t.lanes)-t.violatingLanes())
-	if t.others.chunks > 0 {
-		fmt.Fprintf(&t.b, "; the other %d chunks are summed up in one line at the bottom", t.others.chunks)
+		seconds(t.endNs), t.in.ChunkCount, t.in.HoldingCount, len(t.in.Servers), t.in.ViolationCount, t.in.ProblemCount, t.faultCounts())
+	fmt.Fprintf(&t.b, "<p>Lanes: %d with violations, then the %d busiest other chunks (most ops)", t.violatingLanes(), len(t.in.Lanes)-t.violatingLanes())
+	if t.in.Rest.Chunks > 0 {
+		fmt.Fprintf(&t.b, "; the other %d chunks are summed up in one line at the bottom", t.in.Rest.Chunks)
 	}
 	t.b.WriteString(". Hover a bar for its details; a shaded band is a fault in force.</p>\n")
 	t.findings()
@@ -265,8 +216,8 @@ func (t *timeline) summary() {
 
 func (t *timeline) violatingLanes() int {
 	n := 0
-	for _, c := range t.lanes {
-		if len(t.broken[c]) > 0 {
+	for _, l := range t.in.Lanes {
+		if len(l.Violations) > 0 {
 			n++
 		}
 	}
@@ -294,13 +245,10 @@ func (t *timeline) faultCounts() string {
 
 // findings lists the first violations and history problems.
 func (t *timeline) findings() {
-	if len(t.res.Violations) > 0 {
+	if t.in.ViolationCount > 0 {
 		fmt.Fprintf(&t.b, "<p>Violations, earliest first:</p>\n<ol class=\"violations\">\n")
-		byStart := slices.Clone(t.res.Violations)
-		slices.SortStableFunc(byStart, func(a, b Violation) int { return cmp.Compare(a.StartNs, b.StartNs) })
-		for i, v := range byStart {
+		for i, v := range t.in.Earliest {
 			if i == t.lim.ListedFindings {
-				fmt.Fprintf(&t.b, "<li>... and %d more (results.json lists every one)</li>\n", len(t.res.Violations)-i)
 				break
 			}
 			link := esc(v.Chunk)
@@ -309,9 +257,12 @@ func (t *timeline) findings() {
 			}
 			fmt.Fprintf(&t.b, "<li><b>%s</b> on %s at %s: %s</li>\n", esc(v.Kind), link, seconds(v.StartNs), esc(v.Text))
 		}
+		if shown := min(len(t.in.Earliest), t.lim.ListedFindings); t.in.ViolationCount > shown {
+			fmt.Fprintf(&t.b, "<li>... and %d more (%s lists every one)</li>\n", t.in.ViolationCount-shown, esc(t.in.DetailsFile))
+		}
 		t.b.WriteString("</ol>\n")
 	}
-	for i, p := range t.res.Problems {
+	for i, p := range t.in.Problems {
 		if i == t.lim.ListedFindings {
 			break
 		}
@@ -324,7 +275,7 @@ func (t *timeline) findings() {
 // occurred, and the violation mark.
 func (t *timeline) legend() {
 	t.b.WriteString("<div class=\"legend\">\n")
-	for _, s := range t.servers {
+	for _, s := range t.in.Servers {
 		fmt.Fprintf(&t.b, "<span><i class=\"s%d\"></i>%s</span>", t.colour[s], esc(s))
 	}
 	for _, k := range FaultKinds {
@@ -413,36 +364,43 @@ func (t *timeline) shades() {
 // lane draws one chunk: its holdings (merged when there are too many to
 // see) and its violations.
 func (t *timeline) lane(i int) {
-	c := t.lanes[i]
+	l := t.in.Lanes[i]
+	c := l.Chunk
 	cls := "row lane"
-	if len(t.broken[c]) > 0 {
+	if len(l.Violations) > 0 {
 		cls += " violating"
 	}
-	cc := t.res.Chunks[c]
+	cc := l.Counts
 	fmt.Fprintf(&t.b, "<div class=\"%s\" id=\"%s\" data-chunk=\"%s\"><span class=\"label\" title=\"%s: %d ops, %d holdings, %d violations\">%s</span><div class=\"track\">",
 		cls, t.laneID[c], esc(c), esc(c), cc.Invoked, cc.Holdings, cc.Violations, esc(c))
-	for _, m := range mergeHoldings(t.holdings[c], t.endNs, t.lim.MarksPerLane) {
+	for _, m := range mergeHoldings(l.Holdings, l.Tokens, t.endNs, t.lim.MarksPerLane) {
 		t.holding(m)
 	}
-	for _, v := range t.broken[c] {
+	for _, v := range l.Violations {
 		t.violation(v)
 	}
 	t.b.WriteString("</div></div>\n")
 }
 
-// mark is one bar: one holding, or back-to-back holdings of one server.
+// mark is one bar: one holding, or back-to-back holdings of one server,
+// with the tokens of the first and the last.
 type mark struct {
-	first, last Holding
-	n           int
+	first, last           Holding
+	firstToken, lastToken string
+	n                     int
 }
 
 // mergeHoldings returns one mark per holding while they fit the budget;
 // beyond it, holdings of one server that follow each other with a gap
 // under a growing share of the run become one mark.
-func mergeHoldings(hs []Holding, endNs int64, budget int) []mark {
+func mergeHoldings(hs []Holding, tokens []string, endNs int64, budget int) []mark {
 	marks := make([]mark, len(hs))
 	for i, h := range hs {
-		marks[i] = mark{first: h, last: h, n: 1}
+		tok := "?"
+		if i < len(tokens) {
+			tok = tokens[i]
+		}
+		marks[i] = mark{first: h, last: h, firstToken: tok, lastToken: tok, n: 1}
 	}
 	for gap := endNs / 2000; len(marks) > budget && gap <= endNs; gap *= 2 {
 		marks = mergeMarks(marks, gap)
@@ -456,7 +414,7 @@ func mergeMarks(in []mark, gapNs int64) []mark {
 	for _, m := range in {
 		if i, ok := open[m.first.Server]; ok && m.first.StartNs <= out[i].last.EndNs+gapNs {
 			if m.last.EndNs > out[i].last.EndNs {
-				out[i].last = m.last
+				out[i].last, out[i].lastToken = m.last, m.lastToken
 			}
 			out[i].n += m.n
 			continue
@@ -476,28 +434,12 @@ func (t *timeline) holding(m mark) {
 			cut = fmt.Sprintf(", cut by release op %d", *h.CutByIndex)
 		}
 		title = fmt.Sprintf("%s holds %s [%s, %s) by %s ops %d-%d, token %s%s", h.Server, h.Chunk,
-			seconds(h.StartNs), seconds(h.EndNs), h.F, h.InvokeIndex, h.CompletionIndex, t.token(h), cut)
+			seconds(h.StartNs), seconds(h.EndNs), h.F, h.InvokeIndex, h.CompletionIndex, m.firstToken, cut)
 	} else {
 		title = fmt.Sprintf("%s holds %s [%s, %s): %d holdings drawn as one, tokens %s to %s", h.Server, h.Chunk,
-			seconds(h.StartNs), seconds(m.last.EndNs), m.n, t.token(h), t.token(m.last))
+			seconds(h.StartNs), seconds(m.last.EndNs), m.n, m.firstToken, m.lastToken)
 	}
 	fmt.Fprintf(&t.b, "<i class=\"h s%d\" style=\"%s\" title=\"%s\"></i>", t.colour[h.Server], t.span(h.StartNs, m.last.EndNs), esc(title))
-}
-
-// token reads the fencing token from the holding's ok completion, "?"
-// when the history has none.
-func (t *timeline) token(h Holding) string {
-	i, ok := t.byIndex[h.CompletionIndex]
-	if !ok {
-		return "?"
-	}
-	var v struct {
-		Token json.Number `json:"token"`
-	}
-	if json.Unmarshal(t.history[i].Value, &v) != nil || v.Token == "" {
-		return "?"
-	}
-	return v.Token.String()
 }
 
 // violation marks the violating interval in red over the whole lane.
@@ -509,11 +451,11 @@ func (t *timeline) violation(v Violation) {
 
 // rest sums up the chunks without a lane.
 func (t *timeline) restLine() {
-	if t.others.chunks == 0 {
+	if t.in.Rest.Chunks == 0 {
 		return
 	}
 	fmt.Fprintf(&t.b, "<div class=\"row rest\"><span class=\"label\">%d other chunks (not drawn): %d ops, %d holdings, no violations</span></div>\n",
-		t.others.chunks, t.others.invoked, t.others.holdings)
+		t.in.Rest.Chunks, t.in.Rest.Invoked, t.in.Rest.Holdings)
 }
 
 func seconds(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) }

@@ -143,10 +143,10 @@ func TestMergeHoldings(t *testing.T) {
 	for i := range int64(3000) {
 		hs = append(hs, Holding{Chunk: "ch_1", Server: fmt.Sprintf("cs%d", i/1000), StartNs: i * 1e6, EndNs: i*1e6 + 9e5})
 	}
-	if got := mergeHoldings(hs, 3e9, 5000); len(got) != 3000 {
+	if got := mergeHoldings(hs, nil, 3e9, 5000); len(got) != 3000 {
 		t.Errorf("within budget: %d marks, want 3000", len(got))
 	}
-	got := mergeHoldings(hs, 3e9, 400)
+	got := mergeHoldings(hs, nil, 3e9, 400)
 	if len(got) > 400 {
 		t.Errorf("%d marks over a budget of 400", len(got))
 	}

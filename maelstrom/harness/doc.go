@@ -47,11 +47,25 @@
 //     is paused) and killed (SIGKILL to its process group, no stdin EOF
 //     first) and waited for. This happens on every path: failure, Ctrl-C,
 //     normal end.
-//  6. Analysis: the workload checker, Jepsen's stats checker (invalid if
-//     some f never completed ok), the availability checker, network
-//     statistics, the nemesis's counts, the final phase's verdict,
-//     latency-raw.png and rate.png, the workload's own statistics and
-//     report files; results.json; store/latest.
+//  6. Analysis (analysis.go, finish.go): history.jsonl is read back from
+//     disk (workloads.ReadBack: a pass for the nemesis ops, then a pass
+//     for every op, paired as PairOps pairs them) and judged in memory
+//     that does not grow with the run: Jepsen's stats checker (invalid
+//     if some f never completed ok), the availability checker and the
+//     net checker count op by op; the nemesis's counts come from its
+//     ops; latency-raw.png and rate.png from a bounded summary (perfData:
+//     completions per rate bucket, and the latency dots a reader can tell
+//     apart, at most one per cell of a grid of about two by two pixels,
+//     with every op counted in the legend); a workload that
+//     implements workloads.Analyzer judges the pairs as they stream by
+//     and writes its statistics and report files (the lease workload
+//     spills ops by chunk to disk and checks the chunks on every core;
+//     results.json gets its summary, lease-details.jsonl the rest), and
+//     any other is judged from the history held in memory (Check, Stats,
+//     Report). Then the final phase's verdict, messages.svg, index.html,
+//     results.json (with "timing": run_s, analysis_s, time_limit_s, and
+//     "memory": the peak resident memory of the harness and of the
+//     largest node program, from getrusage), store/latest.
 //
 // # Nemesis (nemesis.go)
 //
@@ -130,6 +144,12 @@
 //
 //   - history.jsonl is in real-time order: only the loop goroutine writes
 //     it, and it reads the clock as it appends each op (record);
+//   - the run keeps no op in memory: history.jsonl is written through a
+//     buffer flushed at every progress tick (250 ms) and before the
+//     analysis, which reads it back; what the harness holds during a run
+//     is bounded by the workload's own state (the lease generator's
+//     table of server-chunk pairs), the network journal (netsim's first
+//     and latest messages) and the ops in flight, not by the run's length;
 //   - a seed fixes the latency draws, the nemesis schedule, shapes, node
 //     specs, grudges and chosen nodes, and the workload's choices
 //     (WorkloadSeed);
@@ -142,10 +162,13 @@
 // completed ok: the service was never seen to come back); ExitBadArgs 254
 // (options the run refuses); ExitFailed 255 (a node crashed outside the
 // kill nemesis, printed a line Maelstrom rejects in strict mode, or never
-// answered init; a checker crashed; the run was interrupted). Validity
+// answered init; a checker crashed; the history could not be written or
+// read back; the run was interrupted). Validity
 // merges as in Jepsen: invalid beats unknown beats valid.
 //
 // Tests: envelope_test.go and client_test.go (pure helpers),
+// plot_test.go (the pictures, stable colours, rate buckets, latency dots
+// bounded however many ops),
 // exec_test.go (real processes built from testdata/fakenode: launch,
 // strict rejection of each bad output kind, early exit, init errors,
 // child processes, Ctrl-C, kills, pauses and restarts of real processes

@@ -261,7 +261,7 @@ func TestSimKillWithoutBootWaitIsCaught(t *testing.T) {
 			o, log := leaseSimOptions(t, nemesis.Faults{Kill: true}, time.Second, seed)
 			o.KillWithoutBootWait = true
 			out := Run(context.Background(), o)
-			res, _ := out.Results.Checker.(workloads.LeaseResult)
+			res, _ := out.Results.Checker.(workloads.LeaseSummary)
 			if out.Exit != ExitInvalid || len(res.Violations) == 0 {
 				t.Fatalf("seed %d: exit %d (%v), violations %+v; want violations", seed, out.Exit, out.Err, res.Violations)
 			}

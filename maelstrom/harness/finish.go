@@ -9,29 +9,49 @@ import (
 	"chunklease/workloads"
 )
 
-// finish checks the history (unless the run failed), writes results.json
-// and the pictures, points store/latest at the run and prints the
-// summary.
+// finish closes the history, reads it back to judge it (unless the run
+// failed, which still gets its figures), writes results.json and the
+// pictures, points store/latest at the run and prints the summary.
 func (r *runner) finish(runErr error) Outcome {
-	history := r.hist.Ops()
+	ranFor, analysisStart := time.Since(r.started), time.Now()
+	if err := r.closeHistory(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("writing the history: %w", err)
+	}
+	an := r.readBack(runErr == nil, r.elapsed())
+	if an.readErr != nil && runErr == nil {
+		runErr = fmt.Errorf("reading the history back: %w", an.readErr)
+	}
+	if an.judgeErr != nil && runErr == nil {
+		runErr = an.judgeErr
+	}
 	res := &Results{
 		Workload: r.o.Workload.Name(), Seed: r.o.Seed, Command: r.o.Command, Config: r.o.Config,
-		Started: r.started, Stats: computeStats(history),
-		Availability: computeAvailability(history, r.o.AvailabilityMin),
-		Nemesis:      r.nemesisResult(history), Final: r.final.FinalPhase,
-		Net: computeNet(r.net.Stats(), history), Reports: []string{},
+		Started: r.started, Stats: an.tally.opStats(), Availability: an.tally.availability(r.o.AvailabilityMin),
+		Nemesis: r.nemesisResult(an.facts.Nemesis), Final: r.final.FinalPhase,
+		Net: computeNet(r.net.Stats(), an.tally.invoked), Reports: []string{},
 	}
-	if runErr == nil {
-		runErr = r.analyze(res, history)
+	var focus *workloads.Focus
+	if j := an.judged; j != nil && runErr == nil {
+		res.Checker, res.WorkloadStats, focus = j.Result.Details, j.Stats, j.Focus
+		res.Checks.Workload = &j.Result.Valid
+		res.Reports = append(res.Reports, j.Reports...)
+		for _, w := range j.Warnings {
+			r.console.println("WARN " + w)
+		}
 	}
-	res.Duration = time.Since(r.started)
+	faults := workloads.FaultsOf(an.facts.Nemesis, an.facts.Nodes)
+	res.Perf = r.drawPerf(an.perf, faults)
 	res.Checks.Final = res.Final.Valid
 	res.ExitCode = verdict(res, runErr)
 	res.Valid = res.ExitCode == ExitValid
 	if runErr != nil {
 		res.Error = runErr.Error()
 	}
-	r.writeReport(res, history) // report.go: messages.svg and index.html
+	r.writeReport(res, an.facts.Nemesis, focus, func() { // report.go: messages.svg and index.html
+		res.Duration = time.Since(r.started)
+		res.Timing = Timing{RunS: ranFor.Seconds(), AnalysisS: time.Since(analysisStart).Seconds(), TimeLimitS: r.o.TimeLimit.Seconds()}
+		res.Memory = Memory{HarnessPeakMiB: peakRSSMiB(), NodePeakMiB: r.nodePeakMiB()}
+	})
 	out := Outcome{Exit: res.ExitCode, Dir: r.dir, Err: runErr, Results: res}
 	if err := writeResults(r.dir, res); err != nil {
 		r.console.println("ERROR writing results.json: " + err.Error())
@@ -44,47 +64,23 @@ func (r *runner) finish(runErr error) Outcome {
 	return out
 }
 
-// analyze runs the workload checker, its statistics, the pictures and the
-// workload's report. A checker that panics makes the verdict unknown,
-// which fails the run (Jepsen's :valid? :unknown); the statistics and
-// reports only warn.
-func (r *runner) analyze(res *Results, history []workloads.Op) error {
-	check, err := r.check(history)
-	if err != nil {
-		return err
+// nodePeakMiB is the largest peak resident memory of a node program, read
+// as each was killed; 0 when the system does not say.
+func (r *runner) nodePeakMiB() float64 {
+	var kib int64
+	for _, n := range r.nodes {
+		kib = max(kib, n.peakMemoryKiB())
 	}
-	res.Checker = check.Details
-	res.Checks.Workload = &check.Valid
-	if s, ok := r.o.Workload.(workloads.StatsReporter); ok {
-		r.guard("the workload statistics", func() {
-			res.WorkloadStats = s.Stats(history, check, int(r.net.Stats().All.MsgCount))
-		})
-	}
-	res.Perf = r.drawPerf(history)
-	if rep, ok := r.o.Workload.(workloads.Reporter); ok {
-		before := listFiles(r.dir)
-		r.guard("the workload report", func() {
-			if err := rep.Report(r.dir, history, check); err != nil {
-				panic(err)
-			}
-		})
-		for _, f := range listFiles(r.dir) {
-			if !slices.Contains(before, f) {
-				res.Reports = append(res.Reports, f)
-			}
-		}
-	}
-	return nil
+	return float64(kib) / 1024
 }
 
-// check runs the workload checker, turning a panic into an error.
-func (r *runner) check(history []workloads.Op) (res workloads.Result, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("the %s checker crashed: %v", r.o.Workload.Name(), p)
-		}
-	}()
-	return r.o.Workload.Check(history), nil
+// elapsed is the time since relative time 0, or 0 when the run never got
+// there (the pictures' time axis).
+func (r *runner) elapsed() time.Duration {
+	if r.start.IsZero() {
+		return 0
+	}
+	return r.now()
 }
 
 // guard runs f and turns a panic into a warning naming what failed.
@@ -119,9 +115,10 @@ func verdict(res *Results, runErr error) int {
 	return ExitValid
 }
 
-// nemesisResult counts the nemesis's work for results.json.
-func (r *runner) nemesisResult(history []workloads.Op) NemesisResult {
-	res := computeNemesis(history)
+// nemesisResult counts the nemesis's work for results.json from the
+// nemesis ops of the history.
+func (r *runner) nemesisResult(nemesis []workloads.Op) NemesisResult {
+	res := computeNemesis(nemesis)
 	res.Faults = r.o.Faults.String()
 	if r.o.Faults.Any() {
 		res.IntervalS = r.o.NemesisInterval.Seconds()
@@ -159,6 +156,8 @@ func (r *runner) printSummary(res *Results, runErr error) {
 	if f := res.Final; f.Ran {
 		fmt.Fprintf(w, "  final phase: %d of %d final ops ok after healing and %.1f s of recovery\n", f.OK, f.Invoked, f.RecoveryWaitS)
 	}
+	fmt.Fprintf(w, "  analysis: %.1f s after %.1f s of run; peak memory: harness %.0f MiB, largest node %.0f MiB\n",
+		res.Timing.AnalysisS, res.Timing.RunS, res.Memory.HarnessPeakMiB, res.Memory.NodePeakMiB)
 	fmt.Fprintf(w, "  seed %d; report: %s/latest/ (%s)\n", r.o.Seed, r.o.StoreDir, strings.Join(r.reportFiles(res), ", "))
 }
 

@@ -67,22 +67,34 @@ type msgBody struct {
 }
 
 // diagramPanels chooses the windows: around the first violation when
-// there is one, then the first seconds of the test.
-func diagramPanels(history []workloads.Op, checker any) []diagramPanel {
+// there is one (focus: the violation and the span of the ops it names),
+// then the first seconds of the test.
+func diagramPanels(focus *workloads.Focus) []diagramPanel {
 	var panels []diagramPanel
-	if v, ok := workloads.FirstViolation(checker); ok {
-		from, to := v.StartNs, v.EndNs
-		for _, op := range history {
-			if slices.Contains(v.Ops, op.Index) {
-				from, to = min(from, op.Time), max(to, op.Time)
-			}
-		}
+	if focus != nil {
+		v := focus.Violation
 		panels = append(panels, diagramPanel{
 			title:  fmt.Sprintf("Around the first violation: %s on %s at %s (messages about %s only)", v.Kind, v.Chunk, secs(v.StartNs), v.Chunk),
-			fromNs: max(from-int64(diagramAround), 0), toNs: to + int64(diagramAround), chunk: v.Chunk})
+			fromNs: max(focus.FromNs-int64(diagramAround), 0), toNs: focus.ToNs + int64(diagramAround), chunk: v.Chunk})
 	}
 	return append(panels, diagramPanel{title: fmt.Sprintf("The first %gs of the test (init not shown)", diagramHead.Seconds()),
 		fromNs: 0, toNs: int64(diagramHead)})
+}
+
+// focusOf is the earliest violation in a lease checker's details and the
+// span of the ops it names, read from a history held in memory.
+func focusOf(history []workloads.Op, checker any) *workloads.Focus {
+	v, ok := workloads.FirstViolation(checker)
+	if !ok {
+		return nil
+	}
+	f := &workloads.Focus{Violation: v, FromNs: v.StartNs, ToNs: v.EndNs}
+	for _, op := range history {
+		if slices.Contains(v.Ops, op.Index) {
+			f.FromNs, f.ToNs = min(f.FromNs, op.Time), max(f.ToNs, op.Time)
+		}
+	}
+	return f
 }
 
 // writeMessageDiagram draws the panels as one SVG: a Lamport diagram per
@@ -90,13 +102,14 @@ func diagramPanels(history []workloads.Op, checker any) []diagramPanel {
 // event (send, delivery, drop, nemesis op), an arrow per message labelled
 // with its body; hovering an arrow shows the whole body and its times.
 // start is relative time 0; messages sent before it (init) are left out.
-func writeMessageDiagram(path string, entries []netsim.Entry, start time.Time, history []workloads.Op, nodes []string, panels []diagramPanel) error {
+// nemesis holds the nemesis ops (a whole history will do).
+func writeMessageDiagram(path string, entries []netsim.Entry, start time.Time, nemesis []workloads.Op, nodes []string, panels []diagramPanel) error {
 	var out bytes.Buffer
 	var body bytes.Buffer
 	y, width := 10, 400
 	for _, p := range panels {
 		msgs, cut := selectMessages(entries, start, p)
-		h, w := drawPanel(&body, y, p, msgs, cut, history, nodes)
+		h, w := drawPanel(&body, y, p, msgs, cut, nemesis, nodes)
 		y += h + 30
 		width = max(width, w)
 	}
@@ -172,8 +185,9 @@ type row struct {
 }
 
 // panelRows orders the events of msgs and the nemesis ops between the
-// panel's start and its last event.
-func panelRows(msgs []dmsg, history []workloads.Op, p diagramPanel) []row {
+// panel's start and its last event. A nemesis op right after another of
+// the same f in the history (the next index) is that step's completion.
+func panelRows(msgs []dmsg, nemesis []workloads.Op, p diagramPanel) []row {
 	var rows []row
 	last := p.fromNs
 	for i, m := range msgs {
@@ -184,8 +198,12 @@ func panelRows(msgs []dmsg, history []workloads.Op, p diagramPanel) []row {
 		}
 		last = max(last, m.sentNs)
 	}
-	prev := ""
-	for _, op := range history {
+	prev, prevIndex := "", -2
+	for _, op := range nemesis {
+		if op.Index != prevIndex+1 {
+			prev = "" // an op of another process came between
+		}
+		prevIndex = op.Index
 		if !op.Process.Nemesis || op.Time < p.fromNs || op.Time > last {
 			prev = ""
 			continue
@@ -267,9 +285,9 @@ func columns(msgs []dmsg, nodes []string) (cols []string, column func(string) st
 }
 
 // drawPanel writes one panel at y and returns its height and width.
-func drawPanel(b *bytes.Buffer, y int, p diagramPanel, msgs []dmsg, cut bool, history []workloads.Op, nodes []string) (int, int) {
+func drawPanel(b *bytes.Buffer, y int, p diagramPanel, msgs []dmsg, cut bool, nemesis []workloads.Op, nodes []string) (int, int) {
 	cols, column := columns(msgs, nodes)
-	rows := panelRows(msgs, history, p)
+	rows := panelRows(msgs, nemesis, p)
 	width := leftW + len(cols)*colW + labelRoom
 	height := headH + (len(rows)+2)*rowH
 	fmt.Fprintf(b, "<g class=\"panel\" transform=\"translate(0,%d)\">\n<text class=\"title\" x=\"8\" y=\"16\">%s</text>\n", y, esc(p.title))

@@ -114,11 +114,12 @@ func TestMessageDiagramPanels(t *testing.T) {
 		{Kind: workloads.TwoPrimaries, Chunk: "ch_9", Ops: []int{0, 1}, StartNs: 2.5e9, EndNs: 2.6e9},
 		{Kind: workloads.TwoPrimaries, Chunk: "ch_8", StartNs: 4e9, EndNs: 5e9},
 	}}
-	p := diagramPanels(history, lr)
+	focus := focusOf(history, lr)
+	p := diagramPanels(focus)
 	if len(p) != 2 || p[0].chunk != "ch_9" || p[0].fromNs != 2e9-int64(diagramAround) || p[0].toNs != 3e9+int64(diagramAround) || p[1].chunk != "" {
 		t.Errorf("panels %+v", p)
 	}
-	if p := diagramPanels(history, nil); len(p) != 1 || p[0].fromNs != 0 {
+	if p := diagramPanels(focusOf(history, nil)); len(p) != 1 || p[0].fromNs != 0 {
 		t.Errorf("without a violation: %+v", p)
 	}
 }

@@ -219,6 +219,7 @@ func (r *runner) recordNemesis(f string, value any) {
 
 // showProgress redraws the terminal progress line.
 func (r *runner) showProgress(now time.Duration) {
+	r.flushHistory()
 	faults := []string{}
 	if r.partition != "" {
 		faults = append(faults, "partition "+r.partition)

@@ -45,6 +45,8 @@ type node struct {
 	all        []*incarnation // every incarnation, for teardown
 	resumedAt  time.Time      // when the last pause of this node ended
 	everPaused bool
+
+	peakKiB int64 // the largest peak RSS of an incarnation killed so far
 }
 
 // incarnation is one started program of a node.
@@ -267,8 +269,27 @@ func (n *node) kill() bool {
 		return false
 	}
 	inc.killed.Store(true)
+	n.notePeak(inc)
 	inc.proc.Kill()
 	return true
+}
+
+// notePeak records the peak resident memory of a program about to be
+// killed.
+func (n *node) notePeak(inc *incarnation) {
+	if pid := inc.proc.PID(); pid > 0 {
+		kib := peakRSSKiB(pid)
+		n.mu.Lock()
+		n.peakKiB = max(n.peakKiB, kib)
+		n.mu.Unlock()
+	}
+}
+
+// peakMemoryKiB is the largest peak RSS of the programs killed so far.
+func (n *node) peakMemoryKiB() int64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.peakKiB
 }
 
 // restart waits until every earlier incarnation has exited and starts a
@@ -340,6 +361,7 @@ func (n *node) stop() {
 		select {
 		case <-inc.exited: // reaped: its pid may belong to another process now
 		default:
+			n.notePeak(inc)
 			inc.proc.Kill()
 		}
 	}

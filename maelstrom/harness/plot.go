@@ -71,15 +71,15 @@ func opStyle(fs []string, f, typ string) (color.Color, draw.GlyphDrawer) {
 	return fam[i%len(fam)], glyphs[i%len(glyphs)]
 }
 
-// orderFs returns the fs of the ops in the fixed order: knownFs first,
-// then the others alphabetically. Every known f keeps its place (and so
-// its colour) whether or not it occurs.
-func orderFs(ops []completedOp) []string {
+// orderFs returns the fs in the fixed order: knownFs first, then the
+// others alphabetically. Every known f keeps its place (and so its colour)
+// whether or not it occurs.
+func orderFs(seen []string) []string {
 	fs := slices.Clone(knownFs)
 	var extra []string
-	for _, op := range ops {
-		if !slices.Contains(fs, op.f) && !slices.Contains(extra, op.f) {
-			extra = append(extra, op.f)
+	for _, f := range seen {
+		if !slices.Contains(fs, f) && !slices.Contains(extra, f) {
+			extra = append(extra, f)
 		}
 	}
 	slices.Sort(extra)
@@ -88,7 +88,7 @@ func orderFs(ops []completedOp) []string {
 
 // drawPerf draws latency-raw.png and rate.png into the run directory. A
 // picture that cannot be drawn is reported in the result, not fatal.
-func (r *runner) drawPerf(history []workloads.Op) (res PerfResult) {
+func (r *runner) drawPerf(perf *perfData, faults []workloads.Fault) (res PerfResult) {
 	defer func() {
 		if p := recover(); p != nil { // a plotting bug must not cost the verdict
 			res = PerfResult{Valid: true, Error: fmt.Sprintf("drawing the graphs: %v", p)}
@@ -96,7 +96,7 @@ func (r *runner) drawPerf(history []workloads.Op) (res PerfResult) {
 		}
 	}()
 	res = PerfResult{Valid: true}
-	if err := drawGraphs(history, r.now(), r.dir); err != nil {
+	if err := perf.draw(faults, r.dir); err != nil {
 		res.Error = err.Error()
 		r.console.println("WARN " + err.Error())
 		return res
@@ -105,37 +105,116 @@ func (r *runner) drawPerf(history []workloads.Op) (res PerfResult) {
 	return res
 }
 
-// drawGraphs writes both pictures for a history that ended at end.
+// drawGraphs writes both pictures for a history held in memory that ended
+// at end.
 func drawGraphs(history []workloads.Op, end time.Duration, dir string) error {
-	ops := completedOps(history)
-	faults := faultSpans(history, end)
-	if err := latencyGraph(ops, faults, end, filepath.Join(dir, latencyGraphFile)); err != nil {
+	perf := newPerfData(end)
+	pairs, _ := workloads.PairOps(history)
+	for _, p := range pairs {
+		perf.add(p)
+	}
+	return perf.draw(workloads.Faults(history), dir)
+}
+
+// Latency dots are kept on a grid of about two by two pixels of the
+// picture (the plot is about 800 x 450 pixels over at most 9 decades, a
+// dot about 6 pixels wide): a dot that would land in a cell already
+// drawn adds nothing a reader could see, so a long run keeps at most
+// latencyColumns x latencyRows dots per f and outcome, whatever its
+// length, and drawing them takes about a second.
+const (
+	latencyColumns        = 400
+	latencyRowsPerDecade  = 50
+	latencyDecades        = 9 // from minLatencyMs, 1 µs, to 10^6 ms
+	latencyRows           = latencyRowsPerDecade * latencyDecades
+	latencyCellsPerSeries = latencyColumns * latencyRows
+)
+
+// perfData is what the pictures need from a run's completed client ops,
+// gathered pair by pair in memory that does not grow with the run: per f
+// and outcome, the count, the completions per rate bucket and the latency
+// dots that stay visible.
+type perfData struct {
+	end          time.Duration
+	bucketS      float64
+	series       map[seriesKey]*perfSeries
+	minMs, maxMs float64 // latency range, for the log axis
+}
+
+type seriesKey struct{ f, typ string }
+
+// perfSeries is one f and outcome.
+type perfSeries struct {
+	count int
+	dots  plotter.XYs
+	drawn []uint64  // bitset of the latency grid cells holding a dot
+	rate  []float64 // completions per full rate bucket, by invoke time
+}
+
+func newPerfData(end time.Duration) *perfData {
+	return &perfData{end: end, bucketS: rateBucket(end), series: map[seriesKey]*perfSeries{},
+		minMs: math.Inf(1), maxMs: math.Inf(-1)}
+}
+
+// add takes one client op; ops never completed are not drawn.
+func (d *perfData) add(p workloads.Pair) {
+	if p.Completion == nil {
+		return
+	}
+	k := seriesKey{p.Invoke.F, p.Completion.Type}
+	s := d.series[k]
+	if s == nil {
+		s = &perfSeries{rate: make([]float64, int(d.end.Seconds()/d.bucketS))}
+		d.series[k] = s
+	}
+	s.count++
+	invokeS := float64(p.Invoke.Time) / 1e9
+	if i := int(invokeS / d.bucketS); i < len(s.rate) {
+		s.rate[i]++
+	}
+	ms := max(float64(p.Completion.Time-p.Invoke.Time)/1e6, minLatencyMs)
+	d.minMs, d.maxMs = min(d.minMs, ms), max(d.maxMs, ms)
+	if s.mark(d.cell(invokeS, ms)) {
+		s.dots = append(s.dots, plotter.XY{X: invokeS, Y: ms})
+	}
+}
+
+// cell is the latency grid cell of a dot.
+func (d *perfData) cell(invokeS, ms float64) int {
+	col := int(invokeS / max(d.end.Seconds(), 1e-9) * latencyColumns)
+	row := int(math.Log10(ms/minLatencyMs) * latencyRowsPerDecade)
+	return min(max(col, 0), latencyColumns-1)*latencyRows + min(max(row, 0), latencyRows-1)
+}
+
+// mark sets a cell and reports whether it was empty.
+func (s *perfSeries) mark(cell int) bool {
+	if s.drawn == nil {
+		s.drawn = make([]uint64, (latencyCellsPerSeries+63)/64)
+	}
+	word, bit := cell/64, uint64(1)<<(cell%64)
+	if s.drawn[word]&bit != 0 {
+		return false
+	}
+	s.drawn[word] |= bit
+	return true
+}
+
+// fs are the fs that occur, in drawing order.
+func (d *perfData) fs() []string {
+	var seen []string
+	for k := range d.series {
+		seen = append(seen, k.f)
+	}
+	return orderFs(seen)
+}
+
+// draw writes both pictures into dir.
+func (d *perfData) draw(faults []workloads.Fault, dir string) error {
+	spans := faultSpans(faults, d.end)
+	if err := latencyGraph(d, spans, filepath.Join(dir, latencyGraphFile)); err != nil {
 		return err
 	}
-	return rateGraph(ops, faults, end, filepath.Join(dir, rateGraphFile))
-}
-
-// completedOp is a client op with its completion.
-type completedOp struct {
-	f, typ    string
-	invokeS   float64 // invoke time, seconds since the start
-	latencyMs float64
-}
-
-func completedOps(history []workloads.Op) []completedOp {
-	pairs, _ := workloads.PairOps(history)
-	var out []completedOp
-	for _, p := range pairs {
-		if p.Completion == nil {
-			continue
-		}
-		out = append(out, completedOp{
-			f: p.Invoke.F, typ: p.Completion.Type,
-			invokeS:   float64(p.Invoke.Time) / 1e9,
-			latencyMs: float64(p.Completion.Time-p.Invoke.Time) / 1e6,
-		})
-	}
-	return out
+	return rateGraph(d, spans, filepath.Join(dir, rateGraphFile))
 }
 
 // faultSpan is a fault period in seconds; one still in force at the end
@@ -145,9 +224,9 @@ type faultSpan struct {
 	start, end float64
 }
 
-func faultSpans(history []workloads.Op, end time.Duration) []faultSpan {
+func faultSpans(faults []workloads.Fault, end time.Duration) []faultSpan {
 	var out []faultSpan
-	for _, f := range workloads.Faults(history) {
+	for _, f := range faults {
 		stop := f.EndNs
 		if stop == math.MaxInt64 {
 			stop = int64(end)
@@ -168,43 +247,39 @@ func newGraph(title string, end time.Duration) *plot.Plot {
 	return p
 }
 
-// latencyGraph plots one point per completed op at its invoke time:
-// colour by f within the completion type's colour family, shape by f,
-// faults shaded, log latency axis.
-func latencyGraph(ops []completedOp, faults []faultSpan, end time.Duration, path string) error {
-	p := newGraph("Latency of every op (at its invoke time)", end)
+// latencyGraph plots one point per completed op at its invoke time
+// (dots that would hide each other drawn once): colour by f within the
+// completion type's colour family, shape by f, faults shaded, log latency
+// axis.
+func latencyGraph(d *perfData, faults []faultSpan, path string) error {
+	p := newGraph("Latency of every op (at its invoke time)", d.end)
 	p.Y.Label.Text = "Latency (ms, log scale)"
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = logTicks{}
 	legend := newOutsideLegend()
 	addFaults(p, &legend, faults)
-	fs := orderFs(ops)
+	fs := d.fs()
 	for _, f := range fs {
 		for _, typ := range completionTypes {
-			var xys plotter.XYs
-			for _, op := range ops {
-				if op.f == f && op.typ == typ {
-					xys = append(xys, plotter.XY{X: op.invokeS, Y: max(op.latencyMs, minLatencyMs)})
-				}
-			}
-			if len(xys) == 0 {
+			ser := d.series[seriesKey{f, typ}]
+			if ser == nil {
 				continue
 			}
-			s, err := plotter.NewScatter(xys)
+			s, err := plotter.NewScatter(ser.dots)
 			if err != nil {
 				return fmt.Errorf("latency graph: %w", err)
 			}
 			c, g := opStyle(fs, f, typ)
 			s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(2.2), Shape: g}
 			p.Add(s)
-			legend.Add(fmt.Sprintf("%s %s (%d)", f, typ, len(xys)), s)
+			legend.Add(fmt.Sprintf("%s %s (%d)", f, typ, ser.count), s)
 		}
 	}
-	if len(ops) == 0 {
+	if len(d.series) == 0 {
 		p.Y.Scale, p.Y.Tick.Marker = plot.LinearScale{}, niceTicks{n: 8}
 		p.Y.Min, p.Y.Max = 0, 1
 	} else {
-		p.Y.Min, p.Y.Max = decades(ops)
+		p.Y.Min, p.Y.Max = decades(d.minMs, d.maxMs)
 	}
 	return saveWithLegend(p, legend, path)
 }
@@ -213,14 +288,9 @@ func latencyGraph(ops []completedOp, faults []faultSpan, end time.Duration, path
 // simulated run) is drawn there.
 const minLatencyMs = 0.001
 
-// decades widens the latency range to whole powers of ten, at least one
-// decade, so the log axis has labelled ticks at both ends.
-func decades(ops []completedOp) (lo, hi float64) {
-	lo, hi = math.Inf(1), math.Inf(-1)
-	for _, op := range ops {
-		v := max(op.latencyMs, minLatencyMs)
-		lo, hi = min(lo, v), max(hi, v)
-	}
+// decades widens the latency range [lo, hi] to whole powers of ten, at
+// least one decade, so the log axis has labelled ticks at both ends.
+func decades(lo, hi float64) (float64, float64) {
 	lo = math.Pow(10, math.Floor(math.Log10(lo)))
 	hi = math.Pow(10, math.Ceil(math.Log10(hi)))
 	if hi <= lo {
@@ -229,18 +299,11 @@ func decades(ops []completedOp) (lo, hi float64) {
 	return lo, hi
 }
 
-// rateSeries counts completions per second in full buckets of bucketS
-// from 0; a last bucket that the run did not fill is left out (a rate
-// over part of a bucket would read as a drop).
-func rateSeries(ops []completedOp, match func(completedOp) bool, bucketS, endS float64) plotter.XYs {
-	n := int(endS / bucketS)
-	counts := make([]float64, n)
-	for _, op := range ops {
-		if i := int(op.invokeS / bucketS); i < n && match(op) {
-			counts[i]++
-		}
-	}
-	xys := make(plotter.XYs, n)
+// rateXYs turns completions per full bucket into completions per second
+// at each bucket's middle; a last bucket the run did not fill is not
+// there (a rate over part of a bucket would read as a drop).
+func rateXYs(counts []float64, bucketS float64) plotter.XYs {
+	xys := make(plotter.XYs, len(counts))
 	for i, c := range counts {
 		xys[i] = plotter.XY{X: (float64(i) + 0.5) * bucketS, Y: c / bucketS}
 	}
@@ -249,23 +312,22 @@ func rateSeries(ops []completedOp, match func(completedOp) bool, bucketS, endS f
 
 // rateGraph plots completions per second for each f and type, faults
 // shaded; ok lines are solid, fail dashed, info dotted.
-func rateGraph(ops []completedOp, faults []faultSpan, end time.Duration, path string) error {
-	p := newGraph("Throughput", end)
-	bucketS := rateBucket(end)
+func rateGraph(d *perfData, faults []faultSpan, path string) error {
+	p := newGraph("Throughput", d.end)
+	bucketS := d.bucketS
 	p.Y.Label.Text = fmt.Sprintf("Completions per second (%gs buckets, by invoke time)", bucketS)
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Y.Tick.Marker = niceTicks{n: 8}
 	legend := newOutsideLegend()
 	addFaults(p, &legend, faults)
-	fs := orderFs(ops)
+	fs := d.fs()
 	for _, f := range fs {
 		for _, typ := range completionTypes {
-			has := slices.ContainsFunc(ops, func(op completedOp) bool { return op.f == f && op.typ == typ })
-			xys := rateSeries(ops, func(op completedOp) bool { return op.f == f && op.typ == typ }, bucketS, end.Seconds())
-			if !has || len(xys) == 0 {
+			ser := d.series[seriesKey{f, typ}]
+			if ser == nil || len(ser.rate) == 0 {
 				continue
 			}
-			l, s, err := plotter.NewLinePoints(xys)
+			l, s, err := plotter.NewLinePoints(rateXYs(ser.rate, bucketS))
 			if err != nil {
 				return fmt.Errorf("rate graph: %w", err)
 			}
@@ -276,6 +338,7 @@ func rateGraph(ops []completedOp, faults []faultSpan, end time.Duration, path st
 			legend.Add(f+" "+typ, l, s)
 		}
 	}
+	end := d.end
 	if n := int(end.Seconds() / bucketS); float64(n)*bucketS < end.Seconds()-1e-9 {
 		p.X.Label.Text += fmt.Sprintf("; the last %.2gs, a partial bucket, is not drawn", end.Seconds()-float64(n)*bucketS)
 	}

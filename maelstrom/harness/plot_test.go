@@ -73,8 +73,8 @@ func TestDrawGraphs(t *testing.T) {
 // TestOpColoursAreStable: an f keeps its colour whatever else the run
 // holds, and ok, fail and info never share a colour.
 func TestOpColoursAreStable(t *testing.T) {
-	a := orderFs([]completedOp{{f: "check"}})
-	b := orderFs([]completedOp{{f: "zap"}, {f: "grant"}, {f: "check"}, {f: "aaa"}})
+	a := orderFs([]string{"check"})
+	b := orderFs([]string{"zap", "grant", "check", "aaa"})
 	ca, _ := opStyle(a, "check", workloads.OK)
 	cb, _ := opStyle(b, "check", workloads.OK)
 	if ca != cb {
@@ -95,12 +95,43 @@ func TestOpColoursAreStable(t *testing.T) {
 	}
 }
 
+// opAt is a completed op invoked at invokeS seconds that took ms.
+func opAt(f, typ string, invokeS, ms float64) workloads.Pair {
+	inv := workloads.Op{Time: int64(invokeS * 1e9), F: f, Type: workloads.Invoke}
+	done := workloads.Op{Time: inv.Time + int64(ms*1e6), F: f, Type: typ}
+	return workloads.Pair{Invoke: inv, Completion: &done}
+}
+
 // TestRateSeriesDropsPartialBucket: 10.3 s in 1 s buckets gives ten
 // points; the last 0.3 s is not drawn as a rate.
 func TestRateSeriesDropsPartialBucket(t *testing.T) {
-	ops := []completedOp{{invokeS: 0.5}, {invokeS: 0.7}, {invokeS: 9.9}, {invokeS: 10.1}}
-	xys := rateSeries(ops, func(completedOp) bool { return true }, 1, 10.3)
-	if len(xys) != 10 || xys[0].Y != 2 || xys[9].Y != 1 || xys[9].X != 9.5 {
+	d := newPerfData(10*time.Second + 300*time.Millisecond)
+	for _, s := range []float64{0.5, 0.7, 9.9, 10.1} {
+		d.add(opAt("check", workloads.OK, s, 1))
+	}
+	xys := rateXYs(d.series[seriesKey{"check", workloads.OK}].rate, d.bucketS)
+	if d.bucketS != 1 || len(xys) != 10 || xys[0].Y != 2 || xys[9].Y != 1 || xys[9].X != 9.5 {
 		t.Errorf("series %v", xys)
+	}
+}
+
+// TestLatencyDotsStayBounded: a long run's ops are all counted, but only
+// the dots a reader could tell apart are kept: at most one per cell of a
+// grid finer than the picture's pixels, and the first dot of each cell is
+// kept where it was.
+func TestLatencyDotsStayBounded(t *testing.T) {
+	d := newPerfData(600 * time.Second)
+	for i := range 300_000 {
+		d.add(opAt("grant", workloads.OK, float64(i)/500, 0.5+float64(i%1000)/1000))
+	}
+	s := d.series[seriesKey{"grant", workloads.OK}]
+	if s.count != 300_000 || len(s.dots) > latencyColumns*(latencyRowsPerDecade/2+1) || len(s.dots) < latencyColumns {
+		t.Errorf("%d ops counted, %d dots kept", s.count, len(s.dots))
+	}
+	if s.dots[0].X != 0 || s.dots[0].Y != 0.5 {
+		t.Errorf("first dot %v, want the first op's", s.dots[0])
+	}
+	if lo, hi := decades(d.minMs, d.maxMs); lo != 0.1 || hi != 10 {
+		t.Errorf("latency axis [%v, %v], want [0.1, 10]", lo, hi)
 	}
 }

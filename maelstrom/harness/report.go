@@ -17,22 +17,23 @@ const indexFile = "index.html"
 
 // writeReport writes the message diagram and the index page into the run
 // directory and lists them in res.Reports. Neither can change the
-// verdict: a failure is a warning. It is the only call finish makes into
-// this file.
-func (r *runner) writeReport(res *Results, history []workloads.Op) {
+// verdict: a failure is a warning. Between the two, done is called to
+// complete res (timing), so the index shows what results.json says.
+func (r *runner) writeReport(res *Results, nemesis []workloads.Op, focus *workloads.Focus, done func()) {
 	if r.net != nil {
 		r.guard("the message diagram", func() {
-			start, panels := r.start, diagramPanels(history, res.Checker)
+			start, panels := r.start, diagramPanels(focus)
 			if start.IsZero() { // the run failed before its main phase: show init
 				start = r.started
 				panels = []diagramPanel{{title: "The run's first seconds, init included (the run failed before its main phase)", toNs: int64(2 * diagramHead)}}
 			}
-			if err := writeMessageDiagram(filepath.Join(r.dir, messagesFile), r.net.Journal(), start, history, r.o.Nodes, panels); err != nil {
+			if err := writeMessageDiagram(filepath.Join(r.dir, messagesFile), r.net.Journal(), start, nemesis, r.o.Nodes, panels); err != nil {
 				panic(err)
 			}
 			res.Reports = append(res.Reports, messagesFile)
 		})
 	}
+	done()
 	r.guard("the index page", func() {
 		res.Reports = append(res.Reports, indexFile)
 		if err := os.WriteFile(filepath.Join(r.dir, indexFile), r.indexPage(res), 0o644); err != nil {
@@ -46,11 +47,12 @@ func (r *runner) writeReport(res *Results, history []workloads.Op) {
 // the index lists them.
 var fileNotes = []struct{ name, note string }{
 	{workloads.LeaseTimelineFile, "lease timeline: who held each chunk when, the faults, every violation"},
+	{workloads.LeaseDetailsFile, "every chunk's op counts, holdings and violations, one JSON object a line (results.json has the summary)"},
 	{messagesFile, "message diagram (Lamport): the first seconds, and the messages about the chunk of the first violation"},
 	{latencyGraphFile, "latency of every op at its invoke time, faults shaded"},
 	{rateGraphFile, "throughput per op and outcome, faults shaded"},
 	{"history.jsonl", "the history: one op a line (invoke, ok, fail, info; nemesis ops)"},
-	{"results.json", "every checker's verdict and the figures"},
+	{"results.json", "every checker's verdict and the figures (a summary: the details are in the files above)"},
 }
 
 const indexCSS = `body{font:14px/1.45 sans-serif;margin:16px 24px;color:#222;max-width:1200px}
@@ -124,11 +126,16 @@ func (r *runner) keyFigures(res *Results) [][2]string {
 // leaseFigures are the lease workload's own figures, when it ran.
 func leaseFigures(res *Results) [][2]string {
 	var rows [][2]string
-	if lr, ok := res.Checker.(workloads.LeaseResult); ok {
-		text := fmt.Sprintf("%d chunks, %d holdings, %d violations", len(lr.Chunks), len(lr.Holdings), len(lr.Violations))
-		if v, ok := workloads.FirstViolation(lr); ok {
+	if lr, ok := leaseSummaryOf(res.Checker); ok {
+		t := lr.Totals
+		text := fmt.Sprintf("%d chunks, %d holdings, %d violations", lr.ChunkCount, t.Holdings, t.Violations)
+		if len(lr.Violations) > 0 {
+			v := lr.Violations[0]
 			text += fmt.Sprintf("; the first: %s on %s at %.3f s (<a href=\"%s\">timeline</a>, <a href=\"%s\">messages</a>)",
 				esc(v.Kind), esc(v.Chunk), float64(v.StartNs)/1e9, workloads.LeaseTimelineFile, messagesFile)
+		}
+		if lr.Details != "" {
+			text += fmt.Sprintf("; every chunk's holdings and violations: <a href=\"%s\">%s</a>", esc(lr.Details), esc(lr.Details))
 		}
 		rows = append(rows, [2]string{"lease checker", text})
 	}
@@ -139,7 +146,23 @@ func leaseFigures(res *Results) [][2]string {
 			[2]string{"failover", fmt.Sprintf("%d times, median %.0f ms, max %.0f ms; %d holdings began inside partitions",
 				st.Failover.Count, st.Failover.MedianMs, st.Failover.MaxMs, st.HoldingsInPartitions)})
 	}
+	if t := res.Timing; t.AnalysisS > 0 {
+		rows = append(rows, [2]string{"analysis", fmt.Sprintf("%.1f s after %.1f s of run (time limit %.0f s); peak memory: harness %.0f MiB, largest node %.0f MiB",
+			t.AnalysisS, t.RunS, t.TimeLimitS, res.Memory.HarnessPeakMiB, res.Memory.NodePeakMiB)})
+	}
 	return rows
+}
+
+// leaseSummaryOf reads the lease checker's details: the analysis's
+// summary, or a whole LeaseResult.
+func leaseSummaryOf(checker any) (workloads.LeaseSummary, bool) {
+	switch c := checker.(type) {
+	case workloads.LeaseSummary:
+		return c, true
+	case workloads.LeaseResult:
+		return workloads.SummarizeLease(c), true
+	}
+	return workloads.LeaseSummary{}, false
 }
 
 // indexFiles lists the run's files with their notes: the known ones in

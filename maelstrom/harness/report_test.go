@@ -17,7 +17,7 @@ func TestIndexPage(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "node-logs"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"history.jsonl", "results.json", "node-logs/n1.log", workloads.LeaseTimelineFile} {
+	for _, f := range []string{"history.jsonl", "results.json", "node-logs/n1.log", workloads.LeaseTimelineFile, workloads.LeaseDetailsFile} {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -29,17 +29,19 @@ func TestIndexPage(t *testing.T) {
 	r := &runner{o: Options{Nodes: []string{"n1"}}, dir: dir, net: &network{Net: net}, console: newConsole(nil)}
 	invalid := false
 	res := &Results{Workload: "lease", Seed: 42, Command: []string{"maelstrom", "test", "-w", "lease"},
-		Checks:  Checks{Workload: &invalid, Stats: true, Availability: true, Net: true},
-		Checker: workloads.LeaseResult{Violations: []workloads.Violation{{Kind: workloads.TwoPrimaries, Chunk: "ch_3", StartNs: 1.5e9}}},
-		Reports: []string{workloads.LeaseTimelineFile}}
-	r.writeReport(res, nil)
+		Checks: Checks{Workload: &invalid, Stats: true, Availability: true, Net: true},
+		Checker: workloads.LeaseSummary{Violations: []workloads.Violation{{Kind: workloads.TwoPrimaries, Chunk: "ch_3", StartNs: 1.5e9}},
+			Details: workloads.LeaseDetailsFile},
+		Reports: []string{workloads.LeaseTimelineFile, workloads.LeaseDetailsFile}}
+	r.writeReport(res, nil, nil, func() { res.Timing = Timing{RunS: 12, AnalysisS: 0.5, TimeLimitS: 10} })
 	page, err := os.ReadFile(filepath.Join(dir, indexFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(page)
 	for _, want := range []string{`<span class="invalid">INVALID: the lease checker found violations`,
-		"two-primaries on ch_3 at 1.500 s", "<code>42</code>", "maelstrom test -w lease"} {
+		"two-primaries on ch_3 at 1.500 s", "<code>42</code>", "maelstrom test -w lease", "0.5 s after 12.0 s of run",
+		`href="lease-details.jsonl"`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the index lacks %q", want)
 		}

@@ -39,7 +39,29 @@ type Results struct {
 	Config        any
 	Started       time.Time
 	Duration      time.Duration
+	Timing        Timing
+	Memory        Memory
 	ExitCode      int
+}
+
+// Timing is how long the run and its analysis took: the analysis (reading
+// the history back, checking it, the statistics, pictures and reports)
+// is meant to stay under a tenth of the time limit.
+type Timing struct {
+	// RunS is from the start to the end of teardown: setup, the main
+	// phase, the final phase and stopping the nodes.
+	RunS       float64 `json:"run_s"`
+	AnalysisS  float64 `json:"analysis_s"`
+	TimeLimitS float64 `json:"time_limit_s"`
+}
+
+// Memory is the peak resident memory, in MiB, of the harness (getrusage,
+// at the end of the analysis) and of the largest node program (each
+// incarnation's VmHWM, read as it was killed; 0 where /proc does not
+// tell).
+type Memory struct {
+	HarnessPeakMiB float64 `json:"harness_peak_mib"`
+	NodePeakMiB    float64 `json:"node_peak_mib"`
 }
 
 // Checks is each checker's verdict; a nil workload verdict means the
@@ -73,6 +95,7 @@ func (r Results) MarshalJSON() ([]byte, error) {
 		{"net", r.Net}, {"perf", r.Perf}, {"reports", r.Reports},
 		{"seed", r.Seed}, {"command", r.Command}, {"config", r.Config},
 		{"started", r.Started.Format(time.RFC3339Nano)}, {"duration_s", r.Duration.Seconds()},
+		{"timing", r.Timing}, {"memory", r.Memory},
 	}
 	var b bytes.Buffer
 	b.WriteString("{")
@@ -113,64 +136,12 @@ type FStats struct {
 	Valid     bool `json:"valid"`
 }
 
-// computeStats counts client completions by type, overall and per f.
-func computeStats(history []workloads.Op) OpStats {
-	s := OpStats{ByF: map[string]FStats{}, Valid: true}
-	for _, op := range history {
-		if op.Process.Nemesis || op.Type == workloads.Invoke {
-			continue
-		}
-		f := s.ByF[op.F]
-		s.Count++
-		f.Count++
-		switch op.Type {
-		case workloads.OK:
-			s.OKCount++
-			f.OKCount++
-		case workloads.Fail:
-			s.FailCount++
-			f.FailCount++
-		default:
-			s.InfoCount++
-			f.InfoCount++
-		}
-		s.ByF[op.F] = f
-	}
-	for name, f := range s.ByF {
-		f.Valid = f.OKCount > 0
-		s.ByF[name] = f
-		s.Valid = s.Valid && f.Valid
-	}
-	return s
-}
-
 // AvailabilityResult is Maelstrom's availability checker: the ok fraction
 // of client invocations, judged against --availability when given.
 type AvailabilityResult struct {
 	OKFraction float64  `json:"ok_fraction"` // 1 when nothing was invoked
 	Expected   *float64 `json:"expected"`    // null: any fraction is valid
 	Valid      bool     `json:"valid"`
-}
-
-func computeAvailability(history []workloads.Op, min *float64) AvailabilityResult {
-	invoked, ok := 0, 0
-	for _, op := range history {
-		switch {
-		case op.Process.Nemesis:
-		case op.Type == workloads.Invoke:
-			invoked++
-		case op.Type == workloads.OK:
-			ok++
-		}
-	}
-	a := AvailabilityResult{OKFraction: 1, Expected: min, Valid: true}
-	if invoked > 0 {
-		a.OKFraction = float64(ok) / float64(invoked)
-	}
-	if min != nil {
-		a.Valid = a.OKFraction >= *min
-	}
-	return a
 }
 
 // NemesisResult counts what the nemesis did: completed ops by f, the
@@ -187,9 +158,9 @@ type NemesisResult struct {
 	LateRepliesDropped int64          `json:"late_replies_dropped"`
 }
 
-// computeNemesis counts the nemesis ops of a history. Nemesis ops come in
-// invoke/completion pairs; the completion of a kill, start, pause or
-// resume lists the nodes it hit.
+// computeNemesis counts the nemesis ops of a history (its nemesis ops
+// alone will do). Nemesis ops come in invoke/completion pairs; the
+// completion of a kill, start, pause or resume lists the nodes it hit.
 func computeNemesis(history []workloads.Op) NemesisResult {
 	res := NemesisResult{Ops: map[string]int{}}
 	hits := map[string]*int{"kill": &res.NodesKilled, "start": &res.NodesRestarted,
@@ -228,13 +199,8 @@ type NetGroup struct {
 	MsgsPerOp *float64 `json:"msgs_per_op,omitempty"`
 }
 
-func computeNet(s netsim.Stats, history []workloads.Op) NetResult {
-	invoked := 0
-	for _, op := range history {
-		if !op.Process.Nemesis && op.Type == workloads.Invoke {
-			invoked++
-		}
-	}
+// computeNet is the net checker's result for invoked client invocations.
+func computeNet(s netsim.Stats, invoked int) NetResult {
 	perOp := func(c netsim.Counts) *float64 {
 		if invoked == 0 {
 			return nil

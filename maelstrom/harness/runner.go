@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -52,7 +53,8 @@ type runner struct {
 	start   time.Time // relative time 0 (after init), monotonic
 
 	histFile *os.File
-	hist     *workloads.Writer
+	histBuf  *bufio.Writer     // flushed at every progress tick and at the end
+	hist     *workloads.Writer // keeps no op: the analysis reads the file back
 	nodes    []*node
 	failure  failure
 	leaseMs  int64 // the workload's longest lease (0: none)
@@ -96,9 +98,11 @@ func Run(ctx context.Context, o Options) Outcome {
 	r.failure.ch = make(chan struct{})
 	r.opened.at = map[string]time.Time{}
 	if err := r.prepare(); err != nil {
+		if r.histFile != nil {
+			r.histFile.Close()
+		}
 		return Outcome{Exit: ExitFailed, Dir: r.dir, Err: err}
 	}
-	defer r.histFile.Close()
 	fmt.Fprintf(o.Stdout, "maelstrom: %s workload, nodes %v, seed %d (reproduce with --seed %d)\nmaelstrom: writing %s\n",
 		o.Workload.Name(), o.Nodes, o.Seed, o.Seed, r.dir)
 	runErr := r.execute(ctx)
@@ -115,10 +119,11 @@ func (r *runner) prepare() error {
 		return err
 	}
 	r.dir = dir
-	if r.histFile, err = os.Create(filepath.Join(dir, "history.jsonl")); err != nil {
+	if r.histFile, err = os.Create(filepath.Join(dir, historyFile)); err != nil {
 		return err
 	}
-	r.hist = workloads.NewWriter(r.histFile)
+	r.histBuf = bufio.NewWriterSize(r.histFile, historyBufferBytes)
+	r.hist = workloads.NewStreamWriter(r.histBuf)
 	sim, err := netsim.New(r.o.Latency, mix(r.o.Seed, 1))
 	if err != nil {
 		return err
@@ -257,6 +262,28 @@ func (r *runner) teardown() {
 	for _, n := range r.nodes {
 		n.stop()
 	}
+}
+
+// historyBufferBytes buffers history.jsonl: a run writes two lines per op.
+const historyBufferBytes = 256 << 10
+
+// flushHistory writes out what the history buffer holds, so the file is
+// never more than a progress tick behind (tail -f, a harness killed
+// mid-run). Only the loop goroutine appends and flushes.
+func (r *runner) flushHistory() {
+	if err := r.histBuf.Flush(); err != nil {
+		r.failure.set(fmt.Errorf("writing the history: %w", err))
+	}
+}
+
+// closeHistory flushes and closes history.jsonl before the analysis reads
+// it back.
+func (r *runner) closeHistory() error {
+	err := r.histBuf.Flush()
+	if cerr := r.histFile.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // now is the time since relative time 0.

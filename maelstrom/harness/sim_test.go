@@ -481,6 +481,49 @@ func TestSimCheckerCrashFailsTheRun(t *testing.T) {
 	})
 }
 
+// panickyAnalyzer is the lease workload whose streamed analysis crashes
+// at its tenth op, after it made its spill files.
+type panickyAnalyzer struct{ workloads.Workload }
+
+func (p panickyAnalyzer) NewAnalysis(env workloads.AnalysisEnv) (workloads.Analysis, error) {
+	a, err := p.Workload.(workloads.Analyzer).NewAnalysis(env)
+	return &panickyAnalysis{Analysis: a}, err
+}
+
+type panickyAnalysis struct {
+	workloads.Analysis
+	n int
+}
+
+func (p *panickyAnalysis) Pair(pair workloads.Pair) error {
+	if p.n++; p.n == 10 {
+		panic("boom")
+	}
+	return p.Analysis.Pair(pair)
+}
+
+// TestSimStreamedCheckerCrashFailsTheRun: a crash while the history is
+// read back fails the run as a checker crash does, results.json is still
+// written, and no spill file is left behind.
+func TestSimStreamedCheckerCrashFailsTheRun(t *testing.T) {
+	seed := testSeed(t)
+	synctest.Test(t, func(t *testing.T) {
+		o, _ := leaseSimOptions(t, nemesis.Faults{}, time.Second, seed)
+		o.Workload = panickyAnalyzer{o.Workload}
+		o.TimeLimit = 2 * time.Second
+		out := Run(context.Background(), o)
+		if out.Exit != ExitFailed || !strings.Contains(fmt.Sprint(out.Err), "checker crashed: boom") {
+			t.Errorf("exit %d, err %v", out.Exit, out.Err)
+		}
+		if _, err := os.Stat(filepath.Join(out.Dir, "results.json")); err != nil {
+			t.Error(err)
+		}
+		if entries, _ := filepath.Glob(filepath.Join(out.Dir, ".*")); len(entries) != 0 {
+			t.Errorf("scratch left behind: %v", entries)
+		}
+	})
+}
+
 // countedEcho is the echo workload limited to n ops.
 type countedEcho struct {
 	workloads.Workload

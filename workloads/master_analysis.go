@@ -1,0 +1,36 @@
+package workloads
+
+// NewAnalysis judges a master history read back op by op (Analyzer): the
+// checker keeps each node's beliefs and stops, the statistics their sums;
+// the result is CheckMaster's and MasterStats's.
+func (m *Master) NewAnalysis(env AnalysisEnv) (Analysis, error) {
+	return &masterAnalysis{check: newMasterChecker(), stats: newStatsBuilder(env.Nemesis), messages: env.Messages}, nil
+}
+
+type masterAnalysis struct {
+	check    *masterChecker
+	stats    *statsBuilder
+	messages int
+}
+
+func (a *masterAnalysis) Pair(p Pair) error {
+	a.check.add(p)
+	a.stats.add(p)
+	return nil
+}
+
+func (a *masterAnalysis) Problem(p HistoryProblem) { a.check.Problem(p) }
+
+func (a *masterAnalysis) Finish(facts HistoryFacts) (Analyzed, error) {
+	res := a.check.result()
+	known := map[string]bool{}
+	for _, n := range facts.Nodes {
+		known[n] = true
+	}
+	run := Interval{StartNs: facts.FirstNs, EndNs: facts.LastNs}
+	st := masterStats(a.stats.result(a.messages), masterFaults(facts.Nemesis, known), run, res.Tenures)
+	return Analyzed{Result: Result{Valid: res.Valid, Details: res}, Stats: st}, nil
+}
+
+// Abort gives up; there is nothing to clean.
+func (a *masterAnalysis) Abort() {}

@@ -1,0 +1,250 @@
+package workloads
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Reading history.jsonl back is the first thing the harness's analysis
+// does, once per op, and encoding/json's reflection made it the largest
+// cost of a long run's analysis. scanOpLine reads the lines the Writer
+// itself writes (keys in any order, string values printable ASCII without
+// escapes, integers, and a value that is a scalar or a flat object of
+// scalars, as every client op's is); any other line falls back to
+// encoding/json, so what a line means, and every error, is encoding/json's.
+// FuzzOpLine holds the two to equality.
+
+// opFields is one decoded line before validation: has* tell a missing
+// field from a zero one, as wireOp's pointers do.
+type opFields struct {
+	op                                           Op
+	hasIndex, hasTime, hasProcess, hasType, hasF bool
+}
+
+// opLineKeys are the keys encoding/json would match to an op field (it
+// matches case-insensitively); a key equal to one only up to case falls
+// back.
+var opLineKeys = []string{"index", "time", "process", "type", "f", "node", "value", "error"}
+
+// decodeOpLine decodes one line as encoding/json would decode it into
+// wireOp.
+func decodeOpLine(line []byte) (opFields, error) {
+	var f opFields
+	if scanOpLine(line, &f) {
+		return f, nil
+	}
+	var w wireOp
+	if err := json.Unmarshal(line, &w); err != nil {
+		return opFields{}, fmt.Errorf("not a JSON op object: %w", err)
+	}
+	f = opFields{op: Op{Node: w.Node, Value: w.Value, Error: w.Error}}
+	if f.hasIndex = w.Index != nil; f.hasIndex {
+		f.op.Index = *w.Index
+	}
+	if f.hasTime = w.Time != nil; f.hasTime {
+		f.op.Time = *w.Time
+	}
+	if f.hasProcess = w.Process != nil; f.hasProcess {
+		f.op.Process = *w.Process
+	}
+	if f.hasType = w.Type != nil; f.hasType {
+		f.op.Type = *w.Type
+	}
+	if f.hasF = w.F != nil; f.hasF {
+		f.op.F = *w.F
+	}
+	return f, nil
+}
+
+// validate applies ReadHistory's rules; want is the index the line must
+// carry.
+func (f opFields) validate(want int) (Op, error) {
+	switch {
+	case !f.hasIndex:
+		return Op{}, errors.New(`missing "index"`)
+	case f.op.Index != want:
+		return Op{}, fmt.Errorf(`"index" is %d, want %d (indices are dense from 0, one per line)`, f.op.Index, want)
+	case !f.hasTime:
+		return Op{}, errors.New(`missing "time"`)
+	case f.op.Time < 0:
+		return Op{}, fmt.Errorf(`"time" is %d, want nanoseconds >= 0 since the test started`, f.op.Time)
+	case !f.hasProcess:
+		return Op{}, errors.New(`missing "process"`)
+	case !f.hasType:
+		return Op{}, errors.New(`missing "type"`)
+	case !validType(f.op.Type):
+		return Op{}, fmt.Errorf(`"type" is %q, want invoke, ok, fail or info`, f.op.Type)
+	case !f.hasF || f.op.F == "":
+		return Op{}, errors.New(`missing or empty "f"`)
+	}
+	return f.op, nil
+}
+
+// scanOpLine decodes a line inside the fast subset into f; false means
+// the caller must fall back (f may then hold part of the line).
+func scanOpLine(b []byte, f *opFields) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return skipSpace(b, i+1) == len(b)
+	}
+	for {
+		key, next, ok := scanString(b, i)
+		if !ok {
+			return false
+		}
+		i = skipSpace(b, next)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+		end, ok := scanOpValue(b, i)
+		if !ok || !f.set(key[1:len(key)-1], b[i:end]) {
+			return false
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == '}' {
+			return skipSpace(b, i+1) == len(b)
+		}
+		if b[i] != ',' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// scanOpValue returns the end of a scalar or of a flat object of scalars.
+func scanOpValue(b []byte, i int) (int, bool) {
+	if i < len(b) && b[i] == '{' {
+		return flatObjectEnd(b, i)
+	}
+	return scanScalar(b, i)
+}
+
+// flatObjectEnd returns the end of the flat object (scalar values only)
+// that starts at i.
+func flatObjectEnd(b []byte, i int) (int, bool) {
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		_, next, ok := scanString(b, i)
+		if !ok {
+			return 0, false
+		}
+		i = skipSpace(b, next)
+		if i >= len(b) || b[i] != ':' {
+			return 0, false
+		}
+		end, ok := scanScalar(b, skipSpace(b, i+1))
+		if !ok {
+			return 0, false
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return 0, false
+		}
+		if b[i] == '}' {
+			return i + 1, true
+		}
+		if b[i] != ',' {
+			return 0, false
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// set stores one field the way encoding/json would, or reports that it
+// cannot (null where a pointer field would become nil, a number that does
+// not fit, a key that matches a field only up to case).
+func (f *opFields) set(key, val []byte) bool {
+	switch string(key) {
+	case "index":
+		n, ok := opInt(val)
+		f.op.Index, f.hasIndex = int(n), true
+		return ok && int64(int(n)) == n
+	case "time":
+		n, ok := opInt(val)
+		f.op.Time, f.hasTime = n, true
+		return ok
+	case "process":
+		if string(val) == `"nemesis"` {
+			f.op.Process, f.hasProcess = NemesisProcess, true
+			return true
+		}
+		n, ok := opInt(val)
+		f.op.Process, f.hasProcess = Process{ID: int(n)}, true
+		return ok && int64(int(n)) == n
+	case "type":
+		f.hasType = true
+		return opString(val, &f.op.Type)
+	case "f":
+		f.hasF = true
+		return opString(val, &f.op.F)
+	case "node":
+		return opString(val, &f.op.Node)
+	case "error":
+		return opString(val, &f.op.Error)
+	case "value":
+		f.op.Value = append(json.RawMessage(nil), val...)
+		return true
+	}
+	return !foldsToOneOf(key, opLineKeys)
+}
+
+// opInt reads an integer token (scanScalar vouched for its syntax).
+func opInt(val []byte) (int64, bool) {
+	if len(val) == 0 || (val[0] != '-' && (val[0] < '0' || val[0] > '9')) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(val), 10, 64)
+	return n, err == nil
+}
+
+// opString reads a string token, sharing the few strings every history
+// repeats (types, fs, node names) instead of allocating each.
+func opString(val []byte, dst *string) bool {
+	if len(val) < 2 || val[0] != '"' {
+		return false
+	}
+	*dst = internOpString(val[1 : len(val)-1])
+	return true
+}
+
+// commonOpStrings are the type and f names of the project's workloads and
+// nemeses, and the usual node names.
+var commonOpStrings = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{Invoke, OK, Fail, Info, FGrant, FRenew, FCheck, FRelease, "echo",
+		FMasterStart, FMasterStop, FMasterStatus, StartPartition, StopPartition, NemesisKill, NemesisPause, NemesisResume,
+		"net-timeout"} {
+		m[s] = s
+	}
+	for i := range 10 {
+		for _, p := range []string{"n", "n1"} {
+			s := p + strconv.Itoa(i)
+			m[s] = s
+		}
+	}
+	return m
+}()
+
+func internOpString(b []byte) string {
+	if s, ok := commonOpStrings[string(b)]; ok { // no allocation: the compiler looks up without converting
+		return s
+	}
+	return string(b)
+}
+
+// isBlank reports whether a line holds only JSON whitespace.
+func isBlank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
