@@ -273,9 +273,16 @@ func firstSeedPausing(t *testing.T, nodes []string) uint64 {
 // firstSeedPausingWith finds a seed whose first process fault, under
 // faults and interval, is a pause that hits a node.
 func firstSeedPausingWith(t *testing.T, nodes []string, faults nemesis.Faults, interval time.Duration) uint64 {
-	for seed := uint64(1); seed < 1000; seed++ {
+	return firstSeedHitting(t, 1, nodes, faults, interval, nemesis.PauseOp)
+}
+
+// firstSeedHitting finds, from seed from on, a seed whose first process
+// fault under faults and interval is op and hits a node: a kill or pause
+// that picks none of a small cluster's nodes would test nothing.
+func firstSeedHitting(t *testing.T, from uint64, nodes []string, faults nemesis.Faults, interval time.Duration, op string) uint64 {
+	for seed := from; seed < from+1000; seed++ {
 		s, _ := nemesis.NewSchedule(faults, interval, nil, rand.New(rand.NewPCG(mix(seed, 5), 0)))
-		if s.Peek().F != nemesis.PauseOp {
+		if s.Peek().F != op {
 			continue
 		}
 		hit, _ := nemesis.PickNodes(s.Peek().Nodes, nodes, rand.New(rand.NewPCG(mix(seed, 6), 0)))
@@ -283,6 +290,6 @@ func firstSeedPausingWith(t *testing.T, nodes []string, faults nemesis.Faults, i
 			return seed
 		}
 	}
-	t.Fatal("no seed pauses a node")
+	t.Fatalf("no seed from %d starts with a %s that hits a node", from, op)
 	return 0
 }

@@ -161,7 +161,10 @@ func nodesOf(t *testing.T, v json.RawMessage) []string {
 // from a client never used before). The single-authority node with its
 // boot wait stays valid, and the final phase heals and reads every chunk.
 func TestSimKillRestartsWithBootWait(t *testing.T) {
-	seed := testSeed(t)
+	// From the test's seed, the first seed whose first kill hits the one
+	// node: otherwise a run may kill nothing at all.
+	seed := firstSeedHitting(t, testSeed(t), []string{"n1"}, nemesis.Faults{Kill: true}, 4*time.Second, nemesis.KillOp)
+	t.Logf("running with seed %d", seed)
 	synctest.Test(t, func(t *testing.T) {
 		o, log := leaseSimOptions(t, nemesis.Faults{Kill: true}, 4*time.Second, seed)
 		out := Run(context.Background(), o)
