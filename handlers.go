@@ -19,6 +19,7 @@ type server struct {
 	node *maelstrom.Node
 	core *lease.Node // nil until init
 
+	peers   map[string]bool              // node_ids: the only senders of peer messages
 	pending map[uint64]maelstrom.Message // client requests the core has not answered
 	nextID  uint64
 	wake    func() // cancels the pending wake-up timer
@@ -65,6 +66,10 @@ func (s *server) init() error {
 		return err
 	}
 	s.core = core
+	s.peers = make(map[string]bool, len(s.node.NodeIDs()))
+	for _, id := range s.node.NodeIDs() {
+		s.peers[id] = true
+	}
 	// A restarted node starts recovering its ballot floor at once.
 	s.apply(core.Tick(s.node.Now()), nil)
 	s.node.Logf("lease-node %s (incarnation %d): acceptors %v, lease %d ms (max %d), boot wait %d ms, drift %d ppm, margin %d ms, quorum timeout %d ms, seed %d",
@@ -86,8 +91,16 @@ func (s *server) onClient(req maelstrom.Message) error {
 }
 
 // onPeer serves an acceptor request from another node; the core answers it
-// within the same call, and that answer is sent as the reply.
+// within the same call, and that answer is sent as the reply. Only nodes
+// of the cluster may send one: a client's prepare or propose would reach
+// the acceptor as if a proposer had sent it, planting a lease or a
+// promise no client asked for.
 func (s *server) onPeer(req maelstrom.Message) error {
+	if !s.peers[req.Src] {
+		return maelstrom.Errorf(maelstrom.CodeNotSupported,
+			"%s is a message between lease nodes; only the nodes in node_ids %v may send it, not %s (clients use lease_grant, lease_renew, lease_check, lease_release)",
+			req.Type, s.node.NodeIDs(), req.Src)
+	}
 	m, err := lease.DecodeMsg(req.Type, req.Src, req.Dest, req.Body)
 	if err != nil {
 		return maelstrom.Errorf(maelstrom.CodeMalformedRequest, "%v", err)

@@ -32,6 +32,15 @@ const LaneBits = 7
 // beyond 2^53 are not exact in JavaScript or jq.
 const maxWire = 1 << 53
 
+// maxCounter bounds every ballot counter the core accepts from the wire
+// or observes: 2^52, so that above any counter it has seen a node can
+// still issue 2^45 larger ones before reaching maxWire. Honest counters
+// follow the wall clock in milliseconds (about 2^40.6 today, 2^52 in the
+// year 3084), so only a broken or forged message carries one this large;
+// accepting it would leave no ballot above it, and every proposer that
+// saw it could never be promised again.
+const maxCounter = maxWire >> 1
+
 // Compare returns -1, 0 or +1 as b is lower than, equal to or higher than o.
 func (b Ballot) Compare(o Ballot) int {
 	if c := cmp.Compare(b.Counter, o.Counter); c != 0 {
@@ -84,7 +93,7 @@ func (s *ballotSource) next(now time.Duration) Ballot {
 // request or a recovery answer, so the next attempt is not rejected for
 // the same reason.
 func (s *ballotSource) observe(counter uint64) {
-	if counter > s.counter && counter < maxWire {
+	if counter > s.counter && counter < maxCounter {
 		s.counter = counter
 	}
 }

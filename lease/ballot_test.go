@@ -67,6 +67,14 @@ func TestBallotSourceLanesCatchUpAndStayUnique(t *testing.T) {
 	if b := src.next(0); b.Counter != 44<<LaneBits|3 {
 		t.Fatalf("observing a counter beyond 2^53 moved the source: %v", b)
 	}
+	src.observe(maxWire - 1) // so is one that would leave no ballot below 2^53 above it
+	if b := src.next(0); b.Counter != 45<<LaneBits|3 {
+		t.Fatalf("observing 2^53-1 moved the source: %v", b)
+	}
+	src.observe(maxCounter - 1) // the largest counter observed still leaves room
+	if b := src.next(0); b.Counter >= maxWire || b.Counter <= maxCounter-1 {
+		t.Fatalf("after observing 2^52-1 the next ballot is %v, want one above it and below 2^53", b)
+	}
 	// Two lanes never issue the same counter.
 	other := ballotSource{lane: 4, incarnation: 1}
 	if b := other.next(0); b.Counter == first.Counter {

@@ -91,7 +91,12 @@
 // winner, or error 22). A request with no answer at its quorum timeout
 // fails: with error 11 (definite) if no propose was ever sent for it, else
 // with error 0 (timeout, indefinite), because an acceptor may have
-// recorded the lease although no client was told of it.
+// recorded the lease although no client was told of it. A majority of
+// accepts that arrives when d - now - DriftMarginMs is no longer positive
+// is not success either: the attempt is abandoned and retried, and if the
+// request times out so, its error 0 says the lease was too short for the
+// round trip. A lease_ms no longer than DriftMarginMs is refused up front
+// (error 12): no client could ever be told any time.
 //
 // Check is a majority read: read goes to every acceptor and changes
 // nothing, so a check never makes a concurrent grant or renew fail. With r
@@ -147,6 +152,13 @@
 // ballot counter's wall-clock floor (ballotSource) then keeps tokens
 // growing as long as the nodes' wall clocks agree within the boot wait and
 // the cluster averaged fewer than 1000 ballots a second.
+//
+// Counters stay below 2^52 (maxCounter): DecodeMsg refuses a message with
+// a larger one and the ballot source never catches up past one, so above
+// every counter a node has seen there is room for 2^45 more ballots below
+// 2^53. A forged or broken counter near 2^53 would otherwise leave its
+// acceptor promised to a ballot no proposer can exceed. (The shell also
+// takes peer messages only from the nodes in node_ids.)
 //
 // # Time and drift
 //

@@ -201,6 +201,7 @@ func (n *Node) onProposeResp(now time.Duration, m Msg, idx int) {
 			n.answerGranted(now, r, left)
 			return
 		}
+		r.outran = true
 		n.abandon(now, r)
 		return
 	}
@@ -289,6 +290,11 @@ func (n *Node) abandon(now time.Duration, r *request) {
 func (n *Node) grantFailure(r *request) *Error {
 	if !r.proposed {
 		return n.noMajority(r, "no propose was sent, so nothing was granted")
+	}
+	if r.outran {
+		return timedOut("a majority of the acceptors accepted the lease, but its %d ms, less the drift margin of %d ms, "+
+			"ran out before their answers arrived; it blocks others until it expires, but no client was told of it: "+
+			"ask for a longer lease_ms", floorMs(r.leaseLen), n.cfg.DriftMarginMs)
 	}
 	return timedOut("proposes were sent but no majority of the %d acceptors %v accepted within %d ms; "+
 		"the lease may have been recorded by some acceptors (it blocks others until it expires) but no client was told of it: "+

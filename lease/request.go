@@ -23,6 +23,10 @@ type request struct {
 	// proposed is set once any propose went out for this request: from
 	// then on a failure is indefinite (error 0), not definite (11).
 	proposed bool
+	// outran is set when a majority accepted an attempt but its lease,
+	// less the drift margin, had run out by the time they answered: the
+	// error then says so (the lease is too short for this network).
+	outran bool
 	// fastTried is set once the renewal fast path was tried.
 	fastTried bool
 	// internal marks the node's own master-lease requests: their outcome
@@ -76,6 +80,9 @@ func (n *Node) validate(req Request) *Error {
 	case req.LeaseMs < 0 || req.LeaseMs > n.cfg.MaxLeaseMs:
 		return malformed("lease_ms is %d; it must be in 1..%d (the node's maximum lease, LEASE_MAX_MS)",
 			req.LeaseMs, n.cfg.MaxLeaseMs)
+	case req.LeaseMs != 0 && req.LeaseMs <= n.cfg.DriftMarginMs:
+		return malformed("lease_ms is %d; it must be more than the node's drift margin of %d ms (LEASE_DRIFT_MARGIN_MS), "+
+			"which every reported time is shortened by, or no client could be told any time", req.LeaseMs, n.cfg.DriftMarginMs)
 	}
 	return nil
 }

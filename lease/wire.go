@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Ops maps the client request types to operations.
@@ -63,6 +64,10 @@ func stringField(typ string, fields map[string]json.RawMessage, name string, req
 	}
 	if s == "" && required {
 		return "", malformed("%s: %s must not be empty", typ, name)
+	}
+	if strings.ContainsRune(s, '\uFFFD') {
+		return "", malformed("%s: %s must be valid UTF-8 without U+FFFD: invalid bytes and lone surrogates (\\ud800) "+
+			"decode to U+FFFD, so two different names would become one", typ, name)
 	}
 	return s, nil
 }
@@ -155,7 +160,8 @@ func (m Msg) Body() any {
 
 // DecodeMsg parses a peer message body of type typ sent by from to to. It
 // rejects a body missing a field the type needs, or carrying a number
-// beyond 2^53, so the core never acts on a half-understood message.
+// beyond 2^53 (a ballot counter beyond 2^52), so the core never acts on a
+// half-understood message.
 func DecodeMsg(typ, from, to string, body []byte) (Msg, error) {
 	t := MsgType(typ)
 	switch t {
@@ -215,9 +221,11 @@ func checkMsg(m Msg, w wireMsg) error {
 func checkWireNumbers(m Msg) error {
 	big := func(v uint64) bool { return v >= maxWire }
 	switch {
-	case big(m.Ballot.Counter) || big(m.Promised.Counter) || big(m.Counter) || big(m.ReqID),
-		m.Ballot.Incarnation < 0 || m.Ballot.Incarnation >= maxWire, m.Token < 0 || m.Token >= maxWire:
+	case big(m.ReqID), m.Ballot.Incarnation < 0 || m.Ballot.Incarnation >= maxWire, m.Token < 0 || m.Token >= maxWire:
 		return fmt.Errorf("%s carries a number beyond 2^53", m.Type)
+	case m.Ballot.Counter >= maxCounter || m.Promised.Counter >= maxCounter || m.Counter >= maxCounter:
+		return fmt.Errorf("%s carries a ballot counter of 2^52 or more, which no node issues (counters follow the wall clock in ms); "+
+			"refused so that it cannot leave no ballot above it", m.Type)
 	}
 	return nil
 }

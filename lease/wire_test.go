@@ -54,6 +54,10 @@ func TestDecodeMsgRejectsIncompleteBodies(t *testing.T) {
 		{"sync_ok", `{"req_id":1}`},
 		{"prepare", `{"chunk_handle":"c","ballot":"high","server":"s"}`},
 		{"prepare", `{"chunk_handle":"c","ballot":{"counter":9007199254740992,"incarnation":1},"server":"s"}`},
+		// A counter no node issues would leave no ballot above it.
+		{"prepare", `{"chunk_handle":"c","ballot":{"counter":4503599627370496,"incarnation":1},"server":"s"}`},
+		{"prepare_ok", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1},"ok":false,"promised":{"counter":9007199254740991,"incarnation":1}}`},
+		{"sync_ok", `{"req_id":1,"counter":4503599627370496}`},
 		{"release", `{"chunk_handle":"c","server":"s","token":9007199254740993,"req_id":1}`},
 		{"gossip", `{"chunk_handle":"c"}`},
 	} {
@@ -61,6 +65,12 @@ func TestDecodeMsgRejectsIncompleteBodies(t *testing.T) {
 			t.Errorf("DecodeMsg(%s, %s) accepted an incomplete body", tt.typ, tt.body)
 		}
 	}
+}
+
+// utf8Text is the error text for a name that is not valid UTF-8.
+func utf8Text(typ, field string) string {
+	return typ + ": " + field + ` must be valid UTF-8 without U+FFFD: invalid bytes and lone surrogates (\ud800) ` +
+		"decode to U+FFFD, so two different names would become one"
 }
 
 func TestDecodeRequest(t *testing.T) {
@@ -86,6 +96,13 @@ func TestDecodeRequest(t *testing.T) {
 		{"lease_grant", `{"chunk_handle":"c","server":"s","lease_ms":0}`, Request{}, 12, "lease_grant: lease_ms must be > 0, got 0 (leave it out for the node's default)"},
 		{"lease_grant", `[1,2]`, Request{}, 12, "lease_grant: the body must be a JSON object"},
 		{"lease_steal", `{}`, Request{}, 10, `"lease_steal" is not a lease request type`},
+		// Names that encoding/json would turn into U+FFFD: two different
+		// servers (or chunks) must never become one.
+		{"lease_renew", `{"chunk_handle":"c","server":"cs\ud800"}`, Request{}, 12, utf8Text("lease_renew", "server")},
+		{"lease_renew", "{\"chunk_handle\":\"c\",\"server\":\"cs\xff\"}", Request{}, 12, utf8Text("lease_renew", "server")},
+		{"lease_check", "{\"chunk_handle\":\"c\xfe\"}", Request{}, 12, utf8Text("lease_check", "chunk_handle")},
+		{"lease_grant", `{"chunk_handle":"c","server":"cs\ufffd"}`, Request{}, 12, utf8Text("lease_grant", "server")},
+		{"lease_grant", `{"chunk_handle":"c","server":"cs\u00e9\ud83d\ude00"}`, Request{Op: OpGrant, Chunk: "c", Server: "cs\u00e9\U0001F600"}, 0, ""},
 	}
 	for _, tt := range tests {
 		got, err := DecodeRequest(tt.typ, []byte(tt.body))
