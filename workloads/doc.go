@@ -221,9 +221,10 @@
 //
 // The master lease (contract section 1): a started node keeps trying to
 // hold one cluster-wide lease for itself. NewMaster(MasterOptions{Rate,
-// Mix}, seed) draws each stagger op from the mix, by default 75% status,
-// 20% start, 5% stop (MasterMix weights, relative; the zero mix is the
-// default): statuses are what the checker judges, and starts outnumber
+// Mix, LeaseMs}, seed) draws each stagger op from the mix, by default 75%
+// status, 20% start, 5% stop (MasterMix weights, relative; the zero mix
+// is the default; LeaseMs is the lease length, see "Final phase and lease
+// bound"): statuses are what the checker judges, and starts outnumber
 // stops so that most nodes want mastership most of the time while a stop
 // still reaches the master every few seconds and makes the lease move.
 // The op goes to the worker's node (the harness's worker i mod n); the
@@ -330,8 +331,15 @@
 // A Finisher's FinalOps run once each after the harness healed every
 // fault and waited for recovery (the lease workload: one check per
 // chunk). A LeaseBounded workload's LongestLeaseMs is what the harness
-// gives nodes as LEASE_MAX_MS and restarted nodes as LEASE_BOOT_WAIT_MS
-// under the kill nemesis (the lease workload: LeaseOptions.LeaseMs).
+// gives nodes as LEASE_MAX_MS (and LEASE_MS, unless the environment names
+// one no longer) and restarted nodes as LEASE_BOOT_WAIT_MS under the kill
+// nemesis (the lease workload: LeaseOptions.LeaseMs). A NodeLeased
+// workload's leases have the nodes' own length, LEASE_MS, since its
+// requests carry none (the master workload: MasterOptions.LeaseMs, the
+// CLI's --lease-ms, default 1000); the harness gives its nodes
+// LEASE_MAX_MS and LEASE_MS in every run, with or without kill, so the
+// leases are the workload's length and never outlast a boot wait. The
+// master workload has no final phase.
 //
 // # Reports (Reporter)
 //

@@ -42,12 +42,25 @@ type MasterOptions struct {
 	// Mix weighs status, start and stop. The zero value means
 	// DefaultMasterMix.
 	Mix MasterMix
+	// LeaseMs is the master lease's length in milliseconds. The requests
+	// carry no length, so it is the nodes' own (LEASE_MS): the harness
+	// starts every node with LEASE_MS and LEASE_MAX_MS set to it, and
+	// restarted nodes under the kill nemesis with LEASE_BOOT_WAIT_MS too
+	// (NodeLeases). Zero means the default, 1000.
+	LeaseMs int64
 }
+
+// DefaultMasterLeaseMs is the master lease length a zero
+// MasterOptions.LeaseMs stands for (the CLI's --lease-ms default).
+const DefaultMasterLeaseMs = 1000
 
 // withDefaults fills a zero mix.
 func (o MasterOptions) withDefaults() MasterOptions {
 	if o.Mix == (MasterMix{}) {
 		o.Mix = DefaultMasterMix()
+	}
+	if o.LeaseMs == 0 {
+		o.LeaseMs = DefaultMasterLeaseMs
 	}
 	return o
 }
@@ -58,6 +71,9 @@ func (o MasterOptions) Validate() error {
 	var errs []error
 	if !masterWeightOK(o.Rate) {
 		errs = append(errs, fmt.Errorf("rate must be a finite number >= 0, got %v", o.Rate))
+	}
+	if o.LeaseMs < 1 {
+		errs = append(errs, fmt.Errorf("lease length must be >= 1 ms, got %d", o.LeaseMs))
 	}
 	m := o.Mix
 	for _, w := range []struct {
@@ -84,6 +100,7 @@ type Master struct {
 	// statusBelow and startBelow cut [0, 1) by the normalised mix: a draw
 	// below statusBelow is a status, below startBelow a start, else a stop.
 	statusBelow, startBelow float64
+	leaseMs                 int64 // MasterOptions.LeaseMs
 }
 
 // NewMaster returns the master workload; seed fixes every random choice.
@@ -101,11 +118,19 @@ func newMaster(opts MasterOptions, seed int64) *Master {
 	m := opts.Mix
 	sum := m.Status + m.Start + m.Stop
 	return &Master{rng: newRand(seed), stagger: newStagger(opts.Rate),
-		statusBelow: m.Status / sum, startBelow: (m.Status + m.Start) / sum}
+		statusBelow: m.Status / sum, startBelow: (m.Status + m.Start) / sum, leaseMs: opts.LeaseMs}
 }
 
 // Name is "master".
 func (m *Master) Name() string { return "master" }
+
+// LongestLeaseMs is MasterOptions.LeaseMs, the one length every master
+// lease has (LeaseBounded).
+func (m *Master) LongestLeaseMs() int64 { return m.leaseMs }
+
+// NodeLeases marks the master workload's leases as the nodes' own length
+// (NodeLeased): master_start names none.
+func (m *Master) NodeLeases() {}
 
 // Next returns an op when the stagger schedule has one due. The op goes to
 // whichever node serves the worker (the harness's worker i mod n), so ops

@@ -80,7 +80,7 @@ func TestMasterCustomMixAndDeterminism(t *testing.T) {
 }
 
 func TestMasterOptionsValidate(t *testing.T) {
-	good := []MasterOptions{{}, {Rate: 5}, {Rate: 1, Mix: MasterMix{Status: 3}}}
+	good := []MasterOptions{{}, {Rate: 5}, {Rate: 1, Mix: MasterMix{Status: 3}}, {LeaseMs: 1}}
 	for _, o := range good {
 		if err := o.Validate(); err != nil {
 			t.Errorf("%+v: %v", o, err)
@@ -92,6 +92,7 @@ func TestMasterOptionsValidate(t *testing.T) {
 		"mix weight stop":        {Mix: MasterMix{Status: 1, Stop: -0.5}},
 		"mix weight start":       {Mix: MasterMix{Start: math.NaN()}},
 		"mix weight status must": {Mix: MasterMix{Status: math.Inf(1)}},
+		"lease length must be":   {LeaseMs: -1},
 	}
 	for want, o := range bad {
 		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), want) {
@@ -104,6 +105,25 @@ func TestMasterOptionsValidate(t *testing.T) {
 		}
 	}()
 	NewMaster(MasterOptions{Rate: -1}, 1)
+}
+
+// TestMasterLeaseBound: the master workload's lease length is the
+// nodes' own (NodeLeased), LeaseMs or by default 1000 ms, and the
+// harness's bound for them (LeaseBounded); the lease workload's is not
+// the nodes' own.
+func TestMasterLeaseBound(t *testing.T) {
+	for opts, want := range map[MasterOptions]int64{{}: DefaultMasterLeaseMs, {LeaseMs: 250}: 250} {
+		w := NewMaster(opts, 1)
+		if got := LongestLeaseMs(w); got != want || !HasNodeLeases(w) {
+			t.Errorf("%+v: longest lease %d, node leases %t; want %d, true", opts, got, HasNodeLeases(w), want)
+		}
+	}
+	if l := NewLease(LeaseOptions{LeaseMs: 250}, 1); HasNodeLeases(l) || LongestLeaseMs(l) != 250 {
+		t.Errorf("lease workload: node leases %t, longest lease %d; want false, 250", HasNodeLeases(l), LongestLeaseMs(l))
+	}
+	if e := NewEcho(EchoOptions{}, 1); HasNodeLeases(e) || LongestLeaseMs(e) != 0 {
+		t.Error("the echo workload has leases")
+	}
 }
 
 func TestMasterRequests(t *testing.T) {

@@ -79,13 +79,29 @@ type Finisher interface {
 	FinalOps() []Invocation
 }
 
-// LeaseBounded is implemented by workloads whose requests carry lease
-// lengths. LongestLeaseMs is the longest lease any request may ask for,
-// in milliseconds: the harness passes it to nodes as LEASE_MAX_MS when it
-// kills and restarts them, and a restarted node stays silent that long
-// (LEASE_BOOT_WAIT_MS), so no lease can outlast its lost memory.
+// LeaseBounded is implemented by workloads whose nodes hold leases of a
+// known longest length. LongestLeaseMs is the longest lease any node may
+// hold, in milliseconds: the harness passes it to nodes as LEASE_MAX_MS
+// when it kills and restarts them, and a restarted node stays silent that
+// long (LEASE_BOOT_WAIT_MS), so no lease can outlast its lost memory. For
+// the lease workload it is the longest lease_ms a request asks for; for
+// a NodeLeased workload it is the length the nodes are configured with.
 type LeaseBounded interface {
 	LongestLeaseMs() int64
+}
+
+// NodeLeased is implemented by LeaseBounded workloads whose leases have
+// the nodes' own configured length (LEASE_MS) rather than one the
+// requests carry: the master workload, whose master_start names no
+// length. The harness then starts every node with LEASE_MS and
+// LEASE_MAX_MS = LongestLeaseMs in every run, with or without the kill
+// nemesis, so the leases are as long as the workload says (a node left
+// at its own default would hold 60 s leases) and, under kill, no longer
+// than the restarted nodes' boot wait. NodeLeases only marks the
+// interface.
+type NodeLeased interface {
+	LeaseBounded
+	NodeLeases()
 }
 
 // LongestLeaseMs is w's longest lease, or 0 for a workload without
@@ -95,6 +111,13 @@ func LongestLeaseMs(w Workload) int64 {
 		return b.LongestLeaseMs()
 	}
 	return 0
+}
+
+// HasNodeLeases says whether w's leases have the nodes' configured
+// length (NodeLeased).
+func HasNodeLeases(w Workload) bool {
+	_, ok := w.(NodeLeased)
+	return ok
 }
 
 // Compile-time checks that the workloads implement what the harness
@@ -107,4 +130,6 @@ var (
 	_ Reporter      = (*Lease)(nil)
 	_ Finisher      = (*Lease)(nil)
 	_ LeaseBounded  = (*Lease)(nil)
+	_ Workload      = (*Master)(nil)
+	_ NodeLeased    = (*Master)(nil)
 )

@@ -102,16 +102,18 @@
 // # Environment
 //
 // Programs inherit the harness's environment unchanged, as in Maelstrom,
-// except under the kill nemesis with a workload that has leases
-// (workloads.LeaseBounded, L = its longest lease in ms): every program
-// then gets LEASE_MAX_MS=L, and LEASE_MS=L unless the environment already
-// sets LEASE_MS to a whole number of at most L (the node refuses a default
+// except with a workload that has leases (workloads.LeaseBounded, L = its
+// longest lease in ms) under the kill nemesis, or with one whose leases
+// have the nodes' own length (workloads.NodeLeased: the master workload,
+// whose requests carry none) in every run: every program then gets
+// LEASE_MAX_MS=L, and LEASE_MS=L unless the environment already sets
+// LEASE_MS to a whole number of at most L (the node refuses a default
 // lease above its maximum); a restarted program also gets
 // LEASE_BOOT_WAIT_MS=L: its acceptor stays silent until every lease it
 // may have accepted and forgotten has ended (the node stretches the wait
 // by its own drift bound). --kill-without-boot-wait restarts with
 // LEASE_BOOT_WAIT_MS=0 instead: the negative control, which the lease
-// checker must catch.
+// and master checkers must catch.
 //
 // # Node I/O (node.go)
 //

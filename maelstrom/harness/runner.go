@@ -58,6 +58,9 @@ type runner struct {
 	nodes    []*node
 	failure  failure
 	leaseMs  int64 // the workload's longest lease (0: none)
+	// nodeLeases: the workload's leases have the nodes' own length
+	// (workloads.NodeLeased), so nodes get it in every run (nodeEnv).
+	nodeLeases bool
 
 	nextClient int
 	clients    []*client // every client opened and not yet closed
@@ -94,7 +97,7 @@ func Run(ctx context.Context, o Options) Outcome {
 		return Outcome{Exit: ExitBadArgs, Err: err}
 	}
 	r := &runner{o: o, console: newConsole(o.Stderr), started: time.Now(),
-		leaseMs: workloads.LongestLeaseMs(o.Workload)}
+		leaseMs: workloads.LongestLeaseMs(o.Workload), nodeLeases: workloads.HasNodeLeases(o.Workload)}
 	r.failure.ch = make(chan struct{})
 	r.opened.at = map[string]time.Time{}
 	if err := r.prepare(); err != nil {

@@ -47,11 +47,13 @@
 // prints a bad line, as Maelstrom does), --store DIR (default store),
 // --recovery-time (the final phase's wait; default twice the longest
 // lease, at least 1 s), --kill-without-boot-wait (the kill nemesis's
-// negative control), the lease workload's --lease-ms, --servers and
-// --chunks, and the lease benchmark's (-w lease-bench, workloads/
-// leasebench.go) --bench-op and --ops. With MAELSTROM_CPUPROFILE_DIR set
-// in the environment the command writes its CPU profile there, and the
-// nodes, which inherit the environment, theirs (internal/cpuprof).
+// negative control), --lease-ms (the lease workload's longest lease_ms;
+// the master workload's lease length, which every node gets as LEASE_MS
+// and LEASE_MAX_MS), the lease workload's --servers and --chunks, and the
+// lease benchmark's (-w lease-bench, workloads/leasebench.go) --bench-op
+// and --ops. With MAELSTROM_CPUPROFILE_DIR set in the environment the
+// command writes its CPU profile there, and the nodes, which inherit the
+// environment, theirs (internal/cpuprof).
 //
 // Files: flags.go (flag set, value checks, Maelstrom's error words),
 // main.go (commands, help, runs, workload construction). Tests:

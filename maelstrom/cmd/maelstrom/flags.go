@@ -96,7 +96,7 @@ func newTestFlagSet(f *testFlags) *pflag.FlagSet {
 		return err
 	})
 	fs.StringVar(&f.Store, "store", "store", "directory for run results")
-	fs.Int64Var(&f.LeaseMs, "lease-ms", 1000, "lease workload: the longest lease_ms a grant or renew asks for")
+	fs.Int64Var(&f.LeaseMs, "lease-ms", 1000, "lease workload: the longest lease_ms a grant or renew asks for; master workload: the master lease's length, given to every node as LEASE_MS and LEASE_MAX_MS")
 	fs.IntVar(&f.Servers, "servers", 3, "lease workload: number of chunk servers contending (cs1..)")
 	fs.IntVar(&f.Chunks, "chunks", 3, "lease workload: number of chunks (ch_1..)")
 	fs.StringVar(&f.BenchOp, "bench-op", "renew", "lease-bench workload: the op measured: grant, renew, check, release or mixed")

@@ -208,7 +208,10 @@ func (f *testFlags) workload(workers int) (workloads.Workload, error) {
 		}
 		return workloads.NewLease(o, seed), nil
 	case "master":
-		o := workloads.MasterOptions{Rate: f.Rate}
+		o := workloads.MasterOptions{Rate: f.Rate, LeaseMs: f.LeaseMs}
+		if f.LeaseMs < 1 {
+			return nil, fmt.Errorf("--lease-ms must be >= 1 (got %d)", f.LeaseMs)
+		}
 		if err := o.Validate(); err != nil {
 			return nil, fmt.Errorf("master workload: %w", err)
 		}

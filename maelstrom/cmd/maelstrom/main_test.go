@@ -192,6 +192,7 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"test", "--bin", fakeNode, "--rate", "-1"}, `Failed to validate "--rate -1"`},
 		{[]string{"test", "--bin", fakeNode, "--test-count", "0"}, `Failed to validate "--test-count 0"`},
 		{[]string{"test", "--bin", fakeNode, "--servers", "0"}, "--servers, --chunks and --lease-ms must be >= 1"},
+		{[]string{"test", "--bin", fakeNode, "-w", "master", "--lease-ms", "0"}, "--lease-ms must be >= 1 (got 0)"},
 		{[]string{"test", "--bin", fakeNode, "--nodes-file", "/nonexistent/nodes"}, "--nodes-file: open /nonexistent/nodes"},
 	}
 	for _, c := range cases {
