@@ -70,8 +70,10 @@ func (s *server) init() error {
 	for _, id := range s.node.NodeIDs() {
 		s.peers[id] = true
 	}
-	// A restarted node starts recovering its ballot floor at once.
-	s.apply(core.Tick(s.node.Now()), nil)
+	// A restarted node starts recovering its ballot floor at once, but
+	// from a timer: the library writes init_ok when this returns, and
+	// init_ok must be the node's first message (msg_id 0).
+	s.schedule(s.node.Now())
 	s.node.Logf("lease-node %s (incarnation %d): acceptors %v, lease %d ms (max %d), boot wait %d ms, drift %d ppm, margin %d ms, quorum timeout %d ms, seed %d",
 		s.node.ID(), inc, acc, s.cfg.leaseMs, s.cfg.maxLeaseMs, s.cfg.bootWaitMs, s.cfg.driftPPM, s.cfg.driftMarginMs, s.cfg.quorumTimeoutMs, seed)
 	return nil

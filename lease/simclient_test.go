@@ -174,7 +174,7 @@ func (c *clients) reply(r lease.Reply) {
 // counts the same milliseconds over a longer real time.
 func (c *clients) scaleBelief(call *simCall, body any) any {
 	ppm := c.workers[call.worker].ppm
-	scale := func(ms int64) int64 { return (ms*1_000_000 + 999_999 + ppm) / (1_000_000 + ppm) }
+	scale := func(ms int64) int64 { return scaleMs(ms, ppm) }
 	switch b := body.(type) {
 	case lease.GrantOK:
 		if b.Primary == call.req.Server {
@@ -186,6 +186,31 @@ func (c *clients) scaleBelief(call *simCall, body any) any {
 		return b
 	}
 	return body
+}
+
+// scaleMs is ms of a clock running at 1+ppm in real milliseconds, rounded
+// up.
+func scaleMs(ms, ppm int64) int64 { return (ms*1_000_000 + 999_999 + ppm) / (1_000_000 + ppm) }
+
+// scaleAsked puts the lease_ms an ok completion's value repeats from its
+// request into the same real-time units as the reply's remaining time
+// (scaleBelief), so the checker compares like with like: the time told
+// never exceeds the time asked for, on any client's clock.
+func scaleAsked(value json.RawMessage, ppm int64) json.RawMessage {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(value, &fields) != nil {
+		return value
+	}
+	var asked int64
+	if raw, ok := fields["lease_ms"]; !ok || json.Unmarshal(raw, &asked) != nil {
+		return value
+	}
+	fields["lease_ms"], _ = json.Marshal(scaleMs(asked, ppm))
+	scaled, err := json.Marshal(fields)
+	if err != nil {
+		return value
+	}
+	return scaled
 }
 
 func errorBody(id uint64, err *lease.Error) json.RawMessage {
@@ -206,6 +231,9 @@ func (c *clients) complete(call *simCall, body json.RawMessage) {
 	c.done[call.id] = call
 	wk := &c.workers[call.worker]
 	comp := w.wl.Complete(w.now, call.worker, call.inv, body)
+	if comp.Type == workloads.OK && wk.ppm != 0 {
+		comp.Value = scaleAsked(comp.Value, wk.ppm)
+	}
 	w.record(workloads.Op{Process: workloads.Process{ID: wk.process}, Type: comp.Type, F: call.inv.F,
 		Node: w.ids[call.node], Value: comp.Value, Error: comp.Error})
 	if comp.Type == workloads.Info {

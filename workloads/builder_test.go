@@ -89,6 +89,12 @@ func (b *hb) pair(proc int, f string, inv, done float64, typ string, invValue, d
 
 func ask(chunk, server string) leaseAskValue { return leaseAskValue{chunk, server, 1000} }
 
+// askFor is ask for a lease of at least toldMs, so a holding told toldMs
+// asked for no less (expires-out-of-range).
+func askFor(chunk, server string, toldMs int64) leaseAskValue {
+	return leaseAskValue{chunk, server, max(1000, toldMs)}
+}
+
 // grant adds an ok grant answered with primary and expires_in_ms; when
 // primary is server it carries the next token, which it returns.
 func (b *hb) grant(proc int, inv, done float64, chunk, server, primary string, expiresMs int64) int64 {
@@ -104,7 +110,8 @@ func (b *hb) grant(proc int, inv, done float64, chunk, server, primary string, e
 // grantTok adds an ok grant naming server primary, carrying token (nil: none).
 func (b *hb) grantTok(proc int, inv, done float64, chunk, server string, expiresMs int64, token *int64) {
 	b.got(chunk, server, token)
-	b.pair(proc, FGrant, inv, done, OK, ask(chunk, server), grantOKValue{ask(chunk, server), server, expiresMs, token}, "n1")
+	a := askFor(chunk, server, expiresMs)
+	b.pair(proc, FGrant, inv, done, OK, a, grantOKValue{a, server, expiresMs, token}, "n1")
 }
 
 // grantOutcome adds a grant that failed or is unknown (typ fail/info/"").
@@ -123,7 +130,8 @@ func (b *hb) renew(proc int, inv, done float64, chunk, server string, newExpires
 // renewTok adds an ok renew through node carrying token (nil: none).
 func (b *hb) renewTok(proc int, inv, done float64, chunk, server string, newExpiresMs int64, node string, token *int64) {
 	b.got(chunk, server, token)
-	b.pair(proc, FRenew, inv, done, OK, ask(chunk, server), renewOKValue{ask(chunk, server), newExpiresMs, token}, node)
+	a := askFor(chunk, server, newExpiresMs)
+	b.pair(proc, FRenew, inv, done, OK, a, renewOKValue{a, newExpiresMs, token}, node)
 }
 
 func (b *hb) renewOutcome(proc int, inv, done float64, chunk, server, typ string) {

@@ -160,6 +160,12 @@
 //     violation per later op): rule 3 for another server's op, and the
 //     contract's "a renew or re-grant gets a new, larger one" for the same
 //     server's.
+//   - Remaining times, over the same ops: expires-out-of-range: the op was
+//     told a time below 0, at or beyond 2^53, or longer than the lease_ms
+//     its request asked for (the proposer's timer starts before it sends
+//     propose, so no honest node can know more). The holding is built
+//     from the time as told, saturating at the largest time, so an absurd
+//     time lengthens it and its overlaps are reported too.
 //   - A structural defect (a completion without an invoke, an ok value
 //     without its fields, an unknown f) is listed in Problems and makes the
 //     result invalid.

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // Op types, as Jepsen names them.
@@ -278,4 +280,14 @@ func scanLines(r io.Reader, fn func(lineNo int, line []byte) error) error {
 
 func validType(t string) bool {
 	return t == Invoke || t == OK || t == Fail || t == Info
+}
+
+// endAfterMs is t plus ms milliseconds, saturating at math.MaxInt64: a
+// reply with an absurd remaining time must make the belief built from it
+// longer, never wrap around into an empty one that hides an overlap.
+func endAfterMs(t, ms int64) int64 {
+	if ms > (math.MaxInt64-t)/int64(time.Millisecond) {
+		return math.MaxInt64
+	}
+	return t + ms*int64(time.Millisecond)
 }

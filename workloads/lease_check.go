@@ -19,6 +19,10 @@ const (
 	TokenMissing    = "token-missing"     // an ok grant to itself or ok renew without a valid token
 	TokenTwoServers = "token-two-servers" // one token value named leases of two servers
 	TokenOrder      = "token-order"       // a token not larger than a token completed before the request
+	// The remaining time a holding is built from must be one the node
+	// could know: a whole number of ms in 0..2^53, at most the lease_ms
+	// asked for (the proposer's timer starts before it sends propose).
+	ExpiresOutOfRange = "expires-out-of-range" // an ok grant to itself or ok renew told a time outside that range
 )
 
 // LeaseResult is the lease checker's verdict.
@@ -101,7 +105,7 @@ type chunkHistory struct {
 	holdings []Holding // every ok grant to itself and ok renew, uncut, in invoke order
 	reads    []leaseRead
 	releases []leaseRelease
-	missing  []Violation // token-missing, found while collecting
+	missing  []Violation // token-missing and expires-out-of-range, found while collecting
 }
 
 // CheckLease judges a lease history chunk by chunk (Jepsen's independent
@@ -308,14 +312,16 @@ func collectOK(p Pair, v LeaseValue, ch *chunkHistory) (HistoryProblem, bool) {
 			ch.reads = append(ch.reads, read)
 			return HistoryProblem{}, false
 		}
-		hold.EndNs = p.Invoke.Time + *v.ExpiresInMs*1e6
+		hold.EndNs = endAfterMs(p.Invoke.Time, *v.ExpiresInMs)
 		ch.addHolding(hold, v.Token)
+		ch.checkTold(hold, *v.ExpiresInMs, v.LeaseMs)
 	case FRenew:
 		if v.NewExpiresInMs == nil {
 			return missing("new_expires_in_ms")
 		}
-		hold.EndNs = p.Invoke.Time + *v.NewExpiresInMs*1e6
+		hold.EndNs = endAfterMs(p.Invoke.Time, *v.NewExpiresInMs)
 		ch.addHolding(hold, v.Token)
+		ch.checkTold(hold, *v.NewExpiresInMs, v.LeaseMs)
 	case FCheck:
 		if v.Expired == nil {
 			return missing("expired")
@@ -354,6 +360,28 @@ func (ch *chunkHistory) addHolding(h Holding, token *int64) {
 		Text: fmt.Sprintf("%s %s (ops %d-%d) of %s was ok with %s; every ok grant or renew must carry an integer token, "+
 			"0 < token < 2^53, or storage cannot refuse that server's writes once it is deposed",
 			h.Server, h.F, h.InvokeIndex, h.CompletionIndex, h.Chunk, got)})
+}
+
+// checkTold files an expires-out-of-range violation when holding h was
+// built from a remaining time toldMs no node could honestly give: below
+// 0, at or beyond 2^53, or longer than the lease_ms the request asked for
+// (askedMs, nil when the request named none). The holding itself is kept
+// as told (endAfterMs saturates), so an absurd time makes it longer, and
+// its overlaps are reported too, never hidden.
+func (ch *chunkHistory) checkTold(h Holding, toldMs int64, askedMs *int64) {
+	bound := ""
+	switch {
+	case toldMs < 0 || toldMs >= maxToken:
+		bound = "a whole number of ms in 0..2^53"
+	case askedMs != nil && toldMs > *askedMs:
+		bound = fmt.Sprintf("at most the %d ms the request asked for (the proposer's timer starts before it sends propose)", *askedMs)
+	default:
+		return
+	}
+	ch.missing = append(ch.missing, Violation{Kind: ExpiresOutOfRange, Chunk: h.Chunk, Servers: []string{h.Server},
+		Ops: []int{h.InvokeIndex, h.CompletionIndex}, StartNs: h.InvokeNs, EndNs: h.StartNs,
+		Text: fmt.Sprintf("%s %s (ops %d-%d) of %s was ok with %d ms remaining; a remaining time must be %s",
+			h.Server, h.F, h.InvokeIndex, h.CompletionIndex, h.Chunk, toldMs, bound)})
 }
 
 // checkChunk cuts the chunk's holdings at releases and finds violations:

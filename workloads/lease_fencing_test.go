@@ -196,3 +196,30 @@ func TestCheckLeaseNegativeSameServerTokenOrder(t *testing.T) {
 	b.renewTok(1, 5, 110, "ch_1", "cs1", 1000, "n2", tok(5))
 	mustValid(t, "concurrent renew with a smaller token", b.history())
 }
+
+// TestCheckLeaseNegativeExpiresOutOfRange: a remaining time no node could
+// honestly give is a violation, and the holding built from it is kept as
+// told, so an absurd time can never wrap around into an empty holding
+// that hides an overlap (a node granting everyone and answering
+// expires_in_ms 9223372036854 was once judged valid that way).
+func TestCheckLeaseNegativeExpiresOutOfRange(t *testing.T) {
+	b := newHB(t)
+	b.pair(0, FGrant, 1000, 1010, OK, ask("ch_1", "cs1"), grantOKValue{ask("ch_1", "cs1"), "cs1", 9223372036854, tok(1)}, "n1")
+	b.grantTok(1, 1100, 1110, "ch_1", "cs2", 500, tok(2))
+	r := mustViolate(t, "a time that overflows int64 nanoseconds", b.history(), TwoPrimaries, ExpiresOutOfRange)
+	if v := r.Violations[len(r.Violations)-1]; !strings.Contains(v.Text, "9223372036854 ms remaining") || !strings.Contains(v.Text, "asked for") {
+		t.Errorf("text %q does not show the time and the bound", v.Text)
+	}
+	for _, told := range []int64{-5, maxToken, 1001} {
+		b := newHB(t)
+		b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 500)
+		b.pair(0, FRenew, 100, 110, OK, ask("ch_1", "cs1"), renewOKValue{ask("ch_1", "cs1"), told, tok(2)}, "n2")
+		mustViolate(t, fmt.Sprintf("renew told %d ms after asking 1000", told), b.history(), ExpiresOutOfRange)
+	}
+	// Without lease_ms in the request (the node's default) only the range
+	// applies.
+	b = newHB(t)
+	noAsk := map[string]any{"chunk": "ch_1", "server": "cs1"}
+	b.pair(0, FGrant, 0, 10, OK, noAsk, map[string]any{"chunk": "ch_1", "server": "cs1", "primary": "cs1", "expires_in_ms": 60000, "token": 1}, "n1")
+	mustValid(t, "a default lease of 60000 ms", b.history())
+}

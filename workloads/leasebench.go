@@ -385,9 +385,9 @@ func (h heldBeliefs) kind(p Pair) string {
 	case p.Invoke.F == FRelease:
 		delete(h, key)
 	case ok && p.Invoke.F == FRenew && done.NewExpiresInMs != nil:
-		h[key] = max(h[key], p.Invoke.Time+*done.NewExpiresInMs*1e6)
+		h[key] = max(h[key], endAfterMs(p.Invoke.Time, *done.NewExpiresInMs))
 	case ok && p.Invoke.F == FGrant && done.Primary != nil && *done.Primary == v.Server && done.ExpiresInMs != nil:
-		h[key] = max(h[key], p.Invoke.Time+*done.ExpiresInMs*1e6)
+		h[key] = max(h[key], endAfterMs(p.Invoke.Time, *done.ExpiresInMs))
 	}
 	switch {
 	case p.Invoke.F != FGrant:

@@ -204,19 +204,9 @@ func (mh *masterHistory) collectStatus(p Pair, node string, res *MasterResult) [
 			fmt.Sprintf("%s answered is_master true but names master %s", where, describeMaster(v.Master))})
 	}
 	mh.beliefs = append(mh.beliefs, masterBelief{node: node, startNs: done.Time,
-		endNs: masterEndNs(p.Invoke.Time, v.RemainingMs), invokeNs: p.Invoke.Time,
+		endNs: endAfterMs(p.Invoke.Time, v.RemainingMs), invokeNs: p.Invoke.Time,
 		invoke: p.Invoke.Index, done: done.Index})
 	return nil
-}
-
-// masterEndNs adds ms milliseconds to t, saturating at math.MaxInt64: a node
-// that answers an absurd remaining_ms must make its belief longer, never
-// wrap it around into an empty one.
-func masterEndNs(t, ms int64) int64 {
-	if ms > (math.MaxInt64-t)/int64(time.Millisecond) {
-		return math.MaxInt64
-	}
-	return t + ms*int64(time.Millisecond)
 }
 
 func describeMaster(m *string) string {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"chunklease/maelstrom/netsim"
 )
 
 // Client timeouts (maelstrom-spec D.4).
@@ -19,19 +21,40 @@ const (
 // errTimeout is a request whose reply did not come in time.
 var errTimeout = errors.New("timed out")
 
+// timeoutError is errTimeout with the messages the client discarded while
+// it waited: a node that answers with the wrong in_reply_to looks silent
+// otherwise.
+type timeoutError struct {
+	strays int             // messages that answered no request in flight
+	first  json.RawMessage // the first of them
+}
+
+func (e *timeoutError) Error() string {
+	if e.strays == 0 {
+		return errTimeout.Error()
+	}
+	return fmt.Sprintf("%v; meanwhile %d message(s) came that answer no request in flight, the first: %s", errTimeout, e.strays, e.first)
+}
+
+// Is makes errors.Is(err, errTimeout) hold.
+func (e *timeoutError) Is(target error) bool { return target == errTimeout }
+
 // client is one Maelstrom client c<k>: its own msg_id counter from 1 and
-// at most one request in flight (the caller's loop guarantees it).
+// at most one request in flight (the caller's loop guarantees it). stray,
+// when set, hears of every message it discards.
 type client struct {
 	name      string
 	lastMsgID int64
+	stray     func(client string, msgID int64, m netsim.Message)
 }
 
 // call sends one request from c to dest and waits up to timeout for the
 // reply whose in_reply_to equals the request's msg_id (a JSON integer).
 // Every other message the client receives is discarded, as Maelstrom's
 // client does: stale replies, duplicates, unsolicited messages. It
-// returns errTimeout when no reply came, and ctx's error when the run is
-// being aborted.
+// returns an error that is errTimeout (a *timeoutError, naming what was
+// discarded) when no reply came, and ctx's error when the run is being
+// aborted.
 func (c *client) call(ctx context.Context, net *network, dest string, req json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
 	c.lastMsgID++
 	msgID := c.lastMsgID
@@ -44,6 +67,7 @@ func (c *client) call(ctx context.Context, net *network, dest string, req json.R
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	var discarded timeoutError
 	for {
 		m, err := net.Recv(waitCtx, c.name)
 		if err != nil {
@@ -51,12 +75,18 @@ func (c *client) call(ctx context.Context, net *network, dest string, req json.R
 				return nil, ctx.Err()
 			}
 			if errors.Is(err, context.DeadlineExceeded) {
-				return nil, errTimeout
+				return nil, &discarded
 			}
 			return nil, err
 		}
 		if repliesTo(m.Body, msgID) {
 			return m.Body, nil
+		}
+		if discarded.strays++; discarded.first == nil {
+			discarded.first = m.Body
+		}
+		if c.stray != nil {
+			c.stray(c.name, msgID, m)
 		}
 	}
 }

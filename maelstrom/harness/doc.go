@@ -138,6 +138,12 @@
 // process until its client had timed out and moved on; the node cannot
 // tell, and Maelstrom, which has no pause nemesis, would mute it.
 //
+// A message to an open client that answers none of its requests (a stale
+// or duplicate reply, a wrong in_reply_to) is discarded, as Maelstrom's
+// client does; the harness prints the first as a warning and counts them
+// (results.json net.stray_replies), so a node whose every reply is stray
+// does not just look silent. An init that times out quotes the first.
+//
 // With --log-net-send and --log-net-recv every accepted send and every
 // delivery is written to the console as ":send <message>" and ":recv
 // <message>", the message as the node receives it on stdin.

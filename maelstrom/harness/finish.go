@@ -30,6 +30,7 @@ func (r *runner) finish(runErr error) Outcome {
 		Nemesis: r.nemesisResult(an.facts.Nemesis), Final: r.final.FinalPhase,
 		Net: computeNet(r.net.Stats(), an.tally.invoked), Reports: []string{},
 	}
+	res.Net.StrayReplies = r.strays.Load()
 	var focus *workloads.Focus
 	if j := an.judged; j != nil && runErr == nil {
 		res.Checker, res.WorkloadStats, focus = j.Result.Details, j.Stats, j.Focus

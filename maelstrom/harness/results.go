@@ -188,7 +188,11 @@ type NetResult struct {
 	All     NetGroup `json:"all"`
 	Clients NetGroup `json:"clients"`
 	Servers NetGroup `json:"servers"`
-	Valid   bool     `json:"valid"` // always true, as in Maelstrom
+	// StrayReplies counts messages clients discarded because they
+	// answered no request in flight (stale, duplicate, or a wrong
+	// in_reply_to); the first is shown as a warning during the run.
+	StrayReplies int64 `json:"stray_replies"`
+	Valid        bool  `json:"valid"` // always true, as in Maelstrom
 }
 
 // NetGroup is one traffic group's counts; MsgsPerOp (msg_count over

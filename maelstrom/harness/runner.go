@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"chunklease/maelstrom/nemesis"
@@ -63,7 +64,8 @@ type runner struct {
 	nodeLeases bool
 
 	nextClient int
-	clients    []*client // every client opened and not yet closed
+	clients    []*client    // every client opened and not yet closed
+	strays     atomic.Int64 // messages clients discarded as answering no request in flight
 	opened     clientTimes
 	workers    []worker
 	nextWorker int // where the search for a free worker starts
@@ -193,12 +195,23 @@ func (f *failure) get() error {
 
 // newClient opens the next client c<k>.
 func (r *runner) newClient() *client {
-	c := &client{name: fmt.Sprintf("c%d", r.nextClient)}
+	c := &client{name: fmt.Sprintf("c%d", r.nextClient), stray: r.noteStray}
 	r.nextClient++
 	r.opened.set(c.name, time.Now())
 	r.net.Register(c.name)
 	r.clients = append(r.clients, c)
 	return c
+}
+
+// noteStray counts a message a client discarded because it answers no
+// request in flight (a stale reply, a duplicate, a wrong in_reply_to) and
+// warns on the first: Maelstrom's clients discard them silently, but a
+// node whose every reply is discarded otherwise looks merely silent.
+func (r *runner) noteStray(client string, msgID int64, m netsim.Message) {
+	if r.strays.Add(1) == 1 {
+		r.console.println(fmt.Sprintf("maelstrom: warning: %s discarded a message from %s that answers no request in flight (its request is msg_id %d): %s; "+
+			"Maelstrom's clients discard these too (results.json net.stray_replies counts them)", client, m.Src, msgID, m.Body))
+	}
 }
 
 // clientTimes remembers when each client was opened, for nodes' reader

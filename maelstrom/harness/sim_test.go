@@ -390,6 +390,53 @@ func TestSimInitTimeout(t *testing.T) {
 	})
 }
 
+// TestSimWrongInReplyTo: a node whose replies carry the wrong in_reply_to
+// looks silent to its clients, as in Maelstrom; the harness says so. At
+// init the failure quotes the stray reply; later, the run warns once and
+// results.json counts the strays.
+func TestSimWrongInReplyTo(t *testing.T) {
+	seed := testSeed(t)
+	wrong := func(self string, m inMsg, fields string) string {
+		return fmt.Sprintf(`{"src":%q,"dest":%q,"body":{%s,"in_reply_to":%d}}`, self, m.Src, fields, m.body.MsgID+1000)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		atInit := func(self string, m inMsg) ([]string, bool) {
+			return []string{wrong(self, m, `"type":"init_ok"`)}, false
+		}
+		o, _, _ := simOptions(t, atInit, 1, 1, seed)
+		out := Run(context.Background(), o)
+		if err := fmt.Sprint(out.Err); out.Exit != ExitFailed || !strings.Contains(err, "answer no request") || !strings.Contains(err, `"in_reply_to":1001`) {
+			t.Fatalf("exit %d, err %v; want an init failure quoting the stray reply", out.Exit, out.Err)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		later := withEcho(func(self string, m inMsg) []string {
+			return []string{wrong(self, m, `"type":"echo_ok","echo":`+string(m.body.Echo))}
+		})
+		o, _, console := simOptions(t, later, 1, 1, seed)
+		o.TimeLimit = 7 * time.Second
+		out := Run(context.Background(), o)
+		if out.Exit == ExitValid {
+			t.Fatalf("a node whose every reply is stray was judged valid")
+		}
+		if n := strings.Count(console.String(), "answers no request in flight"); n != 1 {
+			t.Errorf("%d stray warnings, want 1:\n%s", n, console.String())
+		}
+		raw, err := os.ReadFile(filepath.Join(out.Dir, "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			Net struct {
+				StrayReplies int64 `json:"stray_replies"`
+			} `json:"net"`
+		}
+		if err := json.Unmarshal(raw, &res); err != nil || res.Net.StrayReplies < 1 {
+			t.Errorf("results.json net.stray_replies = %d (%v), want >= 1", res.Net.StrayReplies, err)
+		}
+	})
+}
+
 // TestSimLateReplyToClosedClient: a reply that arrives after its client
 // timed out and was replaced is a reply to a closed client: in strict
 // mode the run fails, naming the node.
