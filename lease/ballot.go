@@ -35,10 +35,11 @@ const maxWire = 1 << 53
 // maxCounter bounds every ballot counter the core accepts from the wire
 // or observes: 2^52, so that above any counter it has seen a node can
 // still issue 2^45 larger ones before reaching maxWire. Honest counters
-// follow the wall clock in milliseconds (about 2^40.6 today, 2^52 in the
-// year 3084), so only a broken or forged message carries one this large;
-// accepting it would leave no ballot above it, and every proposer that
-// saw it could never be promised again.
+// are the wall clock in milliseconds shifted past the lane bits (about
+// 2^40.7 ms << 7 = 2^47.7 today; 2^52 when the clock reaches 2^45 ms, in
+// the year 3084), so only a broken or forged message carries one this
+// large; accepting it would leave no ballot above it, and every proposer
+// that saw it could never be promised again.
 const maxCounter = maxWire >> 1
 
 // Compare returns -1, 0 or +1 as b is lower than, equal to or higher than o.

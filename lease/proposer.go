@@ -69,6 +69,7 @@ func (n *Node) newAttempt(now time.Duration, r *request) *attempt {
 // startAttempt starts the deadline and sends, for a fresh ballot, a fast
 // propose when the fast path applies, else prepare.
 func (n *Node) startAttempt(now time.Duration, r *request) {
+	r.outran = false // the error names the last attempt's fate
 	if !r.fastTried && n.fastApplies(now, r) {
 		n.startFast(now, r)
 		return

@@ -23,9 +23,9 @@ type request struct {
 	// proposed is set once any propose went out for this request: from
 	// then on a failure is indefinite (error 0), not definite (11).
 	proposed bool
-	// outran is set when a majority accepted an attempt but its lease,
-	// less the drift margin, had run out by the time they answered: the
-	// error then says so (the lease is too short for this network).
+	// outran is set when a majority accepted the latest attempt but its
+	// lease, less the drift margin, had run out by the time they answered:
+	// the error then says so (the lease is too short for this network).
 	outran bool
 	// fastTried is set once the renewal fast path was tried.
 	fastTried bool

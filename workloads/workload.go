@@ -93,9 +93,9 @@ type LeaseBounded interface {
 // NodeLeased is implemented by LeaseBounded workloads whose leases have
 // the nodes' own configured length (LEASE_MS) rather than one the
 // requests carry: the master workload, whose master_start names no
-// length. The harness then starts every node with LEASE_MS and
-// LEASE_MAX_MS = LongestLeaseMs in every run, with or without the kill
-// nemesis, so the leases are as long as the workload says (a node left
+// length. The harness then starts every node with LEASE_MAX_MS =
+// LongestLeaseMs and LEASE_MS the same (unless the environment names a
+// shorter LEASE_MS) in every run, with or without the kill nemesis, so the leases are as long as the workload says (a node left
 // at its own default would hold 60 s leases) and, under kill, no longer
 // than the restarted nodes' boot wait. NodeLeases only marks the
 // interface.

@@ -33,7 +33,7 @@ func (e *timeoutError) Error() string {
 	if e.strays == 0 {
 		return errTimeout.Error()
 	}
-	return fmt.Sprintf("%v; meanwhile %d message(s) came that answer no request in flight, the first: %s", errTimeout, e.strays, e.first)
+	return fmt.Sprintf("%v; meanwhile %d message(s) came that answer no request in flight, the first: %s", errTimeout, e.strays, truncate(string(e.first), 300))
 }
 
 // Is makes errors.Is(err, errTimeout) hold.

@@ -210,7 +210,7 @@ func (r *runner) newClient() *client {
 func (r *runner) noteStray(client string, msgID int64, m netsim.Message) {
 	if r.strays.Add(1) == 1 {
 		r.console.println(fmt.Sprintf("maelstrom: warning: %s discarded a message from %s that answers no request in flight (its request is msg_id %d): %s; "+
-			"Maelstrom's clients discard these too (results.json net.stray_replies counts them)", client, m.Src, msgID, m.Body))
+			"Maelstrom's clients discard these too (results.json net.stray_replies counts them)", client, m.Src, msgID, truncate(string(m.Body), 300)))
 	}
 }
 

@@ -115,7 +115,7 @@ func (r *runner) initNode(ctx context.Context, c *client, id string) error {
 	switch {
 	case errors.As(err, &discarded) && discarded.strays > 0:
 		return fmt.Errorf("init failed: expected node %s to respond to an init message within %v with in_reply_to %d, but its %d message(s) to %s answer no request, the first: %s",
-			id, r.o.InitTimeout, c.lastMsgID, discarded.strays, c.name, discarded.first)
+			id, r.o.InitTimeout, c.lastMsgID, discarded.strays, c.name, truncate(string(discarded.first), 300))
 	case errors.Is(err, errTimeout):
 		return fmt.Errorf("init failed: expected node %s to respond to an init message within %v, but it did not respond (does it read stdin line by line, and write each reply as one line to stdout, flushed?)", id, r.o.InitTimeout)
 	case err != nil:
