@@ -18,37 +18,51 @@ import (
 // returns false, having possibly called field, when b is outside the
 // subset; the caller then discards what it gathered and falls back.
 func scanFlat(b []byte, field func(key, val []byte) bool) bool {
-	i := skipSpace(b, 0)
+	return scanWhole(b, scanScalar, field)
+}
+
+// scanWhole is scanMembers over all of b: one object, nothing after it
+// but white space.
+func scanWhole(b []byte, value func(b []byte, i int) (int, bool), field func(key, val []byte) bool) bool {
+	end, ok := scanMembers(b, skipSpace(b, 0), value, field)
+	return ok && skipSpace(b, end) == len(b)
+}
+
+// scanMembers walks the object that starts at b[i], calling field (if
+// not nil) with each key, unquoted, and raw value, whose extent value
+// finds. It returns the index after the closing brace, or false when the
+// object is outside the subset or field refuses a member.
+func scanMembers(b []byte, i int, value func(b []byte, i int) (int, bool), field func(key, val []byte) bool) (int, bool) {
 	if i >= len(b) || b[i] != '{' {
-		return false
+		return 0, false
 	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return skipSpace(b, i+1) == len(b)
+		return i + 1, true
 	}
 	for {
 		key, next, ok := scanString(b, i)
 		if !ok {
-			return false
+			return 0, false
 		}
 		i = skipSpace(b, next)
 		if i >= len(b) || b[i] != ':' {
-			return false
+			return 0, false
 		}
 		i = skipSpace(b, i+1)
-		end, ok := scanScalar(b, i)
-		if !ok || !field(key[1:len(key)-1], b[i:end]) {
-			return false
+		end, ok := value(b, i)
+		if !ok || (field != nil && !field(key[1:len(key)-1], b[i:end])) {
+			return 0, false
 		}
 		i = skipSpace(b, end)
 		if i >= len(b) {
-			return false
+			return 0, false
 		}
 		if b[i] == '}' {
-			return skipSpace(b, i+1) == len(b)
+			return i + 1, true
 		}
 		if b[i] != ',' {
-			return false
+			return 0, false
 		}
 		i = skipSpace(b, i+1)
 	}

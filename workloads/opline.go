@@ -86,82 +86,15 @@ func (f opFields) validate(want int) (Op, error) {
 // scanOpLine decodes a line inside the fast subset into f; false means
 // the caller must fall back (f may then hold part of the line).
 func scanOpLine(b []byte, f *opFields) bool {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return skipSpace(b, i+1) == len(b)
-	}
-	for {
-		key, next, ok := scanString(b, i)
-		if !ok {
-			return false
-		}
-		i = skipSpace(b, next)
-		if i >= len(b) || b[i] != ':' {
-			return false
-		}
-		i = skipSpace(b, i+1)
-		end, ok := scanOpValue(b, i)
-		if !ok || !f.set(key[1:len(key)-1], b[i:end]) {
-			return false
-		}
-		i = skipSpace(b, end)
-		if i >= len(b) {
-			return false
-		}
-		if b[i] == '}' {
-			return skipSpace(b, i+1) == len(b)
-		}
-		if b[i] != ',' {
-			return false
-		}
-		i = skipSpace(b, i+1)
-	}
+	return scanWhole(b, scanOpValue, f.set)
 }
 
 // scanOpValue returns the end of a scalar or of a flat object of scalars.
 func scanOpValue(b []byte, i int) (int, bool) {
 	if i < len(b) && b[i] == '{' {
-		return flatObjectEnd(b, i)
+		return scanMembers(b, i, scanScalar, nil)
 	}
 	return scanScalar(b, i)
-}
-
-// flatObjectEnd returns the end of the flat object (scalar values only)
-// that starts at i.
-func flatObjectEnd(b []byte, i int) (int, bool) {
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		_, next, ok := scanString(b, i)
-		if !ok {
-			return 0, false
-		}
-		i = skipSpace(b, next)
-		if i >= len(b) || b[i] != ':' {
-			return 0, false
-		}
-		end, ok := scanScalar(b, skipSpace(b, i+1))
-		if !ok {
-			return 0, false
-		}
-		i = skipSpace(b, end)
-		if i >= len(b) {
-			return 0, false
-		}
-		if b[i] == '}' {
-			return i + 1, true
-		}
-		if b[i] != ',' {
-			return 0, false
-		}
-		i = skipSpace(b, i+1)
-	}
 }
 
 // set stores one field the way encoding/json would, or reports that it
