@@ -217,20 +217,28 @@ func (s *scanner) object(member func(key []byte) bool) bool {
 		if !member(key) {
 			return false
 		}
-		s.skipSpace()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
+		if more, ok := s.separator('}'); !more {
+			return ok
 		}
 	}
+}
+
+// separator reads what follows a member or element: a comma (more is
+// true) or the closing byte (more is false, ok true); anything else is
+// outside JSON (both false).
+func (s *scanner) separator(closing byte) (more, ok bool) {
+	s.skipSpace()
+	switch {
+	case s.i >= len(s.b):
+		return false, false
+	case s.b[s.i] == ',':
+		s.i++
+		return true, true
+	case s.b[s.i] == closing:
+		s.i++
+		return false, true
+	}
+	return false, false
 }
 
 // value reads any JSON value at nesting depth (1 for the envelope's).
@@ -269,18 +277,8 @@ func (s *scanner) array(depth int) bool {
 		if !s.value(depth + 1) {
 			return false
 		}
-		s.skipSpace()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return true
-		default:
-			return false
+		if more, ok := s.separator(']'); !more {
+			return ok
 		}
 	}
 }
