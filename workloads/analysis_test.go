@@ -3,7 +3,6 @@ package workloads
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
@@ -44,11 +43,7 @@ func withNemesis(ops []Op, rng *rand.Rand, steps int) []Op {
 		}
 		t = heal
 	}
-	slices.SortStableFunc(out, func(a, b Op) int { return cmp.Compare(a.Time, b.Time) })
-	for i := range out {
-		out[i].Index = i
-	}
-	return out
+	return inTimeOrder(out)
 }
 
 // writeHistoryFile writes ops as dir/history.jsonl.

@@ -1,7 +1,6 @@
 package workloads
 
 import (
-	"cmp"
 	"encoding/json"
 	"slices"
 	"testing"
@@ -178,10 +177,5 @@ func (b *hb) nemesis(f string, inv, done float64) {
 }
 
 func (b *hb) history() []Op {
-	ops := slices.Clone(b.ops)
-	slices.SortStableFunc(ops, func(a, c Op) int { return cmp.Compare(a.Time, c.Time) })
-	for i := range ops {
-		ops[i].Index = i
-	}
-	return ops
+	return inTimeOrder(slices.Clone(b.ops))
 }

@@ -1,7 +1,6 @@
 package workloads
 
 import (
-	"cmp"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -52,12 +51,7 @@ func (b *masterHB) nemesis(f string, at int64, value string) {
 }
 
 func (b *masterHB) history() []Op {
-	ops := slices.Clone(b.ops)
-	slices.SortStableFunc(ops, func(a, c Op) int { return cmp.Compare(a.Time, c.Time) })
-	for i := range ops {
-		ops[i].Index = i
-	}
-	return ops
+	return inTimeOrder(slices.Clone(b.ops))
 }
 
 func masterValid(t *testing.T, name string, h []Op) MasterResult {

@@ -269,11 +269,7 @@ func masterWithOutages(ops []Op, outages []Interval) []Op {
 			out = append(out, op, op)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Op) int { return cmp.Compare(a.Time, b.Time) })
-	for i := range out {
-		out[i].Index = i
-	}
-	return out
+	return inTimeOrder(out)
 }
 
 // TestMasterSimulationAgainstIdealServiceIsValid runs the generator and
