@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"chunklease/internal/jsonstr"
 )
 
 // Op types, as Jepsen names them.
@@ -166,10 +168,10 @@ func marshalOp(op Op) ([]byte, error) {
 	} else {
 		b = strconv.AppendInt(b, int64(op.Process.ID), 10)
 	}
-	b = appendJSONString(append(b, `,"type":`...), op.Type)
-	b = appendJSONString(append(b, `,"f":`...), op.F)
+	b = jsonstr.Append(append(b, `,"type":`...), op.Type)
+	b = jsonstr.Append(append(b, `,"f":`...), op.F)
 	if op.Node != "" {
-		b = appendJSONString(append(b, `,"node":`...), op.Node)
+		b = jsonstr.Append(append(b, `,"node":`...), op.Node)
 	}
 	b = append(b, `,"value":`...)
 	if len(op.Value) == 0 {
@@ -182,7 +184,7 @@ func marshalOp(op Op) ([]byte, error) {
 		b = buf.Bytes()
 	}
 	if op.Error != "" {
-		b = appendJSONString(append(b, `,"error":`...), op.Error)
+		b = jsonstr.Append(append(b, `,"error":`...), op.Error)
 	}
 	return append(b, "}\n"...), nil
 }

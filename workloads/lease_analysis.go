@@ -272,6 +272,7 @@ func (s *spillWriter) writeDetail(r ChunkResult) error {
 	return err
 }
 
+// nonNilSlice is s, or an empty slice for nil, so JSON shows [] not null.
 func nonNilSlice[T any](s []T) []T {
 	if s == nil {
 		return []T{}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"chunklease/internal/jsonstr"
 )
 
 // LeaseValue is the value of a lease op in the history, decoded: the
@@ -56,7 +58,7 @@ func (c leaseCall) invocation() Invocation {
 // ok completion appends the reply's fields before closing it).
 func (c leaseCall) appendValue(b []byte, closed bool) []byte {
 	b = append(b, `{"chunk":`...)
-	b = appendJSONString(b, c.chunk)
+	b = jsonstr.Append(b, c.chunk)
 	b = c.appendOpFields(b)
 	if closed {
 		b = append(b, '}')
@@ -70,7 +72,7 @@ func (c leaseCall) appendValue(b []byte, closed bool) []byte {
 func (c leaseCall) appendOpFields(b []byte) []byte {
 	if c.f != FCheck {
 		b = append(b, `,"server":`...)
-		b = appendJSONString(b, c.server)
+		b = jsonstr.Append(b, c.server)
 	}
 	if c.f == FGrant || c.f == FRenew {
 		b = append(b, `,"lease_ms":`...)
@@ -93,23 +95,9 @@ func (c leaseCall) request() json.RawMessage {
 	b = append(b, `{"type":"lease_`...)
 	b = append(b, c.f...)
 	b = append(b, `","chunk_handle":`...)
-	b = appendJSONString(b, c.chunk)
+	b = jsonstr.Append(b, c.chunk)
 	b = c.appendOpFields(b)
 	return append(b, '}')
-}
-
-// appendJSONString appends s as a JSON string: directly when it needs no
-// escaping (every name this workload makes), through encoding/json otherwise.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always marshals
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // decodeCall reads an invocation back into a call.
@@ -151,7 +139,7 @@ func (l *Lease) Request(inv Invocation) json.RawMessage {
 	}
 	c, err := decodeCall(inv)
 	if err != nil {
-		b := append([]byte(`{"type":`), appendJSONString(nil, "lease_"+inv.F)...)
+		b := append([]byte(`{"type":`), jsonstr.Append(nil, "lease_"+inv.F)...)
 		return append(b, '}')
 	}
 	return c.request()
@@ -270,7 +258,7 @@ func grantOK(c leaseCall, r leaseReply) (leaseOutcome, string) {
 		return leaseOutcome{}, p
 	}
 	b := append(c.appendValue(make([]byte, 0, 128), false), `,"primary":`...)
-	b = appendJSONString(b, primary)
+	b = jsonstr.Append(b, primary)
 	b = strconv.AppendInt(append(b, `,"expires_in_ms":`...), expires, 10)
 	if token != 0 {
 		b = appendToken(b, token)
@@ -332,7 +320,7 @@ func checkOK(c leaseCall, r leaseReply) (leaseOutcome, string) {
 	if primary == nil {
 		b = append(b, "null"...)
 	} else {
-		b = appendJSONString(b, *primary)
+		b = jsonstr.Append(b, *primary)
 	}
 	b = strconv.AppendInt(append(b, `,"remaining_ms":`...), remaining, 10)
 	b = append(strconv.AppendBool(append(b, `,"expired":`...), expired), '}')

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -398,14 +397,4 @@ func (h heldBeliefs) kind(p Pair) string {
 		return kindGrantHolder
 	}
 	return FGrant
-}
-
-// nearestRank is the q-quantile of sorted samples (sample ceil(q*n),
-// 1-based); 0 without samples.
-func nearestRank(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
 }

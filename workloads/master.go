@@ -44,9 +44,10 @@ type MasterOptions struct {
 	Mix MasterMix
 	// LeaseMs is the master lease's length in milliseconds. The requests
 	// carry no length, so it is the nodes' own (LEASE_MS): the harness
-	// starts every node with LEASE_MS and LEASE_MAX_MS set to it, and
-	// restarted nodes under the kill nemesis with LEASE_BOOT_WAIT_MS too
-	// (NodeLeases). Zero means the default, 1000.
+	// starts every node with LEASE_MAX_MS set to it and LEASE_MS the same
+	// (unless the environment names a shorter one), and restarted nodes
+	// under the kill nemesis with LEASE_BOOT_WAIT_MS too (NodeLeased).
+	// Zero means the default, 1000.
 	LeaseMs int64
 }
 

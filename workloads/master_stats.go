@@ -113,13 +113,13 @@ func runWindow(history []Op) Interval {
 }
 
 // mastership computes MasterFigures over the run window.
-func mastership(tenures []MasterTenure, faults masterSpans, run Interval) MasterFigures {
+func mastership(tenures []MasterTenure, faults spans, run Interval) MasterFigures {
 	var ivs []Interval
 	fig := MasterFigures{Tenures: len(tenures), ByNodeMs: map[string]float64{}}
 	for i, t := range tenures {
 		iv := Interval{StartNs: t.StartNs, EndNs: t.EndNs}
 		ivs = append(ivs, iv)
-		fig.ByNodeMs[t.Node] += nsToMs(masterSpans{iv}.clip(run).total())
+		fig.ByNodeMs[t.Node] += nsToMs(spans{iv}.clip(run).total())
 		if i > 0 && t.Node != tenures[i-1].Node {
 			fig.MasterChanges++
 		}
@@ -149,7 +149,7 @@ func masteredTime(runNs, masteredNs int64) MasteredTime {
 
 // masterFailover measures failovers; tenures are sorted by start. Tenure
 // ends at or after the run's end are not losses the run saw.
-func masterFailover(tenures []MasterTenure, faults masterSpans, runEndNs int64) MasterFailover {
+func masterFailover(tenures []MasterTenure, faults spans, runEndNs int64) MasterFailover {
 	var st MasterFailover
 	var inside, outside []float64
 	for i, t := range tenures {
@@ -193,14 +193,14 @@ func nextTenure(tenures []MasterTenure, i int) (MasterTenure, bool) {
 	return MasterTenure{}, false
 }
 
-// masterSpans is a sorted list of disjoint, non-empty intervals.
-type masterSpans []Interval
+// spans is a sorted list of disjoint, non-empty intervals.
+type spans []Interval
 
 // uniteSpans returns the union of ivs as spans (touching intervals join).
-func uniteSpans(ivs []Interval) masterSpans {
+func uniteSpans(ivs []Interval) spans {
 	sorted := slices.Clone(ivs)
 	slices.SortFunc(sorted, func(a, b Interval) int { return cmp.Compare(a.StartNs, b.StartNs) })
-	var out masterSpans
+	var out spans
 	for _, iv := range sorted {
 		switch {
 		case iv.StartNs >= iv.EndNs:
@@ -214,8 +214,8 @@ func uniteSpans(ivs []Interval) masterSpans {
 }
 
 // clip keeps the parts of s inside w.
-func (s masterSpans) clip(w Interval) masterSpans {
-	var out masterSpans
+func (s spans) clip(w Interval) spans {
+	var out spans
 	for _, iv := range s {
 		iv.StartNs, iv.EndNs = max(iv.StartNs, w.StartNs), min(iv.EndNs, w.EndNs)
 		if iv.StartNs < iv.EndNs {
@@ -226,7 +226,7 @@ func (s masterSpans) clip(w Interval) masterSpans {
 }
 
 // total is the summed length in nanoseconds.
-func (s masterSpans) total() int64 {
+func (s spans) total() int64 {
 	var n int64
 	for _, iv := range s {
 		n += iv.EndNs - iv.StartNs
@@ -236,8 +236,8 @@ func (s masterSpans) total() int64 {
 
 // intersect returns the time covered by both s and t (a two-pointer
 // merge of two sorted span lists).
-func (s masterSpans) intersect(t masterSpans) masterSpans {
-	var out masterSpans
+func (s spans) intersect(t spans) spans {
+	var out spans
 	for i, j := 0, 0; i < len(s) && j < len(t); {
 		lo, hi := max(s[i].StartNs, t[j].StartNs), min(s[i].EndNs, t[j].EndNs)
 		if lo < hi {
@@ -254,7 +254,7 @@ func (s masterSpans) intersect(t masterSpans) masterSpans {
 
 // touches reports whether some span meets the closed interval [from, to]:
 // a fault in force at any instant of a failover, its ends included.
-func (s masterSpans) touches(from, to int64) bool {
+func (s spans) touches(from, to int64) bool {
 	for _, iv := range s {
 		if iv.StartNs <= to && from < iv.EndNs {
 			return true
@@ -270,8 +270,8 @@ var masterFaultOps = map[string]struct {
 	begins bool
 }{
 	StartPartition: {"partition", true}, StopPartition: {"partition", false},
-	"kill": {"kill", true}, "start": {"kill", false},
-	"pause": {"pause", true}, "resume": {"pause", false},
+	NemesisKill: {NemesisKill, true}, NemesisStart: {NemesisKill, false},
+	NemesisPause: {NemesisPause, true}, NemesisResume: {NemesisPause, false},
 }
 
 // faultState tracks one fault kind while reading the history.

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"chunklease/internal/jsonstr"
 )
 
 // MasterValue is the value of an ok status in the history, decoded.
@@ -22,7 +24,7 @@ type MasterValue struct {
 // fields. An f this workload does not produce renders the same way, and
 // the node answers it with an error.
 func (m *Master) Request(inv Invocation) json.RawMessage {
-	b := append([]byte(`{"type":`), appendJSONString(nil, "master_"+inv.F)...)
+	b := append([]byte(`{"type":`), jsonstr.Append(nil, "master_"+inv.F)...)
 	return append(b, '}')
 }
 
@@ -145,7 +147,7 @@ func appendMasterValue(b []byte, v MasterValue) []byte {
 	if v.Master == nil {
 		b = append(b, "null"...)
 	} else {
-		b = appendJSONString(b, *v.Master)
+		b = jsonstr.Append(b, *v.Master)
 	}
 	b = strconv.AppendInt(append(b, `,"remaining_ms":`...), v.RemainingMs, 10)
 	return append(b, '}')

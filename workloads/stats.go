@@ -1,7 +1,6 @@
 package workloads
 
 import (
-	"cmp"
 	"encoding/json"
 	"math"
 	"slices"
@@ -60,31 +59,35 @@ func Partitions(history []Op) []Interval {
 	return out
 }
 
-// nemesisStep is one nemesis operation: its invoke and its completion.
+// NemesisStep is one nemesis operation: its invoke and its completion.
 // The nemesis performs one op at a time, so its ops pair up in order.
-type nemesisStep struct {
-	f      string
-	doneNs int64           // the completion's time; MaxInt64 if it never completed
-	nodes  []string        // the completion's value read as a list of nodes
-	value  json.RawMessage // the completion's value
+type NemesisStep struct {
+	F      string
+	DoneNs int64           // the completion's time; MaxInt64 if it never completed
+	Nodes  []string        // the completion's value read as a list of nodes (kill, start, pause, resume)
+	Value  json.RawMessage // the completion's value
 }
 
-// nemesisSteps pairs the nemesis ops of a history.
-func nemesisSteps(history []Op) []nemesisStep {
-	var steps []nemesisStep
+// Completed reports whether the step's completion is in the history.
+func (st NemesisStep) Completed() bool { return st.DoneNs != math.MaxInt64 }
+
+// NemesisSteps pairs the nemesis ops of a history (its nemesis ops alone
+// will do).
+func NemesisSteps(history []Op) []NemesisStep {
+	var steps []NemesisStep
 	pending := false
 	for _, op := range history {
 		if !op.Process.Nemesis {
 			continue
 		}
 		if !pending {
-			steps = append(steps, nemesisStep{f: op.F, doneNs: math.MaxInt64})
+			steps = append(steps, NemesisStep{F: op.F, DoneNs: math.MaxInt64})
 			pending = true
 			continue
 		}
 		st := &steps[len(steps)-1]
-		st.doneNs, st.value = op.Time, op.Value
-		_ = json.Unmarshal(op.Value, &st.nodes) // partitions and null values are no node lists
+		st.DoneNs, st.Value = op.Time, op.Value
+		_ = json.Unmarshal(op.Value, &st.Nodes) // partitions and null values are no node lists
 		pending = false
 	}
 	return steps
@@ -93,16 +96,16 @@ func nemesisSteps(history []Op) []nemesisStep {
 // processDown returns the intervals during which some node was down by a
 // process fault: from a begin step (kill or pause) that hit nodes to the
 // end step (start or resume, which act on every node) that follows.
-func processDown(steps []nemesisStep, begin, end string) []Interval {
+func processDown(steps []NemesisStep, begin, end string) []Interval {
 	var out []Interval
 	open := false
 	for _, st := range steps {
 		switch {
-		case st.f == begin && len(st.nodes) > 0 && !open:
-			out = append(out, Interval{StartNs: st.doneNs, EndNs: math.MaxInt64})
+		case st.F == begin && len(st.Nodes) > 0 && !open:
+			out = append(out, Interval{StartNs: st.DoneNs, EndNs: math.MaxInt64})
 			open = true
-		case st.f == end && open:
-			out[len(out)-1].EndNs = st.doneNs
+		case st.F == end && open:
+			out[len(out)-1].EndNs = st.DoneNs
 			open = false
 		}
 	}
@@ -115,29 +118,11 @@ func processDown(steps []nemesisStep, begin, end string) []Interval {
 // that caused it to the completion of the op that healed it; overlapping
 // faults merge into one interval.
 func FaultIntervals(history []Op) []Interval {
-	steps := nemesisSteps(history)
+	steps := NemesisSteps(history)
 	all := Partitions(history)
 	all = append(all, processDown(steps, NemesisKill, NemesisStart)...)
 	all = append(all, processDown(steps, NemesisPause, NemesisResume)...)
-	return mergeIntervals(all)
-}
-
-// mergeIntervals returns the union of intervals, sorted and disjoint.
-func mergeIntervals(ivs []Interval) []Interval {
-	s := slices.Clone(ivs)
-	slices.SortFunc(s, func(a, b Interval) int { return cmp.Compare(a.StartNs, b.StartNs) })
-	var out []Interval
-	for _, iv := range s {
-		if iv.EndNs <= iv.StartNs {
-			continue
-		}
-		if n := len(out); n > 0 && iv.StartNs <= out[n-1].EndNs {
-			out[n-1].EndNs = max(out[n-1].EndNs, iv.EndNs)
-			continue
-		}
-		out = append(out, iv)
-	}
-	return out
+	return uniteSpans(all)
 }
 
 // Heal is a nemesis op that ended a fault in force: a stop-partition
@@ -152,18 +137,18 @@ type Heal struct {
 func Heals(history []Op) []Heal {
 	var out []Heal
 	partitioned := false
-	for _, st := range nemesisSteps(history) {
+	for _, st := range NemesisSteps(history) {
 		healed := false
-		switch st.f {
+		switch st.F {
 		case StartPartition:
 			partitioned = true
 		case StopPartition:
 			healed, partitioned = partitioned, false
 		case NemesisStart, NemesisResume:
-			healed = len(st.nodes) > 0
+			healed = len(st.Nodes) > 0
 		}
-		if healed && st.doneNs != math.MaxInt64 {
-			out = append(out, Heal{F: st.f, AtNs: st.doneNs})
+		if healed && st.DoneNs != math.MaxInt64 {
+			out = append(out, Heal{F: st.F, AtNs: st.DoneNs})
 		}
 	}
 	return out
@@ -264,7 +249,7 @@ func (b *statsBuilder) add(p Pair) {
 
 // result is the statistics of the pairs added so far.
 func (b *statsBuilder) result(messages int) Stats {
-	s := Stats{Partitions: nonNil(b.parts), FaultIntervals: nonNil(b.faults), Messages: messages, ClientInvocations: b.invocations}
+	s := Stats{Partitions: nonNilSlice(b.parts), FaultIntervals: nonNilSlice(b.faults), Messages: messages, ClientInvocations: b.invocations}
 	if b.invocations > 0 {
 		s.MessagesPerOp = float64(messages) / float64(b.invocations)
 	}
@@ -292,13 +277,6 @@ func split(ivs []Interval, t int64, inside, outside *OKFractions) *OKFractions {
 		return inside
 	}
 	return outside
-}
-
-func nonNil(ivs []Interval) []Interval {
-	if ivs == nil {
-		return []Interval{}
-	}
-	return ivs
 }
 
 func newOKFractions() OKFractions { return OKFractions{ByF: map[string]OKFraction{}} }
@@ -341,11 +319,17 @@ func percentiles(samples []float64) Percentiles {
 	}
 	s := slices.Clone(samples)
 	sort.Float64s(s)
-	rank := func(p float64) float64 {
-		i := int(math.Ceil(p*float64(len(s)))) - 1
-		return s[max(i, 0)]
+	return Percentiles{Count: len(s), P50: nearestRank(s, 0.50), P95: nearestRank(s, 0.95), P99: nearestRank(s, 0.99), Max: s[len(s)-1]}
+}
+
+// nearestRank is the q-quantile of sorted samples (sample ceil(q*n),
+// 1-based); 0 without samples.
+func nearestRank(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
 	}
-	return Percentiles{Count: len(s), P50: rank(0.50), P95: rank(0.95), P99: rank(0.99), Max: s[len(s)-1]}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
 func nsToMs(ns int64) float64 { return float64(ns) / 1e6 }

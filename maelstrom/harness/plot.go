@@ -39,7 +39,7 @@ const (
 // write, in this order, so a colour means the same op in every run. Other
 // fs follow in alphabetical order.
 var knownFs = []string{workloads.FGrant, workloads.FRenew, workloads.FCheck, workloads.FRelease,
-	"echo", "start", "stop", "status"}
+	"echo", workloads.FMasterStart, workloads.FMasterStop, workloads.FMasterStatus}
 
 // Colour families tell ok from failures at a glance: ok ops are cool
 // (blues, greens, purples), fail ops reds and pinks, info (unknown) ops

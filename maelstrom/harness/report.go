@@ -117,6 +117,10 @@ func (r *runner) keyFigures(res *Results) [][2]string {
 			n.All.MsgCount, *n.All.MsgsPerOp, *n.Servers.MsgsPerOp, n.All.DropCount)})
 	}
 	rows = append(rows, leaseFigures(res)...)
+	if t := res.Timing; t.AnalysisS > 0 {
+		rows = append(rows, [2]string{"analysis", fmt.Sprintf("%.1f s after %.1f s of run (time limit %.0f s); peak memory: harness %.0f MiB, largest node %.0f MiB",
+			t.AnalysisS, t.RunS, t.TimeLimitS, res.Memory.HarnessPeakMiB, res.Memory.NodePeakMiB)})
+	}
 	rows = append(rows,
 		[2]string{"seed", fmt.Sprintf("<code>%d</code> (the same seed replays the nemesis schedule and the latency draws; README: Reproducing a run)", res.Seed)},
 		[2]string{"command", "<code>" + esc(strings.Join(res.Command, " ")) + "</code>"})
@@ -145,10 +149,6 @@ func leaseFigures(res *Results) [][2]string {
 			[2]string{"availability", fmt.Sprintf("ok fraction %.3f outside partitions, %.3f inside", a.OutsidePartition.All.Fraction, a.InsidePartition.All.Fraction)},
 			[2]string{"failover", fmt.Sprintf("%d times, median %.0f ms, max %.0f ms; %d holdings began inside partitions",
 				st.Failover.Count, st.Failover.MedianMs, st.Failover.MaxMs, st.HoldingsInPartitions)})
-	}
-	if t := res.Timing; t.AnalysisS > 0 {
-		rows = append(rows, [2]string{"analysis", fmt.Sprintf("%.1f s after %.1f s of run (time limit %.0f s); peak memory: harness %.0f MiB, largest node %.0f MiB",
-			t.AnalysisS, t.RunS, t.TimeLimitS, res.Memory.HarnessPeakMiB, res.Memory.NodePeakMiB)})
 	}
 	return rows
 }

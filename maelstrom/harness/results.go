@@ -159,25 +159,20 @@ type NemesisResult struct {
 }
 
 // computeNemesis counts the nemesis ops of a history (its nemesis ops
-// alone will do). Nemesis ops come in invoke/completion pairs; the
-// completion of a kill, start, pause or resume lists the nodes it hit.
+// alone will do): each completed step by f, and the nodes the completion
+// of a kill, start, pause or resume lists.
 func computeNemesis(history []workloads.Op) NemesisResult {
 	res := NemesisResult{Ops: map[string]int{}}
-	hits := map[string]*int{"kill": &res.NodesKilled, "start": &res.NodesRestarted,
-		"pause": &res.NodesPaused, "resume": &res.NodesResumed}
-	second := false
-	for _, op := range history {
-		if !op.Process.Nemesis {
+	hits := map[string]*int{workloads.NemesisKill: &res.NodesKilled, workloads.NemesisStart: &res.NodesRestarted,
+		workloads.NemesisPause: &res.NodesPaused, workloads.NemesisResume: &res.NodesResumed}
+	for _, st := range workloads.NemesisSteps(history) {
+		if !st.Completed() {
 			continue
 		}
-		if second {
-			res.Ops[op.F]++
-			var nodes []string
-			if n, ok := hits[op.F]; ok && json.Unmarshal(op.Value, &nodes) == nil {
-				*n += len(nodes)
-			}
+		res.Ops[st.F]++
+		if n, ok := hits[st.F]; ok {
+			*n += len(st.Nodes)
 		}
-		second = !second
 	}
 	return res
 }

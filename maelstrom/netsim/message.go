@@ -3,6 +3,8 @@ package netsim
 import (
 	"encoding/json"
 	"strconv"
+
+	"chunklease/internal/jsonstr"
 )
 
 // Message is one network message: Maelstrom's {id, src, dest, body}.
@@ -20,24 +22,10 @@ func (m Message) Line() []byte {
 	line = append(line, `{"id":`...)
 	line = strconv.AppendInt(line, m.ID, 10)
 	line = append(line, `,"src":`...)
-	line = appendString(line, m.Src)
+	line = jsonstr.Append(line, m.Src)
 	line = append(line, `,"dest":`...)
-	line = appendString(line, m.Dest)
+	line = jsonstr.Append(line, m.Dest)
 	line = append(line, `,"body":`...)
 	line = append(line, m.Body...)
 	return append(line, "}\n"...)
-}
-
-// appendString appends s as a JSON string: directly when it needs no
-// escaping (every name a test uses), through encoding/json otherwise.
-func appendString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s) // a Go string always marshals
-			return append(dst, b...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
 }

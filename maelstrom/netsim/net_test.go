@@ -85,9 +85,10 @@ func TestLineFormat(t *testing.T) {
 	}
 	// Names are written as encoding/json writes them, escapes included.
 	for _, name := range []string{"n1", `q"uote`, `back\slash`, "tab\t", "<&>", "café", "\x7f"} {
-		want, _ := json.Marshal(name)
-		if got := appendString(nil, name); string(got) != string(want) {
-			t.Errorf("name %q written %s, want %s", name, got, want)
+		quoted, _ := json.Marshal(name)
+		line := Message{ID: 1, Src: name, Dest: "n1", Body: json.RawMessage(`{}`)}.Line()
+		if want := `{"id":1,"src":` + string(quoted) + `,"dest":"n1","body":{}}` + "\n"; string(line) != want {
+			t.Errorf("name %q written %s, want %s", name, line, want)
 		}
 	}
 }
