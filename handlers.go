@@ -19,7 +19,6 @@ type server struct {
 	node *maelstrom.Node
 	core *lease.Node // nil until init
 
-	peers   map[string]bool              // node_ids: the only senders of peer messages
 	pending map[uint64]maelstrom.Message // client requests the core has not answered
 	nextID  uint64
 	wake    func() // cancels the pending wake-up timer
@@ -66,10 +65,6 @@ func (s *server) init() error {
 		return err
 	}
 	s.core = core
-	s.peers = make(map[string]bool, len(s.node.NodeIDs()))
-	for _, id := range s.node.NodeIDs() {
-		s.peers[id] = true
-	}
 	// A restarted node starts recovering its ballot floor at once, but
 	// from a timer: the library writes init_ok when this returns, and
 	// init_ok must be the node's first message (msg_id 0).
@@ -98,7 +93,7 @@ func (s *server) onClient(req maelstrom.Message) error {
 // the acceptor as if a proposer had sent it, planting a lease or a
 // promise no client asked for.
 func (s *server) onPeer(req maelstrom.Message) error {
-	if !s.peers[req.Src] {
+	if !s.node.IsNode(req.Src) {
 		return maelstrom.Errorf(maelstrom.CodeNotSupported,
 			"%s is a message between lease nodes; only the nodes in node_ids %v may send it, not %s (clients use lease_grant, lease_renew, lease_check, lease_release)",
 			req.Type, s.node.NodeIDs(), req.Src)

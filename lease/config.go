@@ -121,6 +121,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("DefaultLeaseMs is %d, must be in 1..%d (MaxLeaseMs)", c.DefaultLeaseMs, c.MaxLeaseMs)
 	case c.BootWaitMs < 0 || c.BootWaitMs > maxLengthMs || c.DriftMarginMs < 0:
 		return fmt.Errorf("BootWaitMs must be in 0..%d and DriftMarginMs >= 0", maxLengthMs)
+	case c.DriftMarginMs >= c.DefaultLeaseMs:
+		return fmt.Errorf("DriftMarginMs is %d, must be below DefaultLeaseMs %d, or a default lease could tell no client any time", c.DriftMarginMs, c.DefaultLeaseMs)
 	case c.DriftPPM < 0 || c.DriftPPM >= ppmScale/2:
 		return fmt.Errorf("DriftPPM is %d, must be in 0..%d", c.DriftPPM, ppmScale/2-1)
 	case c.Incarnation < 0 || c.Incarnation >= maxWire || c.WallMs < 0 || c.WallMs >= maxWire>>LaneBits:

@@ -241,14 +241,9 @@ func (n *Node) answerGranted(now time.Duration, r *request, leftMs int64) {
 // renewal needs an instance and a token of its own.
 func (n *Node) answerQueuedHeld(now time.Duration, r *request, leftMs, token int64) {
 	for _, q := range n.queues[r.Chunk][1:] {
-		if q.Server == r.Server || q.done {
-			continue
+		if q.Server != r.Server && !q.done {
+			n.tellHeld(q, r.Server, leftMs, token)
 		}
-		if q.Op == OpGrant {
-			n.reply(q, "lease_grant_ok", GrantOK{ChunkHandle: q.Chunk, Primary: r.Server, ExpiresInMs: leftMs, Token: token})
-			continue
-		}
-		n.fail(q, heldByOther(q.Chunk, r.Server, q.Server, leftMs))
 	}
 	q := n.queues[r.Chunk]
 	n.queues[r.Chunk] = slices.DeleteFunc(q, func(x *request) bool { return x != r && x.done })
@@ -263,13 +258,19 @@ func (n *Node) answerHeld(now time.Duration, r *request, holder string) {
 	n.sendCancel(r)
 	rem := n.protectedMs(a.samples, holder)
 	left := floorMs(a.sentAt + ms(rem) - now - ms(n.cfg.DriftMarginMs))
-	if r.Op == OpGrant {
-		n.reply(r, "lease_grant_ok", GrantOK{ChunkHandle: r.Chunk, Primary: holder, ExpiresInMs: left,
-			Token: latestToken(a.samples, holder)})
-		n.finishAttempts(now, r, nil)
+	n.tellHeld(r, holder, left, latestToken(a.samples, holder))
+	n.finishAttempts(now, r, nil)
+}
+
+// tellHeld answers grant or renew q with another server's lease: holder
+// holds the chunk for leftMs under token. A grant succeeds naming the
+// holder as primary (nothing changed); a renew fails with error 22.
+func (n *Node) tellHeld(q *request, holder string, leftMs, token int64) {
+	if q.Op == OpGrant {
+		n.reply(q, "lease_grant_ok", GrantOK{ChunkHandle: q.Chunk, Primary: holder, ExpiresInMs: leftMs, Token: token})
 		return
 	}
-	n.finishAttempts(now, r, heldByOther(r.Chunk, holder, r.Server, left))
+	n.fail(q, heldByOther(q.Chunk, holder, q.Server, leftMs))
 }
 
 // abandon gives up the running attempt; its late answers are ignored. The

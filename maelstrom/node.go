@@ -141,6 +141,9 @@ func (n *Node) ID() string { return n.id }
 // NodeIDs is a copy of init's node_ids, in Maelstrom's order (nil before init).
 func (n *Node) NodeIDs() []string { return slices.Clone(n.nodeIDs) }
 
+// IsNode reports whether id is one of node_ids (false before init).
+func (n *Node) IsNode(id string) bool { return n.peers[id] }
+
 // Now is the monotonic time since New. Read it once per event and pass it
 // down, so one event sees one instant. Safe from any goroutine.
 func (n *Node) Now() time.Duration { return time.Since(n.start) }
