@@ -81,6 +81,12 @@ Flags:
 		fmt.Fprintf(w, "  -%s  (env %s, default %s)\n        %s\n", s.flag, s.env, s.def, s.usage)
 	}
 	fmt.Fprint(w, `
+Clock faults (only in a binary built with -tags clockfault, for the clock
+nemesis; a normal build ignores them and logs that it did):
+  LEASE_CLOCK_OFFSET_MS  ms added to every wall-clock read (may be negative)
+  LEASE_CLOCK_RATE       factor on elapsed monotonic time, timers included
+  LEASE_CLOCK_FILE       a file of {"offset_ms": N, "rate": R}, followed while running
+
 Example: LEASE_MS=1000 LEASE_MAX_MS=2000 lease-node
 README.md lists the messages; lease/doc.go specifies the protocol.
 `)

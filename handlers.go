@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"chunklease/internal/clock"
 	"chunklease/lease"
 	"chunklease/maelstrom"
 )
@@ -15,9 +16,10 @@ import (
 // Maelstrom messages, replies and one wake-up timer. Everything runs on the
 // protocol library's single event loop, so nothing here is locked.
 type server struct {
-	cfg  nodeConfig
-	node *maelstrom.Node
-	core *lease.Node // nil until init
+	cfg   nodeConfig
+	clock *clock.Clock // the process's clocks (skewed only in a clockfault build)
+	node  *maelstrom.Node
+	core  *lease.Node // nil until init
 
 	pending map[uint64]maelstrom.Message // client requests the core has not answered
 	nextID  uint64
@@ -25,9 +27,9 @@ type server struct {
 	wakeAt  time.Duration
 }
 
-func newServer(cfg nodeConfig, stdin io.Reader, stdout, stderr io.Writer) *server {
-	s := &server{cfg: cfg, pending: map[uint64]maelstrom.Message{}, wakeAt: lease.Never}
-	s.node = maelstrom.New(stdin, stdout, stderr)
+func newServer(cfg nodeConfig, clk *clock.Clock, stdin io.Reader, stdout, stderr io.Writer) *server {
+	s := &server{cfg: cfg, clock: clk, pending: map[uint64]maelstrom.Message{}, wakeAt: lease.Never}
+	s.node = maelstrom.New(stdin, stdout, stderr, maelstrom.WithClock(clk))
 	s.node.OnInit(s.init)
 	// At end of input the node drains until every client request it took
 	// is answered (at most the quorum timeout), then exits.
@@ -49,7 +51,7 @@ func (s *server) init() error {
 	if err != nil {
 		return err
 	}
-	wall := time.Now()
+	wall := s.clock.Wall()
 	inc := wall.UnixMicro() // grows across restarts; below 2^53 until the year 2255
 	seed := s.cfg.seed
 	if seed == 0 {

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"chunklease/internal/clock"
 )
 
 func main() {
@@ -29,7 +31,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		fmt.Fprintf(stderr, "lease-node: %v\n", oneLine(err))
 		return 2
 	}
-	s := newServer(cfg, stdin, stdout, stderr)
+	clk, notes, err := clock.FromEnv(getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "lease-node: %v\n", err)
+		return 2
+	}
+	defer clk.Stop()
+	s := newServer(cfg, clk, stdin, stdout, stderr)
+	for _, note := range notes {
+		s.node.Logf("%s", note)
+	}
 	if err := s.node.Run(); err != nil {
 		fmt.Fprintf(stderr, "lease-node: %v\n", err)
 		return 1

@@ -41,7 +41,35 @@ type Option func(*config)
 type config struct {
 	drainTimeout   time.Duration
 	staleClientAge time.Duration
+	clock          Clock
 }
+
+// Clock is a node's sense of time. The default is the machine's monotonic
+// clock; a test build may skew it (chunklease/internal/clock).
+type Clock interface {
+	// Now is the time elapsed on this clock since its origin; it never
+	// goes backwards.
+	Now() time.Duration
+	// RealDelay is how long a timer must really wait for d of this clock
+	// to pass.
+	RealDelay(d time.Duration) time.Duration
+	// Changed is closed when the clock's rate changes, so a waiting timer
+	// re-arms; nil when it never changes.
+	Changed() <-chan struct{}
+}
+
+// WithClock makes the node read its time (Now, timers, RPC deadlines, the
+// age of client requests) from c instead of the machine's clock.
+func WithClock(c Clock) Option {
+	return func(cfg *config) { cfg.clock = c }
+}
+
+// machineClock is the default Clock: monotonic time since the node was made.
+type machineClock struct{ start time.Time }
+
+func (c machineClock) Now() time.Duration                    { return time.Since(c.start) }
+func (machineClock) RealDelay(d time.Duration) time.Duration { return max(d, 0) }
+func (machineClock) Changed() <-chan struct{}                { return nil }
 
 // WithDrainTimeout sets how long Run keeps serving after end of input while
 // the node is not idle (default DefaultDrainTimeout). Negative means 0.
@@ -63,7 +91,7 @@ func WithStaleClientAge(d time.Duration) Option {
 // locks because only the loop touches its state.
 type Node struct {
 	cfg    config
-	start  time.Time
+	clock  Clock
 	log    *log.Logger
 	reader *frameReader
 	writer *lineWriter
@@ -92,7 +120,6 @@ type Node struct {
 func New(stdin io.Reader, stdout, stderr io.Writer, opts ...Option) *Node {
 	n := &Node{
 		cfg:      config{drainTimeout: DefaultDrainTimeout, staleClientAge: DefaultStaleClientAge},
-		start:    time.Now(),
 		log:      log.New(stderr, "", log.Ltime|log.Lmicroseconds),
 		inbox:    make(chan Message, inboxSize),
 		handlers: make(map[string]Handler),
@@ -100,6 +127,10 @@ func New(stdin io.Reader, stdout, stderr io.Writer, opts ...Option) *Node {
 	}
 	for _, o := range opts {
 		o(&n.cfg)
+	}
+	n.clock = n.cfg.clock
+	if n.clock == nil {
+		n.clock = machineClock{start: time.Now()}
 	}
 	n.reader = newFrameReader(stdin, n.Logf)
 	n.writer = newLineWriter(stdout, n.Logf)
@@ -144,9 +175,10 @@ func (n *Node) NodeIDs() []string { return slices.Clone(n.nodeIDs) }
 // IsNode reports whether id is one of node_ids (false before init).
 func (n *Node) IsNode(id string) bool { return n.peers[id] }
 
-// Now is the monotonic time since New. Read it once per event and pass it
-// down, so one event sees one instant. Safe from any goroutine.
-func (n *Node) Now() time.Duration { return time.Since(n.start) }
+// Now is the monotonic time since New (or the WithClock clock's time).
+// Read it once per event and pass it down, so one event sees one instant.
+// Safe from any goroutine.
+func (n *Node) Now() time.Duration { return n.clock.Now() }
 
 // Logf writes one line to stderr. Safe from any goroutine.
 func (n *Node) Logf(format string, args ...any) { n.log.Printf(format, args...) }
@@ -196,6 +228,8 @@ func (n *Node) serve() {
 			n.dispatch(m)
 		case <-n.armWake():
 			n.fireDue()
+		case <-n.clock.Changed():
+			// the rate changed: the next turn re-arms the timer
 		}
 	}
 }
@@ -213,6 +247,7 @@ func (n *Node) drain() {
 		select {
 		case <-n.armWake():
 			n.fireDue()
+		case <-n.clock.Changed():
 		case <-limit.C:
 			n.Logf("drain timeout %v passed with %d RPCs pending; stopping", n.cfg.drainTimeout, len(n.pending))
 			return

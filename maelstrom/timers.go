@@ -101,6 +101,6 @@ func (n *Node) armWake() <-chan time.Time {
 		n.wake.Stop()
 		return nil
 	}
-	n.wake.Reset(max(n.timers[0].at-n.Now(), 0))
+	n.wake.Reset(n.clock.RealDelay(n.timers[0].at - n.Now()))
 	return n.wake.C
 }
