@@ -38,6 +38,7 @@ type Node struct {
 	queues  map[string][]*request // grant and renew requests per chunk; the head runs
 	byReq   map[uint64]*request   // check and release requests by request id
 	pending []*request            // every unanswered request, in arrival order
+	taken   int                   // requests taken since the maps above were last resized (reclaim.go)
 	reqSeq  uint64
 	// floor is the lowest counter this acceptor still promises above for
 	// every chunk: the recovered high-water mark after a restart.
@@ -135,6 +136,7 @@ func (n *Node) finish(now time.Duration) *Output {
 	n.loop = n.loop[:0]
 	n.chunks.names.endCall()
 	n.pending = slices.DeleteFunc(n.pending, func(r *request) bool { return r.done })
+	n.afterBurst()
 	n.out.Wake = min(n.syncWake(), n.sweepWake(), n.masterWake())
 	for _, r := range n.pending {
 		n.out.Wake = min(n.out.Wake, r.nextEvent())

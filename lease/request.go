@@ -45,6 +45,7 @@ type request struct {
 func (n *Node) handleRequest(now time.Duration, req Request) {
 	r := &request{Request: req, deadline: now + ms(n.cfg.QuorumTimeoutMs)}
 	n.pending = append(n.pending, r)
+	n.taken++
 	if err := n.validate(req); err != nil {
 		n.fail(r, err)
 		return
