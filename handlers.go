@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"chunklease/internal/clock"
+	"chunklease/internal/shrink"
 	"chunklease/lease"
 	"chunklease/maelstrom"
 )
@@ -22,9 +23,12 @@ type server struct {
 	core  *lease.Node // nil until init
 
 	pending map[uint64]maelstrom.Message // client requests the core has not answered
-	nextID  uint64
-	wake    func() // cancels the pending wake-up timer
-	wakeAt  time.Duration
+	// pendingPeak lets pending give its memory back after a burst
+	// (internal/shrink).
+	pendingPeak int
+	nextID      uint64
+	wake        func() // cancels the pending wake-up timer
+	wakeAt      time.Duration
 }
 
 // maxLineBytes is the node's input line limit. The largest message it
@@ -96,6 +100,7 @@ func (s *server) onClient(req maelstrom.Message) error {
 	// kept while the request is in flight.
 	req.Body = nil
 	s.pending[r.ID] = req
+	s.pending = shrink.Map(s.pending, &s.pendingPeak)
 	s.apply(s.core.Request(s.node.Now(), r), nil)
 	return nil
 }
@@ -167,6 +172,7 @@ func (s *server) replyClient(r lease.Reply) {
 		return
 	}
 	delete(s.pending, r.ID)
+	s.pending = shrink.Map(s.pending, &s.pendingPeak)
 	var err error
 	if r.Err != nil {
 		err = s.node.ReplyError(req, maelstrom.Code(r.Err.Code), r.Err.Text)

@@ -128,9 +128,11 @@ type Node struct {
 
 	nextMsgID int64 // the one counter every written line takes its msg_id from
 	pending   map[int64]*pendingRPC
-	timers    timerHeap
-	timerSeq  uint64
-	wake      *time.Timer
+	// pendingPeak lets pending give its memory back after a burst.
+	pendingPeak int
+	timers      timerHeap
+	timerSeq    uint64
+	wake        *time.Timer
 
 	stopProfile func() // ends the CPU profile (profile.go); nil without one
 }
