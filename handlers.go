@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"chunklease/internal/clock"
+	"chunklease/internal/shrink"
 	"chunklease/lease"
 	"chunklease/maelstrom"
 )
@@ -22,14 +23,25 @@ type server struct {
 	core  *lease.Node // nil until init
 
 	pending map[uint64]maelstrom.Message // client requests the core has not answered
-	nextID  uint64
-	wake    func() // cancels the pending wake-up timer
-	wakeAt  time.Duration
+	// pendingPeak lets pending give its memory back after a burst
+	// (internal/shrink).
+	pendingPeak int
+	nextID      uint64
+	wake        func() // cancels the pending wake-up timer
+	wakeAt      time.Duration
 }
+
+// maxLineBytes is the node's input line limit. The largest message it
+// takes or sends is a peer message naming a chunk and a server at their
+// limits (4096 bytes each, up to six times that when every byte is sent
+// \u-escaped), about 50 KiB; a 1 MiB line is far beyond any of them, and a
+// longer one is refused with error 12 without being held (maelstrom.
+// WithMaxLineBytes).
+const maxLineBytes = 1 << 20
 
 func newServer(cfg nodeConfig, clk *clock.Clock, stdin io.Reader, stdout, stderr io.Writer) *server {
 	s := &server{cfg: cfg, clock: clk, pending: map[uint64]maelstrom.Message{}, wakeAt: lease.Never}
-	s.node = maelstrom.New(stdin, stdout, stderr, maelstrom.WithClock(clk))
+	s.node = maelstrom.New(stdin, stdout, stderr, maelstrom.WithClock(clk), maelstrom.WithMaxLineBytes(maxLineBytes))
 	s.node.OnInit(s.init)
 	// At end of input the node drains until every client request it took
 	// is answered (at most the quorum timeout), then exits.
@@ -84,7 +96,11 @@ func (s *server) onClient(req maelstrom.Message) error {
 	}
 	s.nextID++
 	r.ID = s.nextID
+	// The reply needs only the envelope; the body (up to a line) is not
+	// kept while the request is in flight.
+	req.Body = nil
 	s.pending[r.ID] = req
+	s.pending = shrink.Map(s.pending, &s.pendingPeak)
 	s.apply(s.core.Request(s.node.Now(), r), nil)
 	return nil
 }
@@ -156,6 +172,7 @@ func (s *server) replyClient(r lease.Reply) {
 		return
 	}
 	delete(s.pending, r.ID)
+	s.pending = shrink.Map(s.pending, &s.pendingPeak)
 	var err error
 	if r.Err != nil {
 		err = s.node.ReplyError(req, maelstrom.Code(r.Err.Code), r.Err.Text)

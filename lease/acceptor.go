@@ -15,7 +15,7 @@ type acceptor struct {
 	promised uint64
 	incTag   uint32
 	// meta holds the holder of the latest lease instance accepted (an
-	// interned server id, Node.servers; 0: never accepted), kept after the
+	// interned server id, names.go; 0: never accepted), kept after the
 	// lease ends so a check can name the last holder, and the idle mark of
 	// reclaim.go in its top bit.
 	meta uint32
@@ -205,7 +205,7 @@ func (n *Node) report(now time.Duration, a *acceptor, onlyLive bool) *Record {
 	if a.server() == 0 || (onlyLive && !live) {
 		return nil
 	}
-	rec := &Record{Server: n.servers[a.server()], Expired: !live}
+	rec := &Record{Server: n.serverName(a.server()), Expired: !live}
 	if live {
 		rec.Token, rec.RemainingMs = int64(a.lease.own.token), floorMs(a.lease.total().end-now)
 	}

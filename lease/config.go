@@ -166,6 +166,9 @@ func (c Config) validateNodes() error {
 		if id == "" || seen[id] {
 			return fmt.Errorf("Nodes %v has an empty or repeated id", nodes)
 		}
+		if len(id) > MaxServerBytes {
+			return fmt.Errorf("a node id is %d bytes; the limit is %d bytes (MaxServerBytes: a node is the server of its own master lease)", len(id), MaxServerBytes)
+		}
 		seen[id] = true
 	}
 	return nil

@@ -187,7 +187,12 @@
 // table (table.go). A sweep every max(MaxLeaseMs, 1 s) reclaims instances
 // that protected nothing through a whole interval, after raising the
 // node's floor to their promise (reclaim.go); a check of a reclaimed chunk
-// answers primary null.
+// answers primary null. A record names its server by a number into a
+// table of names counted by the records that use them (names.go): a name
+// goes with the last record that names it. So memory follows the live
+// chunks, each bounded by the limits on names (MaxChunkHandleBytes,
+// MaxServerBytes: 4096 bytes, error 12 beyond), and the tables of
+// requests in flight are resized at each sweep.
 //
 // # Guarantees
 //
@@ -261,6 +266,10 @@
 //     catch rate.
 //   - readid_test.go: a read answer for an earlier incarnation of a node
 //     must never be taken for an answer to a read of this one.
+//   - names_test.go: the name table against a map oracle, and a cluster
+//     under random requests whose records must hold exactly one reference
+//     each, keep their names across renumbering sweeps, and leave no name
+//     once every lease ended; limits_test.go: the name limits.
 //   - bench_test.go: memory per chunk (live, idle, reclaimed; 1 000 000
 //     chunks) and steps per second. simcontention_test.go (-contention):
 //     latency percentiles of the contention scenario, with and without

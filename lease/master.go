@@ -92,7 +92,7 @@ func (n *Node) masterHolder(now time.Duration) string {
 		return n.cfg.ID
 	}
 	if a, ok := n.chunks.get(masterChunk); ok && a.live(now) {
-		return n.servers[a.server()]
+		return n.serverName(a.server())
 	}
 	return n.master.known
 }

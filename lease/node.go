@@ -38,11 +38,8 @@ type Node struct {
 	queues  map[string][]*request // grant and renew requests per chunk; the head runs
 	byReq   map[uint64]*request   // check and release requests by request id
 	pending []*request            // every unanswered request, in arrival order
+	taken   int                   // requests taken since the maps above were last resized (reclaim.go)
 	reqSeq  uint64
-	// servers interns server ids: acceptor records name their server by
-	// index (1-based; 0 is "none") to keep idle instances small.
-	servers   []string
-	serverIdx map[string]uint32
 	// floor is the lowest counter this acceptor still promises above for
 	// every chunk: the recovered high-water mark after a restart.
 	floor      uint64
@@ -78,9 +75,7 @@ func NewNode(cfg Config, now time.Duration) (*Node, error) {
 		// answer to a read of an earlier incarnation of this node (late, on
 		// a slow link) must never match a read of this one. The earlier
 		// incarnation issued fewer requests than microseconds passed since.
-		reqSeq:    uint64(cfg.Incarnation),
-		servers:   []string{""},
-		serverIdx: make(map[string]uint32),
+		reqSeq: uint64(cfg.Incarnation),
 	}
 	for i, a := range cfg.Acceptors {
 		n.accIdx[a] = i
@@ -139,7 +134,9 @@ func (n *Node) finish(now time.Duration) *Output {
 		n.dispatch(now, n.loop[i])
 	}
 	n.loop = n.loop[:0]
+	n.chunks.names.endCall()
 	n.pending = slices.DeleteFunc(n.pending, func(r *request) bool { return r.done })
+	n.afterBurst()
 	n.out.Wake = min(n.syncWake(), n.sweepWake(), n.masterWake())
 	for _, r := range n.pending {
 		n.out.Wake = min(n.out.Wake, r.nextEvent())
@@ -210,17 +207,14 @@ func (n *Node) dispatch(now time.Duration, m Msg) {
 	}
 }
 
-// intern returns the index of server id s, adding it on first sight, so
-// that idle chunk instances keep a small number instead of a string.
-func (n *Node) intern(s string) uint32 {
-	if v, ok := n.serverIdx[s]; ok {
-		return v
-	}
-	v := uint32(len(n.servers))
-	n.servers = append(n.servers, s)
-	n.serverIdx[s] = v
-	return v
-}
+// intern returns the id of server name s, so that acceptor records keep a
+// small number instead of a string. The id is s's until the call into the
+// Node returns; a record that stores it takes its own reference
+// (names.go), and s is forgotten once no record names it.
+func (n *Node) intern(s string) uint32 { return n.chunks.names.hold(s) }
+
+// serverName is the server an acceptor record names.
+func (n *Node) serverName(id uint32) string { return n.chunks.names.name(id) }
 
 // nextReqID issues an id for a read, release or sync round.
 func (n *Node) nextReqID() uint64 {

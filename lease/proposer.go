@@ -87,7 +87,7 @@ func (n *Node) fastApplies(now time.Duration, r *request) bool {
 		return false
 	}
 	a, ok := n.chunks.get(r.Chunk)
-	idx, known := n.serverIdx[r.Server]
+	idx, known := n.chunks.names.lookup(r.Server)
 	return ok && known && a.holds(now, idx)
 }
 

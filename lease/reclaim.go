@@ -1,6 +1,9 @@
 package lease
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Reclaiming idle chunk instances. Memory follows live leases, not every
 // chunk ever touched: an instance that protected nothing through one
@@ -36,6 +39,7 @@ func (n *Node) sweep(now time.Duration) {
 	}
 	n.nextSweep = now + n.sweepInterval()
 	n.pruneSticky(now)
+	n.resizeInFlight()
 	n.chunks.each(func(chunk string, a *acceptor) bool {
 		busy := a.live(now) || n.queues[chunk] != nil
 		if a.idle() && !busy {
@@ -54,4 +58,45 @@ func (n *Node) touch(now time.Duration, chunk string, a acceptor) {
 		n.nextSweep = now + n.sweepInterval()
 	}
 	n.chunks.put(chunk, a)
+}
+
+// Requests in flight. Go maps never give memory back: after a burst of a
+// million requests the maps of requests in flight (queues by chunk, reads
+// and releases by id, sticky promises by chunk) would keep the burst's
+// size for good. Each sweep copies them at their present size, which
+// costs O(requests in flight), less than the sweep's walk of the chunks;
+// and a node with nothing pending that took more than inFlightBurst
+// requests since it last did so starts them afresh (a node that is no
+// acceptor holds no chunks, so it never sweeps).
+
+// inFlightBurst is how many requests a node takes before an idle moment
+// replaces its (then empty) maps of requests in flight.
+const inFlightBurst = 1024
+
+// resizeInFlight copies the maps of requests in flight at their size.
+func (n *Node) resizeInFlight() {
+	n.queues = resized(n.queues)
+	n.byReq = resized(n.byReq)
+	n.sticky.byChunk = resized(n.sticky.byChunk)
+	if cap(n.pending) > 2*len(n.pending)+inFlightBurst {
+		n.pending = slices.Clone(n.pending)
+	}
+	n.taken = 0
+}
+
+// afterBurst starts the maps of requests in flight afresh when nothing is
+// pending and a burst may have swollen them.
+func (n *Node) afterBurst() {
+	if n.taken > inFlightBurst && len(n.pending) == 0 && len(n.queues) == 0 && len(n.byReq) == 0 {
+		n.queues, n.byReq, n.pending, n.taken = map[string][]*request{}, map[uint64]*request{}, nil, 0
+	}
+}
+
+// resized is a copy of m with room for its entries only.
+func resized[K comparable, V any](m map[K]V) map[K]V {
+	c := make(map[K]V, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
 }

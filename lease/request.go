@@ -45,6 +45,7 @@ type request struct {
 func (n *Node) handleRequest(now time.Duration, req Request) {
 	r := &request{Request: req, deadline: now + ms(n.cfg.QuorumTimeoutMs)}
 	n.pending = append(n.pending, r)
+	n.taken++
 	if err := n.validate(req); err != nil {
 		n.fail(r, err)
 		return
@@ -65,6 +66,19 @@ func (n *Node) handleRequest(now time.Duration, req Request) {
 	}
 }
 
+// Limits on the names a request carries. Each chunk record keeps its
+// handle and (while any record names it) its server's name, so these bound
+// what one chunk can cost; they are far above real names (GFS chunk
+// handles are 64-bit numbers, chunk servers host:port) and well inside
+// the node's 1 MiB line limit even when every byte arrives \u-escaped.
+const (
+	// MaxChunkHandleBytes is the longest chunk_handle, in bytes of UTF-8.
+	MaxChunkHandleBytes = 4096
+	// MaxServerBytes is the longest server name, in bytes of UTF-8; node
+	// ids, the servers of the master lease, have the same limit.
+	MaxServerBytes = 4096
+)
+
 func (n *Node) validate(req Request) *Error {
 	switch {
 	case req.Op >= OpMasterStart && req.Op <= OpMasterStatus:
@@ -75,6 +89,11 @@ func (n *Node) validate(req Request) *Error {
 		return malformed("chunk_handle must be a non-empty string")
 	case req.Op != OpCheck && req.Server == "":
 		return malformed("server must be a non-empty string naming the chunk server")
+	case len(req.Chunk) > MaxChunkHandleBytes:
+		return malformed("chunk_handle is %d bytes; the limit is %d bytes", len(req.Chunk), MaxChunkHandleBytes)
+	case len(req.Server) > MaxServerBytes:
+		return malformed("server is %d bytes; the limit is %d bytes (name the chunk server by a shorter id, such as its host:port)",
+			len(req.Server), MaxServerBytes)
 	case req.Op == OpRelease && (req.Token <= 0 || req.Token >= maxWire):
 		return malformed("token is %d; a release must name the lease instance by the token (1..2^53) of the server's latest grant or renew", req.Token)
 	case req.LeaseMs < 0 || req.LeaseMs > n.cfg.MaxLeaseMs:

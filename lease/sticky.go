@@ -13,9 +13,12 @@ import "time"
 // it goes. Refusing a prepare is always safe (it only delays); if S's
 // proposer never follows up, the others wait at most the window.
 
-// stickyPromise is the promise that holds off other servers' prepares.
+// stickyPromise is the promise that holds off other servers' prepares. It
+// keeps the server's name, not its id: a sticky promise is no acceptor
+// record, so it holds no reference in the name table (names.go), and the
+// id could name another server once the record that used it is gone.
 type stickyPromise struct {
-	server  uint32
+	server  string
 	counter uint64 // the promised ballot's counter
 	at      time.Duration
 	until   time.Duration
@@ -46,7 +49,7 @@ func (n *Node) stickyWindow() time.Duration {
 // for another server's fresh promise.
 func (n *Node) stickyRefuses(now time.Duration, chunk string, server uint32, b Ballot) bool {
 	p, ok := n.sticky.byChunk[chunk]
-	return ok && now < p.until && p.server != server && p.counter != b.Counter && n.cfg.weaken != weakNoSticky
+	return ok && now < p.until && p.server != n.serverName(server) && p.counter != b.Counter && n.cfg.weaken != weakNoSticky
 }
 
 // notePromise makes a promise on a free chunk sticky.
@@ -54,7 +57,7 @@ func (n *Node) notePromise(now time.Duration, chunk string, server uint32, b Bal
 	if n.sticky.byChunk == nil {
 		n.sticky.byChunk = map[string]stickyPromise{}
 	}
-	n.sticky.byChunk[chunk] = stickyPromise{server: server, counter: b.Counter, at: now, until: now + n.stickyWindow()}
+	n.sticky.byChunk[chunk] = stickyPromise{server: n.serverName(server), counter: b.Counter, at: now, until: now + n.stickyWindow()}
 }
 
 // noteProposed learns the gap from a sticky promise to its propose, and

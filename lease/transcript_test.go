@@ -384,7 +384,7 @@ func (c *cluster) state(t *testing.T, a argMap) []string {
 	if !ok {
 		return []string{"no state"}
 	}
-	last := fmt.Sprintf("promised=%s last=%s", acc.promise(), n.servers[acc.server()])
+	last := fmt.Sprintf("promised=%s last=%s", acc.promise(), n.serverName(acc.server()))
 	if acc.lease == nil {
 		return []string{last + " protecting nothing"}
 	}

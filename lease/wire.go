@@ -204,6 +204,9 @@ func checkMsg(m Msg, w wireMsg) error {
 		return fmt.Errorf("%s needs req_id", m.Type)
 	case (m.Type == MsgPrepare || m.Type == MsgPropose || m.Type == MsgRelease) && m.Server == "":
 		return fmt.Errorf("%s needs server", m.Type)
+	case len(m.Chunk) > MaxChunkHandleBytes || len(m.Server) > MaxServerBytes || m.Lease != nil && len(m.Lease.Server) > MaxServerBytes:
+		return fmt.Errorf("%s names a chunk_handle over %d bytes or a server over %d bytes, which no node sends",
+			m.Type, MaxChunkHandleBytes, MaxServerBytes)
 	case m.Type == MsgPropose && m.LeaseMs <= 0:
 		return fmt.Errorf("propose needs lease_ms > 0")
 	case m.Type == MsgRelease && m.Token <= 0:

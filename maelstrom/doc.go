@@ -88,12 +88,23 @@
 //     msg_id): before init with 11 temporarily-unavailable ("not
 //     initialised"); an unknown type with 10 not-supported, naming the type
 //     and the types served; a missing type with 12 malformed-request.
-//   - G10. Lines have no length limit (a 1 MiB line is a normal message).
-//     An object pretty-printed over several lines is one message. A line
-//     that is by itself a complete message is always read as one, whatever
-//     garbage precedes it, so the reader resynchronises at the first good
-//     line; only the first line of a failed multi-line attempt is discarded
-//     (see reader.go for the exact rules).
+//   - G10. A line may be up to the line limit long (WithMaxLineBytes,
+//     default DefaultMaxLineBytes, 64 MiB; the bytes before its newline),
+//     so long messages work as Maelstrom expects. A longer line is never
+//     held whole: it is read in 64 KiB pieces and discarded up to its
+//     newline, keeping only its first limit bytes. If src and an integer
+//     msg_id come within them (and no in_reply_to: replies are never
+//     answered), it is answered with 12 malformed-request naming the limit
+//     (before init from the address it was sent to); otherwise it is
+//     logged and skipped. A line nested deeper than encoding/json reads
+//     (10 000 levels) is answered or skipped the same way. Either way the
+//     next line is read as usual.
+//   - G11. An object pretty-printed over several lines is one message (its
+//     lines within the line limit together). A line that is by itself a
+//     complete message is always read as one, whatever garbage precedes
+//     it, so the reader resynchronises at the first good line; only the
+//     first line of a failed multi-line attempt is discarded (see
+//     reader.go for the exact rules).
 //
 // # init
 //
@@ -150,8 +161,9 @@
 //     lines are logged or answered, never returned from Run: the demo's Run
 //     returned an error and its main exited, which Maelstrom reports as a
 //     crash at teardown.
-//   - No 64 KiB line limit (the demo's bufio.Scanner ended Run on longer
-//     lines); pretty-printed input is accepted.
+//   - A line limit of 64 MiB by default instead of 64 KiB (the demo's
+//     bufio.Scanner ended Run on longer lines), and a longer line is
+//     answered or skipped, never fatal; pretty-printed input is accepted.
 //   - Replies are told from requests by the presence of in_reply_to, not by
 //     in_reply_to != 0, and are matched by in_reply_to and src. The demo
 //     could take a request for a reply, or an error reply for a new request
@@ -193,8 +205,13 @@
 // lines and leaves the rest; go test -fuzz FuzzParseMessageFastPath holds
 // it equal to encoding/json), encode_test.go (exact output bytes, key order, reserved
 // keys, error codes), reader_test.go (framing table, randomized and fuzz
-// resynchronisation: go test -fuzz FuzzFrameReader; -seed N reruns the
-// randomized test), node_test.go, rpc_test.go and loop_test.go with testnode_test.go (the runtime
+// resynchronisation, also under small line limits: go test -fuzz
+// FuzzFrameReader; -seed N reruns the randomized test),
+// reader_limit_test.go (the line limit: exactly at it, one byte over, the
+// newline far beyond, several long lines in a row, src or msg_id after
+// the limit, input split into reads of every size, a 64 MiB line read
+// with a few KiB allocated; lines nested too deep; salvage; the answers
+// through a running node), node_test.go, rpc_test.go and loop_test.go with testnode_test.go (the runtime
 // through pipes inside testing/synctest bubbles: init, msg_id sequence, bad
 // input followed by a served request, stale replies, RPC timeout and
 // matching, timers, end of input, slow and broken stdout), example_test.go

@@ -28,6 +28,10 @@ type Message struct {
 
 	receivedAt time.Duration // Node.Now() when the reader decoded it
 	reply      *replyState   // shared by copies, so a request is answered once
+	// refusal is set on a line the reader would not read (too long, too
+	// deeply nested): only the envelope fields above it that salvage found
+	// are set, and the loop answers it with this error.
+	refusal *Error
 }
 
 // replyState records whether a request has been answered.

@@ -26,6 +26,11 @@ const (
 	// inboxSize is how many decoded messages may wait for the loop; the
 	// reader blocks beyond it, which only back-pressures stdin.
 	inboxSize = 256
+	// DefaultMaxLineBytes is the longest input line a node reads unless
+	// WithMaxLineBytes says otherwise: far above what Maelstrom's workloads
+	// send, so long lines work as Maelstrom expects, yet a bound on what one
+	// line can cost (see reader.go for what happens to a longer one).
+	DefaultMaxLineBytes = 64 << 20
 )
 
 // Handler serves one request type. It runs on the loop. It answers with
@@ -41,6 +46,7 @@ type Option func(*config)
 type config struct {
 	drainTimeout   time.Duration
 	staleClientAge time.Duration
+	maxLineBytes   int
 	clock          Clock
 }
 
@@ -77,6 +83,20 @@ func WithDrainTimeout(d time.Duration) Option {
 	return func(c *config) { c.drainTimeout = max(d, 0) }
 }
 
+// WithMaxLineBytes sets the longest input line the node reads, in bytes
+// without its newline (default DefaultMaxLineBytes; 0 or less means the
+// default). A longer line is never held whole: it is answered with error
+// 12 naming the limit when its src and msg_id come within the first n
+// bytes, else logged and skipped, and the node reads on from the next
+// line. Set it far above the node's largest legitimate message.
+func WithMaxLineBytes(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxLineBytes = n
+		}
+	}
+}
+
 // WithStaleClientAge sets the age of a client request past which its reply
 // is dropped with a log line (default DefaultStaleClientAge); 0 or less
 // disables the rule, for graders that never close clients.
@@ -108,9 +128,11 @@ type Node struct {
 
 	nextMsgID int64 // the one counter every written line takes its msg_id from
 	pending   map[int64]*pendingRPC
-	timers    timerHeap
-	timerSeq  uint64
-	wake      *time.Timer
+	// pendingPeak lets pending give its memory back after a burst.
+	pendingPeak int
+	timers      timerHeap
+	timerSeq    uint64
+	wake        *time.Timer
 
 	stopProfile func() // ends the CPU profile (profile.go); nil without one
 }
@@ -119,7 +141,7 @@ type Node struct {
 // and logs to stderr. Its clock (Now) starts here.
 func New(stdin io.Reader, stdout, stderr io.Writer, opts ...Option) *Node {
 	n := &Node{
-		cfg:      config{drainTimeout: DefaultDrainTimeout, staleClientAge: DefaultStaleClientAge},
+		cfg:      config{drainTimeout: DefaultDrainTimeout, staleClientAge: DefaultStaleClientAge, maxLineBytes: DefaultMaxLineBytes},
 		log:      log.New(stderr, "", log.Ltime|log.Lmicroseconds),
 		inbox:    make(chan Message, inboxSize),
 		handlers: make(map[string]Handler),
@@ -132,7 +154,7 @@ func New(stdin io.Reader, stdout, stderr io.Writer, opts ...Option) *Node {
 	if n.clock == nil {
 		n.clock = machineClock{start: time.Now()}
 	}
-	n.reader = newFrameReader(stdin, n.Logf)
+	n.reader = newFrameReader(stdin, n.Logf, n.cfg.maxLineBytes)
 	n.writer = newLineWriter(stdout, n.Logf)
 	n.idle = func() bool { return len(n.pending) == 0 }
 	return n
@@ -275,6 +297,8 @@ func (n *Node) flush() error {
 // library, requests to handlers once initialised.
 func (n *Node) dispatch(m Message) {
 	switch {
+	case m.refusal != nil:
+		n.refuseUnread(m)
 	case m.HasInReplyTo:
 		n.handleReply(m)
 	case m.Type == "init":
@@ -315,6 +339,21 @@ func (n *Node) handleRequest(m Message) {
 func (n *Node) refuse(m Message, src string, e *Error) {
 	m.reply = &replyState{}
 	_ = n.sendError(src, m, e)
+}
+
+// refuseUnread answers a line the reader would not read (m.refusal says
+// why), from this node's id, or before init from the address it was sent
+// to, as the library's other refusals.
+func (n *Node) refuseUnread(m Message) {
+	src := n.id
+	if src == "" {
+		src = m.Dest
+	}
+	if src == "" {
+		n.Logf("cannot answer %s: the node has no id yet and the line named no dest", describe(m))
+		return
+	}
+	n.refuse(m, src, m.refusal)
 }
 
 // served lists the registered types for the not-supported text.

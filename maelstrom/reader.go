@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 )
 
@@ -24,29 +25,40 @@ import (
 //     loses a later message.
 //  4. Blank lines are ignored; anything else is logged and skipped.
 //
-// Lines have no length limit (bufio.Reader.ReadBytes grows as needed): the
-// 64 KiB bufio.Scanner limit would otherwise end a node on a large gossip
-// message. Skipped input is reported on stderr with its line number, never
+// Lines are limited to maxLine bytes (WithMaxLineBytes), far above any
+// normal message: the 64 KiB bufio.Scanner limit would end a node on a
+// large gossip message, and no limit at all lets one line without a
+// newline take all the memory there is. A longer line is read in pieces of
+// the 64 KiB buffer and discarded up to its newline, keeping only its
+// first maxLine bytes, from which the envelope is read as far as it goes
+// (salvage.go): with a src and a msg_id it is refused with error 12 naming
+// the limit, else logged and skipped. A message printed over several
+// lines is held to the same limit in all. A line that encoding/json
+// refuses only for nesting deeper than it reads is refused the same way.
+// Other skipped input is reported on stderr with its line number, never
 // answered: it has no trustworthy src to answer to.
 
 // inputLine is one raw input line, '\n' included, with its 1-based number.
+// A line over the limit has over set and only its first maxLine bytes in b.
 type inputLine struct {
-	no int
-	b  []byte
+	no   int
+	b    []byte
+	over bool
 }
 
 // frameReader turns the input stream into Messages. Only the reader
 // goroutine uses it.
 type frameReader struct {
-	br     *bufio.Reader
-	back   []inputLine // lines to read again before br (rule 3)
-	lineNo int
-	eof    bool
-	logf   func(format string, args ...any)
+	br      *bufio.Reader
+	maxLine int         // the longest line read, in bytes without its newline
+	back    []inputLine // lines to read again before br (rule 3)
+	lineNo  int
+	eof     bool
+	logf    func(format string, args ...any)
 }
 
-func newFrameReader(in io.Reader, logf func(string, ...any)) *frameReader {
-	return &frameReader{br: bufio.NewReaderSize(in, 64<<10), logf: logf}
+func newFrameReader(in io.Reader, logf func(string, ...any), maxLine int) *frameReader {
+	return &frameReader{br: bufio.NewReaderSize(in, 64<<10), maxLine: maxLine, logf: logf}
 }
 
 // next returns the next well-formed message, or io.EOF at end of input.
@@ -56,6 +68,12 @@ func (r *frameReader) next() (Message, error) {
 		ln, ok := r.nextLine()
 		if !ok {
 			return Message{}, io.EOF
+		}
+		if ln.over {
+			if m, ok := r.refuse(ln, fmt.Sprintf("its line is longer than this node's limit of %d bytes", r.maxLine)); ok {
+				return m, nil
+			}
+			continue
 		}
 		if isBlank(ln.b) {
 			continue
@@ -68,6 +86,10 @@ func (r *frameReader) next() (Message, error) {
 			r.logf("input line %d skipped: %v: %s", ln.no, err, clip(bytes.TrimSpace(ln.b), 80))
 		case firstByte(ln.b) != '{':
 			r.logf("input line %d skipped: not a JSON object: %s", ln.no, clip(bytes.TrimSpace(ln.b), 80))
+		case nestsDeeper(ln.b, maxJSONDepth):
+			if m, ok := r.refuse(ln, fmt.Sprintf("its JSON nests deeper than %d levels, the most this node reads", maxJSONDepth)); ok {
+				return m, nil
+			}
 		default:
 			if m, ok := r.multiLine(ln); ok {
 				return m, nil
@@ -86,7 +108,7 @@ func (r *frameReader) nextLine() (inputLine, bool) {
 	if r.eof {
 		return inputLine{}, false
 	}
-	b, err := r.br.ReadBytes('\n')
+	b, over, err := r.readLine()
 	if err != nil {
 		r.eof = true
 		if err != io.EOF {
@@ -97,7 +119,45 @@ func (r *frameReader) nextLine() (inputLine, bool) {
 		}
 	}
 	r.lineNo++
-	return inputLine{no: r.lineNo, b: b}, true
+	return inputLine{no: r.lineNo, b: b, over: over}, true
+}
+
+// readLine reads one line, '\n' included, holding at most maxLine+1 bytes
+// of it: a line longer than maxLine (newline not counted) comes back cut
+// to its first maxLine bytes with over set, the rest having been read
+// piece by piece and discarded up to its newline (or the end of input).
+func (r *frameReader) readLine() (line []byte, over bool, err error) {
+	for {
+		frag, err := r.br.ReadSlice('\n')
+		keep := min(len(frag), r.maxLine+1-len(line))
+		line = append(line, frag[:keep]...)
+		over = over || keep < len(frag)
+		if err != bufio.ErrBufferFull {
+			n := len(line)
+			if n > 0 && line[n-1] == '\n' {
+				n--
+			}
+			if over || n > r.maxLine {
+				return line[:r.maxLine], true, err
+			}
+			return line, false, err
+		}
+	}
+}
+
+// refuse answers a line the node will not read (why says what is wrong)
+// when salvage finds its src and msg_id, as a Message the loop refuses
+// with error 12; otherwise it logs and skips the line.
+func (r *frameReader) refuse(ln inputLine, why string) (Message, bool) {
+	m, ok := salvage(ln.b)
+	if !ok {
+		r.logf("input line %d skipped: %s, and no src and msg_id could be read before that to answer: %s",
+			ln.no, why, clip(bytes.TrimSpace(ln.b), 80))
+		return Message{}, false
+	}
+	r.logf("input line %d refused: %s; answering %s with error 12", ln.no, why, describe(m))
+	m.refusal = Errorf(CodeMalformedRequest, "%s refused unread: %s", typeName(m), why)
+	return m, true
 }
 
 // pushBack queues lines to be read again, ahead of anything not yet read.
@@ -109,12 +169,13 @@ func (r *frameReader) pushBack(lines []inputLine) {
 }
 
 // errStandalone stops a multi-line attempt when a complete message line
-// arrives (rule 1 beats rule 2).
+// arrives (rule 1 beats rule 2), or a line over the limit (it is refused
+// on its own).
 var errStandalone = errors.New("a later line is a complete message by itself")
 
 // multiLine applies rule 2 from first, and rule 3 when it fails.
 func (r *frameReader) multiLine(first inputLine) (Message, bool) {
-	feed := &lineFeed{r: r, lines: []inputLine{first}, cur: first.b}
+	feed := &lineFeed{r: r, lines: []inputLine{first}, cur: first.b, served: len(first.b)}
 	dec := json.NewDecoder(feed)
 	var raw json.RawMessage
 	err := dec.Decode(&raw)
@@ -149,6 +210,7 @@ type lineFeed struct {
 	r          *frameReader
 	lines      []inputLine
 	cur        []byte // unserved rest of the last line in lines
+	served     int    // bytes of the lines served so far
 	standalone *inputLine
 }
 
@@ -157,6 +219,14 @@ func (f *lineFeed) Read(p []byte) (int, error) {
 		ln, ok := f.r.nextLine()
 		if !ok {
 			return 0, io.EOF
+		}
+		if ln.over {
+			f.standalone = &ln
+			return 0, errStandalone
+		}
+		if f.served += len(ln.b); f.served > f.r.maxLine {
+			f.standalone = &ln
+			return 0, fmt.Errorf("a message over several lines would be longer than this node's line limit of %d bytes", f.r.maxLine)
 		}
 		if firstByte(ln.b) == '{' {
 			if _, err := parseMessage(ln.b); err == nil {

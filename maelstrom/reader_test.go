@@ -12,9 +12,16 @@ import (
 // every message ("src>dest type id") and the log lines.
 func readAll(t testing.TB, input string) (got []string, logs []string) {
 	t.Helper()
-	r := newFrameReader(strings.NewReader(input), func(format string, args ...any) {
+	return readAllFrom(t, strings.NewReader(input), DefaultMaxLineBytes)
+}
+
+// readAllFrom is readAll from any reader, with a line limit; a refused
+// line shows as "refused src>dest type id: text".
+func readAllFrom(t testing.TB, in io.Reader, maxLine int) (got []string, logs []string) {
+	t.Helper()
+	r := newFrameReader(in, func(format string, args ...any) {
 		logs = append(logs, fmt.Sprintf(format, args...))
-	})
+	}, maxLine)
 	for {
 		m, err := r.next()
 		if err == io.EOF {
@@ -22,6 +29,10 @@ func readAll(t testing.TB, input string) (got []string, logs []string) {
 		}
 		if err != nil {
 			t.Fatalf("next: %v", err)
+		}
+		if m.refusal != nil {
+			got = append(got, "refused "+summary(m)+": "+m.refusal.Text)
+			continue
 		}
 		got = append(got, summary(m))
 	}
@@ -114,7 +125,10 @@ func TestFrameReaderResyncRandom(t *testing.T) {
 		for range rng.IntN(30) {
 			b.WriteString(pieces[rng.IntN(len(pieces))])
 		}
-		checkResync(t, fmt.Sprintf("case %d seed %d", i, seed), []byte(b.String()))
+		garbage := []byte(b.String())
+		checkResync(t, fmt.Sprintf("case %d seed %d", i, seed), garbage)
+		maxLine := len(msg(777)) + rng.IntN(len(pretty))
+		checkResyncMax(t, fmt.Sprintf("case %d seed %d limit %d", i, seed, maxLine), garbage, maxLine)
 	}
 }
 
@@ -124,9 +138,16 @@ func TestFrameReaderResyncRandom(t *testing.T) {
 // comes to flush a pending guess).
 func checkResync(t *testing.T, name string, garbage []byte) {
 	t.Helper()
+	checkResyncMax(t, name, garbage, DefaultMaxLineBytes)
+}
+
+// checkResyncMax is checkResync with a line limit (at least the final
+// line's length).
+func checkResyncMax(t *testing.T, name string, garbage []byte, maxLine int) {
+	t.Helper()
 	input := string(garbage) + "\n" + msg(777) + "\n"
 	src := &endReader{data: []byte(input)}
-	r := newFrameReader(src, func(string, ...any) {})
+	r := newFrameReader(src, func(string, ...any) {}, maxLine)
 	var got []string
 	for {
 		m, err := r.next()

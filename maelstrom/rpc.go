@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"chunklease/internal/shrink"
 )
 
 // ErrTimeout is what an RPC callback receives (wrapped, test with
@@ -45,10 +47,11 @@ func (n *Node) RPC(dest, typ string, fields any, timeout time.Duration, cb func(
 	id := n.write(n.id, dest, typ, 0, false, inner)
 	p := &pendingRPC{dest: dest, cb: cb}
 	p.deadline = n.addTimer(n.deadlineAfter(timeout), func() {
-		delete(n.pending, id)
+		n.forget(id)
 		cb(Message{}, fmt.Errorf("%w: %s to %s (msg_id %d) got no reply within %v", ErrTimeout, typ, dest, id, timeout))
 	})
 	n.pending[id] = p
+	n.pending = shrink.Map(n.pending, &n.pendingPeak)
 	return nil
 }
 
@@ -91,11 +94,18 @@ func (n *Node) handleReply(m Message) {
 		n.Logf("dropped %s from %s in_reply_to %d: that request went to %s", typeName(m), m.Src, m.InReplyTo, p.dest)
 		return
 	}
-	delete(n.pending, m.InReplyTo)
+	n.forget(m.InReplyTo)
 	n.removeTimer(p.deadline)
 	if e := m.Err(); e != nil {
 		p.cb(m, e)
 		return
 	}
 	p.cb(m, nil)
+}
+
+// forget removes a pending RPC; after a burst of RPCs the table gives its
+// memory back (internal/shrink).
+func (n *Node) forget(id int64) {
+	delete(n.pending, id)
+	n.pending = shrink.Map(n.pending, &n.pendingPeak)
 }
