@@ -9,11 +9,12 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"chunklease/internal/testseed"
 )
 
 // The test binary doubles as the small programs the tests start inside
@@ -162,11 +163,7 @@ func newLab(t *testing.T, n int) *Lab {
 	for i := 1; i <= n; i++ {
 		nodes = append(nodes, fmt.Sprintf("n%d", i))
 	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("NETNS_TEST_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (rerun with NETNS_TEST_SEED=%d)", seed, seed)
+	seed := testseed.Get(t) // the delay path's draws; the kernel's are its own
 	lab, err := Create(context.Background(), Config{Nodes: nodes, Seed: seed, Logf: t.Logf})
 	if err != nil {
 		t.Fatalf("create lab: %v", err)

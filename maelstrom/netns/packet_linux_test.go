@@ -101,9 +101,8 @@ func TestPacketLoss(t *testing.T) {
 }
 
 // TestPacketDelayJitter: every datagram takes at least the delay; with
-// no jitter the order is kept; jitter spreads the delays over
-// [delay-jitter, delay+jitter] (some arrive faster than the delay) and
-// reorders.
+// no jitter the order is kept; jitter spreads the delays (none below
+// delay-jitter, p90-p10 wider than without) and reorders.
 func TestPacketDelayJitter(t *testing.T) {
 	lab := newLab(t, 2)
 	l := newLink(t, lab)
@@ -134,12 +133,13 @@ func TestPacketDelayJitter(t *testing.T) {
 	spread, plainSpread := quantile(jit, 0.9)-quantile(jit, 0.1), quantile(plain, 0.9)-quantile(plain, 0.1)
 	t.Logf("delay 40ms ±20ms: min %.2f p10 %.2f p50 %.2f p90 %.2f max %.2f ms; p90-p10 %.2f ms (plain delay: %.2f); %d/%d under 40 ms; out of order %d/%d",
 		jit[0], quantile(jit, 0.1), quantile(jit, 0.5), quantile(jit, 0.9), jit[len(jit)-1], spread, plainSpread, below, n, outOfOrder(got), n)
+	// How many arrive under 40 ms (about half, when the machine is
+	// idle) is a figure, not an assertion: the delay path's lateness
+	// under load (printed) shifts every arrival up. TestDelayQueueJitter
+	// checks the draws themselves.
 	t.Logf("delay path of n1: %+v", lab.PacketStats()["n1"])
 	if jit[0] < 20 {
 		t.Errorf("a datagram took %.2f ms, below delay - jitter = 20 ms", jit[0])
-	}
-	if below < n/5 {
-		t.Errorf("%d of %d datagrams faster than the 40 ms delay; jitter should bring about half below", below, n)
 	}
 	if spread < 15 || spread <= plainSpread {
 		t.Errorf("p90-p10 %.2f ms with ±20 ms jitter (%.2f ms without): the spread did not widen", spread, plainSpread)
