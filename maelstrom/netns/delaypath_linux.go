@@ -31,11 +31,16 @@ type source struct {
 	stats *pathStats // the sender's
 }
 
-// arrival is what one read returned, stamped when it was read.
+// arrival is what one read returned, each packet stamped with its
+// arrival on the delayQueue's clock.
 type arrival struct {
 	pkts []queued
-	atNs int64
+	atNs []int64
 }
+
+// maxReadLagNs bounds how far back a kernel timestamp may place an
+// arrival: the wall clock can step, and no packet waits this long unread.
+const maxReadLagNs = 10e9
 
 // startDelayPath binds queues in n and starts the two goroutines with no
 // source (every packet would go on at once) until update gives some.
@@ -74,11 +79,26 @@ func (p *delayPath) read() {
 			continue
 		}
 		select {
-		case p.arrivals <- arrival{pkts: pkts, atNs: p.now()}:
+		case p.arrivals <- p.stamp(pkts):
 		case <-p.stop:
 			return
 		}
 	}
+}
+
+// stamp places each packet's arrival on the monotonic clock: the kernel's
+// wall-clock timestamp, taken back from now by how long it waited unread.
+func (p *delayPath) stamp(pkts []queued) arrival {
+	nowNs, nowUnix := p.now(), time.Now().UnixMicro()
+	a := arrival{pkts: pkts, atNs: make([]int64, len(pkts))}
+	for i, pkt := range pkts {
+		a.atNs[i] = nowNs
+		if pkt.arrivedUnix > 0 {
+			lagNs := min(max((nowUnix-pkt.arrivedUnix)*1e3, 0), maxReadLagNs)
+			a.atNs[i] = nowNs - lagNs
+		}
+	}
+	return a
 }
 
 // scheduler is the state the scheduler goroutine owns.
@@ -101,8 +121,8 @@ func (p *delayPath) schedule() {
 	for {
 		select {
 		case a := <-p.arrivals:
-			for _, pkt := range a.pkts {
-				s.admit(a.atNs, pkt)
+			for i, pkt := range a.pkts {
+				s.admit(a.atNs[i], pkt)
 			}
 		case <-timer.C:
 			due = s.dq.popDue(p.now(), due[:0])

@@ -20,6 +20,7 @@ const (
 
 	nfqaPacketHdr  = 1 // NFQA_PACKET_HDR {be32 packet_id; be16 hw_protocol; u8 hook}
 	nfqaVerdictHdr = 2 // NFQA_VERDICT_HDR {be32 verdict; be32 id}
+	nfqaTimestamp  = 4 // NFQA_TIMESTAMP {be64 sec; be64 usec}: when the packet arrived
 
 	nfqaCfgCmd         = 1 // NFQA_CFG_CMD {u8 command; u8 pad; be16 pf}
 	nfqaCfgParams      = 2 // NFQA_CFG_PARAMS {be32 copy_range; u8 copy_mode}
@@ -44,10 +45,12 @@ type nfqConn struct {
 	c *netlink.Conn
 }
 
-// queued is one packet the kernel queued: its queue and its id there.
+// queued is one packet the kernel queued: its queue and its id there,
+// and when it arrived (Unix microseconds; 0 when the kernel did not say).
 type queued struct {
-	queue uint16
-	id    uint32
+	queue       uint16
+	id          uint32
+	arrivedUnix int64
 }
 
 // dialQueue opens a netlink socket in the namespace nsFd and binds each
@@ -72,6 +75,10 @@ func dialQueue(nsFd int, nums []uint16) (*nfqConn, error) {
 		return nil, err
 	}
 	if err := q.forceReadBuffer(4 << 20); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := q.askTimestamps(); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -102,13 +109,25 @@ func (q *nfqConn) bind(num uint16) error {
 
 // forceReadBuffer sets SO_RCVBUFFORCE (root may pass rmem_max).
 func (q *nfqConn) forceReadBuffer(bytes int) error {
+	return q.setsockopt(unix.SO_RCVBUFFORCE, bytes)
+}
+
+// askTimestamps turns on the kernel's receive timestamps (SO_TIMESTAMP on
+// any socket but a unix one does, for the whole system, as tcpdump
+// does), so each queued packet says when it arrived (NFQA_TIMESTAMP) and
+// its delay counts from then, not from when this process got to read it.
+func (q *nfqConn) askTimestamps() error {
+	return q.setsockopt(unix.SO_TIMESTAMP, 1)
+}
+
+func (q *nfqConn) setsockopt(opt, value int) error {
 	rc, err := q.c.SyscallConn()
 	if err != nil {
 		return err
 	}
 	var serr error
 	if err := rc.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, bytes)
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, opt, value)
 	}); err != nil {
 		return err
 	}
@@ -141,26 +160,30 @@ func (q *nfqConn) receive(out []queued) ([]queued, error) {
 		if m.Header.Type != netlink.HeaderType(unix.NFNL_SUBSYS_QUEUE<<8|nfqMsgPacket) || len(m.Data) < 4 {
 			continue
 		}
-		if id, ok := packetID(m.Data[4:]); ok {
-			out = append(out, queued{queue: binary.BigEndian.Uint16(m.Data[2:4]), id: id})
+		if p, ok := parsePacket(m.Data[4:]); ok {
+			p.queue = binary.BigEndian.Uint16(m.Data[2:4])
+			out = append(out, p)
 		}
 	}
 	return out, nil
 }
 
-func packetID(attrs []byte) (uint32, bool) {
+// parsePacket reads a packet message's id and arrival time.
+func parsePacket(attrs []byte) (p queued, ok bool) {
 	ad, err := netlink.NewAttributeDecoder(attrs)
 	if err != nil {
-		return 0, false
+		return p, false
 	}
 	for ad.Next() {
-		if ad.Type() == nfqaPacketHdr {
-			if b := ad.Bytes(); len(b) >= 4 {
-				return binary.BigEndian.Uint32(b), true
-			}
+		b := ad.Bytes()
+		switch {
+		case ad.Type() == nfqaPacketHdr && len(b) >= 4:
+			p.id, ok = binary.BigEndian.Uint32(b), true
+		case ad.Type() == nfqaTimestamp && len(b) >= 16:
+			p.arrivedUnix = int64(binary.BigEndian.Uint64(b))*1e6 + int64(binary.BigEndian.Uint64(b[8:]))
 		}
 	}
-	return 0, false
+	return p, ok
 }
 
 // accept lets packet p go on. No acknowledgement is asked for: a verdict

@@ -23,7 +23,7 @@ func monoNs() int64 { return time.Since(clockOrigin).Nanoseconds() }
 
 // udpSocket opens a UDP socket in ns on its address and port, with a
 // large receive buffer so a burst is never dropped by the socket.
-func udpSocket(t *testing.T, ns *Namespace, port int) *net.UDPConn {
+func udpSocket(t testing.TB, ns *Namespace, port int) *net.UDPConn {
 	t.Helper()
 	pc, err := ns.ListenPacket("udp4", net.JoinHostPort(ns.Addr().String(), strconv.Itoa(port)))
 	if err != nil {
@@ -46,7 +46,7 @@ func udpSocket(t *testing.T, ns *Namespace, port int) *net.UDPConn {
 }
 
 // sendSeq sends datagrams first..first+n-1 from c to dst, each stamped.
-func sendSeq(t *testing.T, c *net.UDPConn, dst *net.UDPConn, first, n int) {
+func sendSeq(t testing.TB, c *net.UDPConn, dst *net.UDPConn, first, n int) {
 	t.Helper()
 	to := dst.LocalAddr()
 	buf := make([]byte, 16)
@@ -69,7 +69,7 @@ type received struct {
 // recvUntil reads datagrams from c until stop says the set is complete,
 // or until idle passes with nothing new, or until the hard limit; it
 // returns what arrived, in arrival order.
-func recvUntil(t *testing.T, c *net.UDPConn, idle, limit time.Duration, stop func([]received) bool) []received {
+func recvUntil(t testing.TB, c *net.UDPConn, idle, limit time.Duration, stop func([]received) bool) []received {
 	t.Helper()
 	var got []received
 	buf := make([]byte, 64)
@@ -85,7 +85,8 @@ func recvUntil(t *testing.T, c *net.UDPConn, idle, limit time.Duration, stop fun
 			break
 		}
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err) // not Fatal: a benchmark receives on its own goroutine
+			break
 		}
 		if n < 16 {
 			continue
