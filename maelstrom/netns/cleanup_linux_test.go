@@ -65,6 +65,7 @@ func viewRoot(t *testing.T) rootView {
 	v.tools = map[string]string{}
 	for _, args := range [][]string{{"ip", "netns", "list"}, {"ip", "-o", "link"}, {"nft", "list", "ruleset"}, {"tc", "qdisc"}} {
 		if _, err := exec.LookPath(args[0]); err != nil {
+			t.Logf("%s is not installed (scripts/setup_netns.sh installs it): checked through the libraries only", args[0])
 			continue
 		}
 		out, err := exec.Command(args[0], args[1:]...).CombinedOutput()

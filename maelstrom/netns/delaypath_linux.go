@@ -14,6 +14,8 @@ import (
 // each packet its accept verdict when it is due. Nothing else runs per
 // node.
 type delayPath struct {
+	name     string // the receiving namespace, for messages
+	logf     func(string, ...any)
 	q        *nfqConn
 	queues   []uint16  // every queue bound
 	origin   time.Time // the zero of the delayQueue's clock
@@ -44,12 +46,14 @@ const maxReadLagNs = 10e9
 
 // startDelayPath binds queues in n and starts the two goroutines with no
 // source (every packet would go on at once) until update gives some.
-func startDelayPath(n *Namespace, queues []uint16) (*delayPath, error) {
+func startDelayPath(n *Namespace, queues []uint16, logf func(string, ...any)) (*delayPath, error) {
 	q, err := dialQueue(int(n.handle), queues)
 	if err != nil {
 		return nil, err
 	}
 	p := &delayPath{
+		name:     n.name,
+		logf:     logf,
 		q:        q,
 		queues:   queues,
 		origin:   time.Now(),
@@ -66,15 +70,38 @@ func startDelayPath(n *Namespace, queues []uint16) (*delayPath, error) {
 
 func (p *delayPath) now() int64 { return time.Since(p.origin).Nanoseconds() }
 
+func (p *delayPath) stopping() bool {
+	select {
+	case <-p.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// maxReadFailures: a socket that fails this many reads in a row is
+// broken; the path says so and stops reading (its packets then wait in
+// the kernel until the fault stops, and are dropped past queueMaxLen).
+const maxReadFailures = 100
+
 // read hands every batch of queued packets to the scheduler until the
 // socket is closed.
 func (p *delayPath) read() {
 	defer p.reader.Done()
+	failures := 0
 	for {
 		pkts, err := p.q.receive(nil)
 		if err != nil {
-			return
+			if p.stopping() {
+				return
+			}
+			if failures++; failures == maxReadFailures {
+				p.logf("delay path in %s: %d reads failed in a row, it stops reading: %v", p.name, failures, err)
+				return
+			}
+			continue
 		}
+		failures = 0
 		if len(pkts) == 0 {
 			continue
 		}
@@ -107,6 +134,7 @@ type scheduler struct {
 	dq     *delayQueue
 	stats  map[uint16]*pathStats
 	lastID map[uint16]uint32 // the last id read per queue
+	failed uint64            // verdicts that could not be sent
 }
 
 // schedule gives verdicts: at once for a packet the queue lets go on
@@ -188,9 +216,7 @@ func (s *scheduler) setSources(sources map[uint16]source) {
 // past the last one read.
 func (s *scheduler) releaseAll(q uint16) {
 	if err := s.p.q.acceptUpTo(q, s.lastID[q]+1<<30); err != nil {
-		if st := s.stats[q]; st != nil {
-			st.verdictErrors.Add(1)
-		}
+		s.verdictFailed(err)
 	}
 	if n := s.dq.forget(q); n > 0 {
 		s.stats[q].held.Add(-int64(n))
@@ -199,10 +225,17 @@ func (s *scheduler) releaseAll(q uint16) {
 
 func (s *scheduler) accept(pkt queued) {
 	if err := s.p.q.accept(pkt); err != nil {
-		if st := s.stats[pkt.queue]; st != nil {
-			st.verdictErrors.Add(1)
-		}
+		s.verdictFailed(err)
 	}
+}
+
+// verdictFailed reports a verdict that could not be sent (its packet
+// stays queued until the fault stops): the first, then every thousandth.
+func (s *scheduler) verdictFailed(err error) {
+	if s.failed%1000 == 0 {
+		s.p.logf("delay path in %s: verdict %d failed: %v", s.p.name, s.failed+1, err)
+	}
+	s.failed++
 }
 
 // rearm points the timer at the earliest due time, or nowhere.
@@ -233,7 +266,6 @@ func (p *delayPath) close() error {
 // (so its fields are atomics: several schedulers write them).
 type pathStats struct {
 	delayed, immediate, released atomic.Uint64
-	verdictErrors                atomic.Uint64
 	held, maxHeld                atomic.Int64
 	lateNsSum, lateNsMax         atomic.Int64
 }

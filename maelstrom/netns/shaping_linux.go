@@ -54,7 +54,7 @@ func (s *shaper) receive(in []inbound, sources map[uint16]source) error {
 	}
 	started := false
 	if len(sources) > 0 && s.path == nil {
-		p, err := startDelayPath(s.ns, s.otherQueues())
+		p, err := startDelayPath(s.ns, s.otherQueues(), s.ns.lab.cfg.logf())
 		if err != nil {
 			return fmt.Errorf("delay path in %s: %w", s.ns.name, err)
 		}
