@@ -324,3 +324,27 @@ func copyForNobody(t *testing.T) string {
 	}
 	return bin
 }
+
+// ownLabNamespaces lists this process's lab namespaces.
+func ownLabNamespaces(t *testing.T) []string {
+	return labNamespaces(t, fmt.Sprintf("%s%d", namePrefix, os.Getpid()))
+}
+
+// TestCreateFailureLeavesNothing: a Create that fails halfway (its
+// context ends while it builds) or at once (a bad configuration) leaves
+// no namespace behind.
+func TestCreateFailureLeavesNothing(t *testing.T) {
+	needRoot(t)
+	before := ownLabNamespaces(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Create(ctx, Config{Nodes: []string{"n1", "n2", "n3"}}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Create with a cancelled context: %v", err)
+	}
+	if _, err := Create(context.Background(), Config{Nodes: []string{"n1", "n1"}}); err == nil || !strings.Contains(err.Error(), "listed twice") {
+		t.Errorf("Create with a node listed twice: %v", err)
+	}
+	if after := ownLabNamespaces(t); !slices.Equal(before, after) {
+		t.Errorf("failed Creates left namespaces: %v -> %v", before, after)
+	}
+}

@@ -231,9 +231,9 @@
 // ± 8%; reorder shares and overtaking; latency adds up and spares
 // clients), process_linux_test.go (SIGSTOP, SIGCONT, SIGKILL and restart
 // in place), cleanup_linux_test.go (Close leaves nothing and stops every
-// goroutine; a SIGKILLed harness's lab is removed by the next Create,
-// with its message; the refusal without root, checked as the user nobody
-// when the tests run as root). Not as root, the lab tests skip with a
+// goroutine; a Create that fails leaves nothing; a SIGKILLed harness's
+// lab is removed by the next Create, with its message; the refusal
+// without root, checked as the user nobody when the tests run as root). Not as root, the lab tests skip with a
 // message naming root; the refusal test runs. Every wait is bounded
 // (kernel and process states are polled with a deadline; every role
 // process exits by itself after 60 s). bench_linux_test.go: Create and

@@ -191,6 +191,9 @@ func (l *Lab) Close() error {
 	l.closed = true
 	var errs []error
 	for _, n := range l.nodes {
+		if n.shaper == nil {
+			continue // Create failed before it was made
+		}
 		if n.shaper.path != nil {
 			errs = append(errs, n.shaper.stopPath())
 		}

@@ -125,3 +125,21 @@ func (f PacketFault) withLatency(latencyMs int) PacketFault {
 // permyriad is pct in the kernel rules' unit, 0.01% (validated to be
 // a whole number of them).
 func permyriad(pct float64) uint32 { return uint32(math.Round(pct / pctResolution)) }
+
+// PacketStats counts what one node's userspace delay path did since the
+// lab was created (doc.go: the kernel's loss and duplicate rules are not
+// counted here).
+type PacketStats struct {
+	// Delayed is how many packets were held for a delay.
+	Delayed uint64 `json:"delayed"`
+	// Immediate is how many queued packets left at once: reorders, and
+	// draws whose jittered delay came to 0.
+	Immediate uint64 `json:"immediate"`
+	// MaxHeld is the most packets held at one time.
+	MaxHeld int `json:"max_held"`
+	// MeanLateUs and MaxLateUs say how long after its due time a held
+	// packet got its verdict (the userspace path's own added delay), in
+	// microseconds, over the packets released so far.
+	MeanLateUs int64 `json:"mean_late_us"`
+	MaxLateUs  int64 `json:"max_late_us"`
+}
