@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -58,6 +59,7 @@ func Create(ctx context.Context, cfg Config) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Nodes = slices.Clone(cfg.Nodes) // the caller's slice stays the caller's
 	l := &Lab{name: name, cfg: cfg, byID: map[string]*Namespace{}}
 	if err := l.build(ctx); err != nil {
 		l.Close()

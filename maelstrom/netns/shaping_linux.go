@@ -158,7 +158,9 @@ func (l *Lab) StopPacket() error {
 }
 
 // reshape validates every node's new settings, then applies them:
-// duplication at each sender, loss and delay at each receiver.
+// duplication at each sender, loss and delay at each receiver. A bad
+// setting changes nothing; a kernel error midway leaves the nodes before
+// it changed (the error names the node; the run should stop).
 func (l *Lab) reshape(latencyMs int, packet map[string]PacketFault) error {
 	if l.closed {
 		return errClosed
