@@ -25,7 +25,7 @@ func Example() {
 	cmds := map[string]*exec.Cmd{}
 	for _, id := range lab.Nodes() {
 		n := lab.Node(id)
-		cmd := exec.Command("./lease-node", "serve", "-listen", n.Addr().String()+":8080")
+		cmd := exec.Command("./lease-node", "serve") // with its id, the cluster and addresses on n.Addr()
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		if err := n.Start(cmd); err != nil {
 			log.Fatal(err)
