@@ -2,6 +2,11 @@
 // leases through PaxosLease. Every node is a proposer and an acceptor;
 // each chunk handle is an independent lease. See README.md for the
 // messages and the configuration, lease/doc.go for the protocol.
+//
+// `lease-node serve` runs the same core as one member of a lease service
+// on a real network (serve*.go: peers over TLS, clients over HTTP), and
+// `lease-node certs` makes the certificates such a cluster runs on
+// (certs.go). Without a subcommand the binary is the Maelstrom node.
 package main
 
 import (
@@ -15,7 +20,16 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	args := os.Args[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case "serve":
+			os.Exit(runServe(args[1:], os.Stdout, os.Stderr, os.Getenv))
+		case "certs":
+			os.Exit(runCerts(args[1:], os.Stdout, os.Stderr))
+		}
+	}
+	os.Exit(run(args, os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }
 
 // run is the whole program with its streams and environment passed in, so
