@@ -61,6 +61,13 @@ func parseServeConfig(args []string, getenv func(string) string) (serveConfig, e
 		c.bootWaitDefault = true
 		*raw["boot-wait-ms"] = *raw["max-lease-ms"]
 	}
+	// Unset, the default lease is the longest one allowed, up to 60 s: a
+	// cluster started with only -max-lease-ms 5000 just works.
+	if getenv("LEASE_MS") == "" && !given["lease-ms"] {
+		if m, err := strconv.ParseInt(strings.TrimSpace(*raw["max-lease-ms"]), 10, 64); err == nil && m < 60000 {
+			*raw["lease-ms"] = strconv.FormatInt(max(m, 1), 10)
+		}
+	}
 	if c.node, err = buildConfig(raw); err != nil {
 		return c, err
 	}
@@ -282,7 +289,7 @@ Cluster, addresses, TLS and token:
 	fmt.Fprint(w, `
 Lease settings (as the Maelstrom node's):
 `)
-	writeRows(w, settings, map[string]string{"boot-wait-ms": "-max-lease-ms"})
+	writeRows(w, settings, map[string]string{"boot-wait-ms": "-max-lease-ms", "lease-ms": "60000 or -max-lease-ms if less"})
 	fmt.Fprint(w, `
 The boot wait defaults to the longest lease: a node restarted with the
 defaults is safe. -boot-wait-ms 0 is for a first start of the whole
