@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -174,6 +175,13 @@ func (n *serveNode) run(sigs <-chan os.Signal) int {
 	case <-time.After(bound):
 		n.log.Printf("%d requests still in flight after %v; closing their connections", n.inflight.count(), bound)
 	}
+	// The last answers may still sit in their connections' buffers:
+	// Shutdown waits until every connection has written its response.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	if err := n.http.Shutdown(ctx); err != nil {
+		n.log.Printf("closing client connections: %v", err)
+	}
+	cancel()
 	n.stop()
 	n.log.Printf("stopped")
 	return 0

@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"chunklease/internal/cpuprof"
 )
 
 // BenchmarkServeRenew measures renewals through the network: a 3-member
@@ -19,13 +23,22 @@ import (
 //
 //	go test -run '^$' -bench ServeRenew -benchtime 2000x .
 //
-// (figures, not assertions: the machine is shared).
+// (figures, not assertions: the machine is shared). With
+// MAELSTROM_CPUPROFILE_DIR=DIR each member writes a CPU profile of the
+// whole run into DIR.
 func BenchmarkServeRenew(b *testing.B) {
 	c := startServeCluster(b, 3, "-max-lease-ms", "60000", "-lease-ms", "30000")
 	for _, clients := range []int{1, 16, 64} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			benchRenew(b, c, clients)
 		})
+	}
+	if os.Getenv(cpuprof.DirEnv) != "" {
+		// The members write their CPU profiles when they exit: SIGTERM.
+		for i := range c.members {
+			c.signal(i, syscall.SIGTERM)
+			c.waitExit(i, 10*time.Second)
+		}
 	}
 }
 

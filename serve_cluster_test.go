@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"chunklease/internal/certs"
+	"chunklease/internal/cpuprof"
 )
 
 // serveCluster is N `lease-node serve` processes on loopback with random
@@ -60,6 +61,11 @@ func newServeCluster(t testing.TB, n int, extra ...string) *serveCluster {
 	t.Helper()
 	c := &serveCluster{t: t, dir: t.TempDir(), extra: extra, hist: newOpRecorder(t),
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	for _, k := range []string{cpuprof.DirEnv, cpuprof.SecondsEnv} { // profiling the members (README, Performance)
+		if v := os.Getenv(k); v != "" {
+			c.env = append(c.env, k+"="+v)
+		}
+	}
 	var ids []string
 	for i := 1; i <= n; i++ {
 		id := fmt.Sprintf("n%d", i)
@@ -133,6 +139,23 @@ func (c *serveCluster) signal(i int, sig syscall.Signal) {
 		_ = syscall.Kill(m.cmd.Process.Pid, sig)
 	}
 }
+
+// pause SIGSTOPs member i and waits until the kernel shows it stopped.
+func (c *serveCluster) pause(i int) {
+	c.t.Helper()
+	c.signal(i, syscall.SIGSTOP)
+	m := c.members[i]
+	m.mu.Lock()
+	pid := m.cmd.Process.Pid
+	m.mu.Unlock()
+	c.poll(5*time.Second, m.id+" stopped", func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		return err == nil && strings.Contains(string(b), ") T ")
+	})
+}
+
+// resume SIGCONTs member i.
+func (c *serveCluster) resume(i int) { c.signal(i, syscall.SIGCONT) }
 
 // kill SIGKILLs member i and waits for it.
 func (c *serveCluster) kill(i int) {

@@ -29,8 +29,9 @@ type loopTimer struct {
 }
 
 // loop owns the core: every event reads the clock once and goes through
-// the Driver, which carries the output to the peers, the waiting
-// handlers and the timer.
+// the Driver, which carries the output to the peers' queues, the waiting
+// handlers and the timer. The peers' writers are woken only when no
+// other input is ready, so that the frames of a burst leave together.
 func (n *serveNode) loop() {
 	defer close(n.loopDone)
 	n.timer.t = time.NewTimer(time.Hour)
@@ -50,6 +51,23 @@ func (n *serveNode) loop() {
 		case q := <-n.queries:
 			q()
 		case <-n.stopLoop:
+			return
+		}
+		n.drainReady(inbox)
+		n.peers.Flush()
+	}
+}
+
+// drainReady handles the client requests and peer messages that are
+// already waiting (at most a bounded number, so timers are not starved).
+func (n *serveNode) drainReady(inbox <-chan lease.Msg) {
+	for range 256 {
+		select {
+		case c := <-n.calls:
+			n.drv.Request(n.clock.Now(), c.req, c)
+		case m := <-inbox:
+			n.drv.Receive(n.clock.Now(), m)
+		default:
 			return
 		}
 	}

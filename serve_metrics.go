@@ -78,6 +78,7 @@ var (
 	descPeerUp     = prometheus.NewDesc("chunklease_peer_connected", "1 while the connection with a peer is up, by peer and direction (out: ours to it, in: its to us).", []string{"peer", "direction"}, nil)
 	descPeersUp    = prometheus.NewDesc("chunklease_peers_connected", "Peers with an established connection, by direction.", []string{"direction"}, nil)
 	descSent       = prometheus.NewDesc("chunklease_peer_frames_sent_total", "Frames queued for a peer.", []string{"peer"}, nil)
+	descWrites     = prometheus.NewDesc("chunklease_peer_writes_total", "Writes to a peer's connection; frames sent per write is the batching.", []string{"peer"}, nil)
 	descReceived   = prometheus.NewDesc("chunklease_peer_frames_received_total", "Frames a peer sent that reached the event loop.", []string{"peer"}, nil)
 	descDropped    = prometheus.NewDesc("chunklease_peer_frames_dropped_total", "Frames dropped before sending (a message loss, which the protocol tolerates), by peer and reason: queue_full, not_connected, too_large.", []string{"peer", "reason"}, nil)
 	descRefused    = prometheus.NewDesc("chunklease_peer_connections_refused_total", "Incoming peer connections refused (not a member's certificate, other cluster settings, failed handshake).", nil, nil)
@@ -87,7 +88,7 @@ var (
 	descPending    = prometheus.NewDesc("chunklease_core_pending_requests", "Client requests the core has not answered.", nil, nil)
 	descInflight   = prometheus.NewDesc("chunklease_requests_in_flight", "Client requests admitted and not yet answered.", nil, nil)
 	descReady      = prometheus.NewDesc("chunklease_ready", "1 when /readyz answers 200.", nil, nil)
-	nodeCollectors = []*prometheus.Desc{descPeerUp, descPeersUp, descSent, descReceived, descDropped, descRefused, descMalformed, descLive, descChunks, descPending, descInflight, descReady}
+	nodeCollectors = []*prometheus.Desc{descPeerUp, descPeersUp, descSent, descWrites, descReceived, descDropped, descRefused, descMalformed, descLive, descChunks, descPending, descInflight, descReady}
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -106,6 +107,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descPeerUp, prometheus.GaugeValue, float64(b2i(l.OutUp)), l.ID, "out")
 		ch <- prometheus.MustNewConstMetric(descPeerUp, prometheus.GaugeValue, float64(b2i(l.InUp)), l.ID, "in")
 		ch <- prometheus.MustNewConstMetric(descSent, prometheus.CounterValue, float64(l.Sent), l.ID)
+		ch <- prometheus.MustNewConstMetric(descWrites, prometheus.CounterValue, float64(l.Writes), l.ID)
 		ch <- prometheus.MustNewConstMetric(descReceived, prometheus.CounterValue, float64(l.Received), l.ID)
 		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(l.DroppedFull), l.ID, "queue_full")
 		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(l.DroppedDown), l.ID, "not_connected")

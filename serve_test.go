@@ -164,8 +164,8 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	c := startServeCluster(t, 3, "-max-lease-ms", "10000", "-lease-ms", "10000", "-quorum-timeout-ms", "1500")
 	status, g := c.op(0, 0, "grant", lv("d", "cs1"))
 	wantStatus(t, "grant", status, 200, g)
-	c.signal(1, syscall.SIGSTOP)
-	c.signal(2, syscall.SIGSTOP)
+	c.pause(1)
+	c.pause(2)
 	type answer struct {
 		status int
 		reply  map[string]any
@@ -195,8 +195,8 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	if code := c.waitExit(0, 10*time.Second); code != 0 {
 		t.Fatalf("n1 exited %d after SIGTERM, want 0; its log:\n%s", code, c.log(0))
 	}
-	c.signal(1, syscall.SIGCONT)
-	c.signal(2, syscall.SIGCONT)
+	c.resume(1)
+	c.resume(2)
 	c.hist.judge()
 }
 
@@ -356,8 +356,8 @@ func TestServeStatusCodes(t *testing.T) {
 
 	// The peers stop: a grant of a new chunk sends prepare only (503), a
 	// renewal of a live lease sends a propose at once (504).
-	c.signal(1, syscall.SIGSTOP)
-	c.signal(2, syscall.SIGSTOP)
+	c.pause(1)
+	c.pause(2)
 	status, r, resp, _ = c.post(0, "/v1/lease_grant", []byte(`{"chunk_handle":"new","server":"cs3"}`))
 	check("grant without a majority", status, 503, r, 11)
 	if resp.Header.Get("Retry-After") == "" {
@@ -365,8 +365,20 @@ func TestServeStatusCodes(t *testing.T) {
 	}
 	status, r = c.op(0, 0, "renew", lv("s", "cs1"))
 	check("renew without a majority", status, 504, r, 0)
-	c.signal(1, syscall.SIGCONT)
-	c.signal(2, syscall.SIGCONT)
+	// A client that gives up while its request waits in the core leaves
+	// nothing behind: the core's answer is dropped, the request counted.
+	impatient := &http.Client{Timeout: 100 * time.Millisecond}
+	if resp, err := impatient.Post(c.url(0, "/v1/lease_grant"), "application/json", strings.NewReader(`{"chunk_handle":"gone","server":"cs4"}`)); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a grant without a majority was answered %d within 100 ms", resp.StatusCode)
+	}
+	c.poll(5*time.Second, "the abandoned request counted and nothing in flight", func() bool {
+		_, m := c.get(0, "/metrics")
+		return strings.Contains(m, `chunklease_requests_total{outcome="abandoned",type="lease_grant"} 1`) &&
+			strings.Contains(m, "chunklease_requests_in_flight 0") && strings.Contains(m, "chunklease_core_pending_requests 0")
+	}, 0)
+	c.resume(1)
+	c.resume(2)
 	for _, want := range []int{200, 400, 404, 405, 409, 413, 503, 504} {
 		if !seen[want] {
 			t.Errorf("status %d never reached", want)
@@ -420,6 +432,10 @@ func TestServeReadinessAndMetrics(t *testing.T) {
 	for i := range 3 {
 		c.waitReady(i, 10*time.Second)
 	}
+	c.poll(10*time.Second, "n1 reaching every acceptor", func() bool {
+		_, body := c.get(0, "/readyz")
+		return strings.Contains(body, `"acceptors_reachable":3`)
+	}, 0)
 	const grants = 5
 	var wg sync.WaitGroup
 	for k := range grants {

@@ -29,9 +29,10 @@ type link struct {
 	limit  int
 	conn   net.Conn // the established connection, nil while down
 	signal chan struct{}
+	dirty  atomic.Bool // frames were queued since the last flush
 	up     atomic.Bool
 
-	sent, received, droppedFull, droppedDown, droppedBig atomic.Int64
+	sent, received, writes, droppedFull, droppedDown, droppedBig atomic.Int64
 }
 
 func newLink(m Member, limit int, seed uint64) *link {
@@ -40,7 +41,8 @@ func newLink(m Member, limit int, seed uint64) *link {
 }
 
 // push encodes m at the end of the queue, or drops it when the link is
-// down, the queue is full or the frame is over the limit.
+// down, the queue is full or the frame is over the limit. The writer
+// sends it at the next flush.
 func (l *link) push(m *lease.Msg, frameLimit int) {
 	l.mu.Lock()
 	if l.conn == nil {
@@ -65,9 +67,16 @@ func (l *link) push(m *lease.Msg, frameLimit int) {
 	}
 	l.mu.Unlock()
 	l.sent.Add(1)
-	select {
-	case l.signal <- struct{}{}:
-	default:
+	l.dirty.Store(true)
+}
+
+// flush wakes the writer if frames were queued since the last flush.
+func (l *link) flush() {
+	if l.dirty.Swap(false) {
+		select {
+		case l.signal <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -198,6 +207,7 @@ func (t *Transport) run(l *link, conn *tls.Conn) error {
 			if _, err := conn.Write(batch); err != nil {
 				return err
 			}
+			l.writes.Add(1)
 		}
 		spare = batch
 	}

@@ -6,6 +6,7 @@ type LinkStats struct {
 	OutUp, InUp bool  // this node's connection to it, and its connection to this node
 	Sent        int64 // frames queued for it
 	Received    int64 // frames it sent that reached the loop's inbox
+	Writes      int64 // writes to its connection (Sent/Writes: frames per write)
 	// Dropped frames, by reason: its queue was full, no connection was
 	// up, the frame was over the limit.
 	DroppedFull, DroppedDown, DroppedBig int64
@@ -26,7 +27,7 @@ func (t *Transport) Stats() Stats {
 	for _, l := range t.order {
 		s.Links = append(s.Links, LinkStats{
 			ID: l.id, OutUp: l.up.Load(), InUp: t.in[l.id] != nil,
-			Sent: l.sent.Load(), Received: l.received.Load(),
+			Sent: l.sent.Load(), Received: l.received.Load(), Writes: l.writes.Load(),
 			DroppedFull: l.droppedFull.Load(), DroppedDown: l.droppedDown.Load(), DroppedBig: l.droppedBig.Load(),
 		})
 	}

@@ -139,12 +139,21 @@ func (t *Transport) Addr() net.Addr { return t.ln.Addr() }
 // certified id and To to this node.
 func (t *Transport) Inbox() <-chan lease.Msg { return t.inbox }
 
-// Send queues m for m.To without blocking. A message to a member that is
-// not connected, or whose queue is full, is dropped and counted: the
-// protocol treats it as lost.
+// Send queues m for m.To without blocking; Flush sends it. A message to a
+// member that is not connected, or whose queue is full, is dropped and
+// counted: the protocol treats it as lost.
 func (t *Transport) Send(m *lease.Msg) {
 	if l := t.links[m.To]; l != nil {
 		l.push(m, t.cfg.FrameLimit)
+	}
+}
+
+// Flush wakes the writers of every member with frames queued since the
+// last Flush. The caller queues a burst with Send and flushes once, so
+// the burst leaves in as few writes as possible.
+func (t *Transport) Flush() {
+	for _, l := range t.order {
+		l.flush()
 	}
 }
 

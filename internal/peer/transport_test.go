@@ -118,6 +118,9 @@ func TestMessagesCarryTheSendersIdentity(t *testing.T) {
 	eventually(t, "every member reachable both ways", c.allReachable("n1", "n2", "n3"))
 	for i := range 100 {
 		c.ts["n1"].Send(&lease.Msg{Type: lease.MsgRead, To: "n3", From: "forged", Chunk: fmt.Sprint(i), ReqID: uint64(i)})
+		if i%10 == 9 {
+			c.ts["n1"].Flush()
+		}
 	}
 	for i := range 100 {
 		select {
@@ -196,6 +199,7 @@ func TestReconnectAfterRestart(t *testing.T) {
 	c.start("n2", "h", 0)
 	eventually(t, "reconnected", c.allReachable("n1", "n2"))
 	c.ts["n1"].Send(&lease.Msg{Type: lease.MsgSync, To: "n2", ReqID: 7})
+	c.ts["n1"].Flush()
 	select {
 	case m := <-c.ts["n2"].Inbox():
 		if m.ReqID != 7 || m.From != "n1" {
