@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -52,19 +50,10 @@ type serveNode struct {
 // runServe is `lease-node serve`: it returns the exit status (0 after a
 // signal and a drain, 2 for a bad configuration, 1 if it could not run).
 func runServe(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	cfg, err := parseServeConfig(args, getenv)
-	if errors.Is(err, flag.ErrHelp) {
-		writeServeHelp(stdout)
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "lease-node serve: %v\n", oneLine(err))
-		return 2
-	}
-	clk, notes, err := clock.FromEnv(getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "lease-node serve: %v\n", err)
-		return 2
+	cfg, clk, notes, code := configure("lease-node serve", func() (serveConfig, error) { return parseServeConfig(args, getenv) },
+		writeServeHelp, stdout, stderr, getenv)
+	if clk == nil {
+		return code
 	}
 	defer clk.Stop()
 	logger := log.New(stderr, cfg.id+" ", log.Ltime|log.Lmicroseconds)

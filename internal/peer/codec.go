@@ -128,16 +128,13 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
+// varint reads binary.AppendVarint's zig-zag encoding.
 func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
+	u := d.uvarint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
 	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.err = errShort
-		return 0
-	}
-	d.b = d.b[n:]
 	return v
 }
 
