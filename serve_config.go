@@ -39,7 +39,7 @@ const tokenEnv = "LEASE_CLIENT_TOKEN"
 // serveSettings are the settings only serve mode has.
 var serveSettings = []setting{
 	{"id", "LEASE_NODE_ID", "this node's id, one of the -cluster ids", ""},
-	{"cluster", "LEASE_CLUSTER", "every member as id=host:port (its peer address), comma-separated, identical on every node", ""},
+	{"cluster", "LEASE_CLUSTER", "every member as id=host:port (its peer address), comma-separated, the same list in the same order on every node (the order numbers the ballot lanes)", ""},
 	{"client-addr", "LEASE_CLIENT_ADDR", "host:port where HTTP clients connect", ""},
 	{"tls-ca", "LEASE_TLS_CA", "PEM file of the cluster CA, which signed every member's certificate", ""},
 	{"tls-cert", "LEASE_TLS_CERT", "PEM file of this member's certificate: signed by the CA, naming the node id as a DNS name, for server and client use (lease-node certs makes one)", ""},

@@ -190,6 +190,8 @@ func (n *serveNode) serveCall(w http.ResponseWriter, r *http.Request, op lease.O
 	case <-r.Context().Done():
 		n.metrics.count(op.String(), "abandoned")
 	case <-n.loopDone:
+		// The drain's bound passed: the request may have gone out.
+		n.refuse(w, op.String(), refusalFor(lease.CodeTimeout), "the node stopped before the request was decided; it may have taken effect")
 	}
 }
 
