@@ -27,7 +27,7 @@ usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # alive PID: the process runs and is our binary.
 alive() {
-  kill -0 "$1" 2>/dev/null && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q -- "^$bin serve "
+  kill -0 "$1" 2>/dev/null && tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -q -- "^$bin serve "
 }
 
 running_pids() {
@@ -37,16 +37,18 @@ running_pids() {
   done <"$pidfile"
 }
 
-# free_port: a port in 20000..60999 nobody listens on (LISTEN in
-# /proc/net/tcp*) and not handed out before by this run.
+# free_port: a port below the kernel's ephemeral range (so no outgoing
+# connection takes it meanwhile) that no socket uses (/proc/net/tcp*, any
+# state), and not handed out before by this run.
 taken=" "
+low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
 free_port() {
   local port hex
   while :; do
-    port=$((20000 + RANDOM % 41000))
-    hex=$(printf ':%04X ' "$port")
+    port=$((10000 + RANDOM % (low - 10000)))
+    hex=$(printf ':%04X' "$port")
     case "$taken" in *" $port "*) continue ;; esac
-    if ! awk '$4 == "0A" {print $2 " "}' /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -q -- "$hex"; then
+    if ! awk 'NR > 1 {print $2}' /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -q -- "$hex\$"; then
       taken="$taken$port "
       echo "$port"
       return
