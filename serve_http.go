@@ -246,8 +246,9 @@ func (n *serveNode) authorized(w http.ResponseWriter, r *http.Request, label str
 	if n.cfg.token == "" {
 		return true
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(n.cfg.token)) == 1 {
+	h := r.Header.Get("Authorization")
+	ok := len(h) > 7 && strings.EqualFold(h[:7], "Bearer ") // the scheme is case-insensitive (RFC 9110)
+	if ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(h[7:])), []byte(n.cfg.token)) == 1 {
 		return true
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="chunklease"`)

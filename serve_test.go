@@ -288,8 +288,10 @@ func TestServeBearerToken(t *testing.T) {
 			t.Fatalf("grant with header %v: %d %v %v, want 401 with WWW-Authenticate", h, status, reply, err)
 		}
 	}
-	status, reply, _, _ := c.post(0, "/v1/lease_grant", body, "Authorization", "Bearer s3cret-token")
-	wantStatus(t, "grant with the token", status, 200, reply)
+	for _, h := range []string{"Bearer s3cret-token", "bearer s3cret-token"} {
+		status, reply, _, _ := c.post(0, "/v1/lease_grant", body, "Authorization", h)
+		wantStatus(t, "grant with "+h, status, 200, reply)
+	}
 	if s, _ := c.get(0, "/metrics"); s != http.StatusUnauthorized {
 		t.Fatalf("/metrics without the token answered %d, want 401", s)
 	}
