@@ -44,23 +44,37 @@ var settings = []setting{
 // parseConfig reads args and the environment and validates every value,
 // so a bad setting stops the node at start with one line naming it.
 func parseConfig(args []string, getenv func(string) string) (nodeConfig, error) {
-	fs := flag.NewFlagSet("lease-node", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	raw := map[string]*string{}
-	for _, s := range settings {
-		def := s.def
-		if v := getenv(s.env); v != "" {
-			def = v
-		}
-		raw[s.flag] = fs.String(s.flag, def, s.usage+" (env "+s.env+")")
-	}
-	if err := fs.Parse(args); err != nil {
-		return nodeConfig{}, fmt.Errorf("%w (flags: %s; -h explains them)", err, flagList())
-	}
-	if fs.NArg() > 0 {
-		return nodeConfig{}, fmt.Errorf("unexpected argument %q (flags: %s)", fs.Arg(0), flagList())
+	raw, _, err := parseTable("lease-node", args, getenv, settings)
+	if err != nil {
+		return nodeConfig{}, err
 	}
 	return buildConfig(raw)
+}
+
+// parseTable reads the flags of tables from args, each defaulting to its
+// environment variable, else its default; it returns the raw values by
+// flag name, and the flags args set.
+func parseTable(name string, args []string, getenv func(string) string, tables ...[]setting) (raw map[string]*string, given map[string]bool, err error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	raw, given = map[string]*string{}, map[string]bool{}
+	for _, table := range tables {
+		for _, s := range table {
+			def := s.def
+			if v := getenv(s.env); v != "" {
+				def = v
+			}
+			raw[s.flag] = fs.String(s.flag, def, s.usage+" (env "+s.env+")")
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, fmt.Errorf("%w (flags: %s; -h explains them)", err, flagList(tables...))
+	}
+	if fs.NArg() > 0 {
+		return nil, nil, fmt.Errorf("unexpected argument %q (flags: %s)", fs.Arg(0), flagList(tables...))
+	}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	return raw, given, nil
 }
 
 // writeHelp prints what -h shows: every setting with its environment
@@ -77,9 +91,7 @@ with one line on stderr and exit status 2.
 
 Flags:
 `)
-	for _, s := range settings {
-		fmt.Fprintf(w, "  -%s  (env %s, default %s)\n        %s\n", s.flag, s.env, s.def, s.usage)
-	}
+	writeRows(w, settings, nil)
 	fmt.Fprint(w, `
 Clock faults (only in a binary built with -tags clockfault, for the clock
 nemesis; a normal build ignores them and logs that it did):
@@ -92,10 +104,12 @@ README.md lists the messages; lease/doc.go specifies the protocol.
 `)
 }
 
-func flagList() string {
+func flagList(tables ...[]setting) string {
 	var names []string
-	for _, s := range settings {
-		names = append(names, "-"+s.flag)
+	for _, table := range tables {
+		for _, s := range table {
+			names = append(names, "-"+s.flag)
+		}
 	}
 	return strings.Join(names, " ")
 }
@@ -167,9 +181,11 @@ func (c nodeConfig) acceptorList(nodeIDs []string, self string) ([]string, error
 }
 
 func envOf(flagName string) string {
-	for _, s := range settings {
-		if s.flag == flagName {
-			return s.env
+	for _, table := range [][]setting{settings, serveSettings} {
+		for _, s := range table {
+			if s.flag == flagName {
+				return s.env
+			}
 		}
 	}
 	return ""

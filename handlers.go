@@ -7,28 +7,25 @@ import (
 	"time"
 
 	"chunklease/internal/clock"
-	"chunklease/internal/shrink"
+	"chunklease/internal/shell"
 	"chunklease/lease"
 	"chunklease/maelstrom"
 )
 
 // server is the thin shell around the pure lease core: it reads the clock
 // once per event, feeds the core, and turns the core's output into
-// Maelstrom messages, replies and one wake-up timer. Everything runs on the
-// protocol library's single event loop, so nothing here is locked.
+// Maelstrom messages, replies and one wake-up timer (the shared part is
+// internal/shell's Driver; this file is the Maelstrom edges). Everything
+// runs on the protocol library's single event loop, so nothing here is
+// locked.
 type server struct {
 	cfg   nodeConfig
 	clock *clock.Clock // the process's clocks (skewed only in a clockfault build)
 	node  *maelstrom.Node
-	core  *lease.Node // nil until init
-
-	pending map[uint64]maelstrom.Message // client requests the core has not answered
-	// pendingPeak lets pending give its memory back after a burst
-	// (internal/shrink).
-	pendingPeak int
-	nextID      uint64
-	wake        func() // cancels the pending wake-up timer
-	wakeAt      time.Duration
+	drv   *shell.Driver[maelstrom.Message] // nil until init
+	// answering is the peer request being handled, whose answer goes out
+	// as its reply; nil outside onPeer.
+	answering *maelstrom.Message
 }
 
 // maxLineBytes is the node's input line limit. The largest message it
@@ -40,12 +37,12 @@ type server struct {
 const maxLineBytes = 1 << 20
 
 func newServer(cfg nodeConfig, clk *clock.Clock, stdin io.Reader, stdout, stderr io.Writer) *server {
-	s := &server{cfg: cfg, clock: clk, pending: map[uint64]maelstrom.Message{}, wakeAt: lease.Never}
+	s := &server{cfg: cfg, clock: clk}
 	s.node = maelstrom.New(stdin, stdout, stderr, maelstrom.WithClock(clk), maelstrom.WithMaxLineBytes(maxLineBytes))
 	s.node.OnInit(s.init)
 	// At end of input the node drains until every client request it took
 	// is answered (at most the quorum timeout), then exits.
-	s.node.SetIdle(func() bool { return len(s.pending) == 0 })
+	s.node.SetIdle(func() bool { return s.drv == nil || s.drv.Pending() == 0 })
 	for typ := range lease.Ops {
 		s.node.Handle(typ, s.onClient)
 	}
@@ -78,11 +75,11 @@ func (s *server) init() error {
 	if err != nil {
 		return err
 	}
-	s.core = core
+	s.drv = shell.New[maelstrom.Message](core, s)
 	// A restarted node starts recovering its ballot floor at once, but
 	// from a timer: the library writes init_ok when this returns, and
 	// init_ok must be the node's first message (msg_id 0).
-	s.schedule(s.node.Now())
+	s.drv.Schedule(s.node.Now())
 	s.node.Logf("lease-node %s (incarnation %d): acceptors %v, lease %d ms (max %d), boot wait %d ms, drift %d ppm, margin %d ms, quorum timeout %d ms, seed %d",
 		s.node.ID(), inc, acc, s.cfg.leaseMs, s.cfg.maxLeaseMs, s.cfg.bootWaitMs, s.cfg.driftPPM, s.cfg.driftMarginMs, s.cfg.quorumTimeoutMs, seed)
 	return nil
@@ -94,14 +91,10 @@ func (s *server) onClient(req maelstrom.Message) error {
 	if err != nil {
 		return maelstrom.Errorf(maelstrom.Code(err.Code), "%s", err.Text)
 	}
-	s.nextID++
-	r.ID = s.nextID
 	// The reply needs only the envelope; the body (up to a line) is not
 	// kept while the request is in flight.
 	req.Body = nil
-	s.pending[r.ID] = req
-	s.pending = shrink.Map(s.pending, &s.pendingPeak)
-	s.apply(s.core.Request(s.node.Now(), r), nil)
+	s.drv.Request(s.node.Now(), r, req)
 	return nil
 }
 
@@ -120,7 +113,9 @@ func (s *server) onPeer(req maelstrom.Message) error {
 	if err != nil {
 		return maelstrom.Errorf(maelstrom.CodeMalformedRequest, "%v", err)
 	}
-	s.apply(s.core.Receive(s.node.Now(), m), &req)
+	s.answering = &req
+	s.drv.Receive(s.node.Now(), m)
+	s.answering = nil
 	return nil
 }
 
@@ -136,24 +131,19 @@ func (s *server) onPeerReply(reply maelstrom.Message, err error) {
 		s.node.Logf("ignoring %s from %s: %v", reply.Type, reply.Src, derr)
 		return
 	}
-	s.apply(s.core.Receive(s.node.Now(), m), nil)
+	s.drv.Receive(s.node.Now(), m)
 }
 
-// apply carries out one core output: peer messages (the answer to peer, if
-// any, as its reply; requests as RPCs), client replies, and the wake-up.
-func (s *server) apply(out *lease.Output, peer *maelstrom.Message) {
-	for _, m := range out.Msgs {
-		s.sendPeer(m, peer)
-	}
-	for _, r := range out.Replies {
-		s.replyClient(r)
-	}
-	s.schedule(out.Wake)
-}
+// Now, After, Send and Reply are the Maelstrom edges of the Driver.
+func (s *server) Now() time.Duration { return s.node.Now() }
 
-func (s *server) sendPeer(m lease.Msg, peer *maelstrom.Message) {
+func (s *server) After(d time.Duration, f func()) func() { return s.node.After(d, f) }
+
+// Send sends a peer message: the answer to the peer request being handled
+// as its reply, anything else as an RPC.
+func (s *server) Send(m lease.Msg) {
 	var err error
-	if peer != nil && m.To == peer.Src && m.Type == lease.MsgType(peer.Type)+"_ok" {
+	if peer := s.answering; peer != nil && m.To == peer.Src && m.Type == lease.MsgType(peer.Type)+"_ok" {
 		err = s.node.Reply(*peer, string(m.Type), m.Body())
 	} else {
 		timeout := time.Duration(s.cfg.quorumTimeoutMs) * time.Millisecond
@@ -164,15 +154,9 @@ func (s *server) sendPeer(m lease.Msg, peer *maelstrom.Message) {
 	}
 }
 
-// replyClient answers the client request the core decided; the one place
-// where core errors become Maelstrom error codes.
-func (s *server) replyClient(r lease.Reply) {
-	req, ok := s.pending[r.ID]
-	if !ok {
-		return
-	}
-	delete(s.pending, r.ID)
-	s.pending = shrink.Map(s.pending, &s.pendingPeak)
+// Reply answers the client request the core decided; the one place where
+// core errors become Maelstrom error codes.
+func (s *server) Reply(req maelstrom.Message, r lease.Reply) {
 	var err error
 	if r.Err != nil {
 		err = s.node.ReplyError(req, maelstrom.Code(r.Err.Code), r.Err.Text)
@@ -182,25 +166,6 @@ func (s *server) replyClient(r lease.Reply) {
 	if err != nil {
 		s.node.Logf("cannot answer %s from %s: %v", req.Type, req.Src, err)
 	}
-}
-
-// schedule keeps exactly one timer, at the core's next wake-up.
-func (s *server) schedule(at time.Duration) {
-	if at == s.wakeAt {
-		return
-	}
-	if s.wake != nil {
-		s.wake()
-		s.wake = nil
-	}
-	s.wakeAt = at
-	if at == lease.Never {
-		return
-	}
-	s.wake = s.node.After(max(at-s.node.Now(), 0), func() {
-		s.wake, s.wakeAt = nil, lease.Never
-		s.apply(s.core.Tick(s.node.Now()), nil)
-	})
 }
 
 // onEcho serves Maelstrom's echo workload, so the binary can be checked

@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"chunklease/workloads"
 )
 
 // The safety holes of issue 8, replayed against three real node processes
@@ -31,14 +29,13 @@ type liveCluster struct {
 	mu      sync.Mutex
 	waiting map[int]chan json.RawMessage // client msg_id -> reply
 	nextID  int
-	start   time.Time
-	ops     []workloads.Op
+	hist    *opRecorder
 	wg      sync.WaitGroup
 }
 
 func startLiveCluster(t *testing.T, env ...string) *liveCluster {
 	c := &liveCluster{t: t, procs: map[string]*exec.Cmd{}, stdins: map[string]io.WriteCloser{},
-		waiting: map[int]chan json.RawMessage{}, start: time.Now()}
+		waiting: map[int]chan json.RawMessage{}, hist: newOpRecorder(t)}
 	ids := []string{"n1", "n2", "n3"}
 	for _, id := range ids {
 		cmd := exec.Command(nodeBin)
@@ -115,8 +112,6 @@ func (c *liveCluster) stop() {
 func (c *liveCluster) pause(id string)  { _ = c.procs[id].Process.Signal(syscall.SIGSTOP) }
 func (c *liveCluster) resume(id string) { _ = c.procs[id].Process.Signal(syscall.SIGCONT) }
 
-func (c *liveCluster) now() int64 { return int64(time.Since(c.start)) }
-
 // call sends one client request and records it in the history as the
 // lease workload would: invoke value, then ok (with the reply's fields),
 // fail or info. It returns the reply body, or nil on timeout.
@@ -134,68 +129,22 @@ func (c *liveCluster) call(proc int, node, f string, value map[string]any, timeo
 		}
 	}
 	req, _ := json.Marshal(map[string]any{"src": "c1", "dest": node, "body": body})
-	inv, _ := json.Marshal(value)
-	c.record(workloads.Op{Process: workloads.Process{ID: proc}, Type: workloads.Invoke, F: f, Node: node, Value: inv})
+	c.hist.invoke(proc, node, f, value)
 	c.write(node, string(req))
 	select {
 	case raw := <-ch:
 		var reply map[string]any
 		_ = json.Unmarshal(raw, &reply)
-		c.complete(proc, node, f, value, reply)
+		c.hist.complete(proc, node, f, value, reply)
 		return reply
 	case <-time.After(timeout):
-		c.record(workloads.Op{Process: workloads.Process{ID: proc}, Type: workloads.Info, F: f, Node: node, Value: inv, Error: "net-timeout"})
+		c.hist.unknown(proc, node, f, value, "net-timeout")
 		return nil
 	}
 }
 
-func (c *liveCluster) complete(proc int, node, f string, value, reply map[string]any) {
-	out := map[string]any{}
-	for k, v := range value {
-		out[k] = v
-	}
-	typ := workloads.OK
-	if reply["type"] == "error" {
-		typ = workloads.Fail
-		if reply["code"] == float64(0) {
-			typ = workloads.Info
-		}
-	} else {
-		for _, k := range []string{"primary", "expires_in_ms", "new_expires_in_ms", "remaining_ms", "expired", "token"} {
-			if v, ok := reply[k]; ok && !(f == "release" && k == "token") {
-				out[k] = v
-			}
-		}
-	}
-	v, _ := json.Marshal(out)
-	c.record(workloads.Op{Process: workloads.Process{ID: proc}, Type: typ, F: f, Node: node, Value: v})
-}
-
-func (c *liveCluster) record(op workloads.Op) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	op.Time, op.Index = c.now(), len(c.ops)
-	c.ops = append(c.ops, op)
-}
-
 // judge checks the history with the lease checker and the tokens.
-func (c *liveCluster) judge() {
-	c.t.Helper()
-	c.mu.Lock()
-	ops := append([]workloads.Op(nil), c.ops...)
-	c.mu.Unlock()
-	res := workloads.CheckLease(ops)
-	if !res.Valid {
-		c.t.Fatalf("the lease checker judged the history invalid: %+v %+v", res.Violations, res.Problems)
-	}
-	seen := map[int64]bool{}
-	for _, h := range res.Holdings {
-		if h.Token == 0 || seen[h.Token] {
-			c.t.Fatalf("holding %+v: a missing or repeated token", h)
-		}
-		seen[h.Token] = true
-	}
-}
+func (c *liveCluster) judge() { c.t.Helper(); c.hist.judge() }
 
 func token(t *testing.T, reply map[string]any) int64 {
 	t.Helper()

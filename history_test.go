@@ -1,0 +1,103 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"chunklease/workloads"
+)
+
+// opRecorder keeps a test's client ops as the lease workload would, in
+// history.jsonl (the workloads writer, in the test's temporary directory),
+// and judges them with the harness's own lease checker (with fencing).
+// The live-cluster scenarios and the serve cluster tests both record
+// through it.
+type opRecorder struct {
+	t     testing.TB
+	start time.Time
+	mu    sync.Mutex
+	w     *workloads.Writer
+	file  *os.File
+}
+
+func newOpRecorder(t testing.TB) *opRecorder {
+	f, err := os.Create(filepath.Join(t.TempDir(), "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return &opRecorder{t: t, start: time.Now(), w: workloads.NewWriter(f), file: f}
+}
+
+func (r *opRecorder) record(op workloads.Op) {
+	r.mu.Lock() // one lock for time and index: the history is in real-time order
+	defer r.mu.Unlock()
+	op.Time = int64(time.Since(r.start))
+	if _, err := r.w.Append(op); err != nil {
+		r.t.Errorf("history: %v", err)
+	}
+}
+
+// invoke records the start of op f through node with the history value.
+func (r *opRecorder) invoke(proc int, node, f string, value map[string]any) {
+	inv, _ := json.Marshal(value)
+	r.record(workloads.Op{Process: workloads.Process{ID: proc}, Type: workloads.Invoke, F: f, Node: node, Value: inv})
+}
+
+// unknown records an op that got no answer: info (it may have happened),
+// fail for a check (a read changes nothing).
+func (r *opRecorder) unknown(proc int, node, f string, value map[string]any, why string) {
+	inv, _ := json.Marshal(value)
+	typ := workloads.Info
+	if f == "check" {
+		typ = workloads.Fail
+	}
+	r.record(workloads.Op{Process: workloads.Process{ID: proc}, Type: typ, F: f, Node: node, Value: inv, Error: why})
+}
+
+// complete records the reply: ok with the reply's fields, fail for a
+// definite error, info for error 0.
+func (r *opRecorder) complete(proc int, node, f string, value, reply map[string]any) {
+	out := map[string]any{}
+	for k, v := range value {
+		out[k] = v
+	}
+	typ := workloads.OK
+	if reply["type"] == "error" {
+		typ = workloads.Fail
+		if reply["code"] == float64(0) {
+			typ = workloads.Info
+		}
+	} else {
+		for _, k := range []string{"primary", "expires_in_ms", "new_expires_in_ms", "remaining_ms", "expired", "token"} {
+			if v, ok := reply[k]; ok && !(f == "release" && k == "token") {
+				out[k] = v
+			}
+		}
+	}
+	v, _ := json.Marshal(out)
+	r.record(workloads.Op{Process: workloads.Process{ID: proc}, Type: typ, F: f, Node: node, Value: v})
+}
+
+// judge checks the history with the lease checker: valid, and every
+// holding with its own token.
+func (r *opRecorder) judge() workloads.LeaseResult {
+	r.t.Helper()
+	ops := r.w.Ops()
+	res := workloads.CheckLease(ops)
+	if !res.Valid {
+		r.t.Fatalf("the lease checker judged the history (%s) invalid: %+v %+v", r.file.Name(), res.Violations, res.Problems)
+	}
+	seen := map[int64]bool{}
+	for _, h := range res.Holdings {
+		if h.Token == 0 || seen[h.Token] {
+			r.t.Fatalf("holding %+v: a missing or repeated token", h)
+		}
+		seen[h.Token] = true
+	}
+	return res
+}

@@ -1,0 +1,61 @@
+// Package peer carries the lease core's peer messages (lease.Msg) between
+// the members of a `lease-node serve` cluster over TCP with mutual TLS.
+//
+// # Connections
+//
+// Every member dials every other member once and keeps that connection
+// open: it carries this member's frames to that one, one way (answers are
+// frames of their own, on the other member's connection). So between two
+// members there are two long-lived connections, and a member that
+// restarts is dialled again by the others and dials them itself. A failed
+// dial or a lost connection is retried after a backoff that doubles from
+// 50 ms to 2 s, with jitter (each wait drawn from [d/2, d)).
+//
+// Identity: both sides present a certificate of the cluster CA. A member
+// is the one member id among its certificate's DNS names (no IP address
+// is needed, so the same files serve on loopback and in network
+// namespaces). The dialler sets ServerName to the member it means, so it
+// talks only to that member; the listener accepts only a certificate
+// naming a member other than itself, and logs every refusal with the
+// remote address and the names presented. What identifies a frame's
+// sender is the connection's certificate, never a field of the frame: a
+// message arrives with From set to that member and To to this node.
+//
+// After the TLS handshake the dialler sends a hello: the magic "LNP1" and
+// its cluster settings (members, acceptors, longest lease, drift bound,
+// as the caller words them). A listener whose settings differ refuses the
+// connection, logs both, and writes the reason back before closing, so
+// the dialler logs it too: members never run with different clusters.
+//
+// # Frames
+//
+// After the hello the connection is a stream of frames: a 4-byte
+// big-endian payload length, then one lease.Msg in a fixed binary layout
+// (codec.go). A frame over the limit (1 MiB by default) closes the
+// connection, logged; one that does not decode, or that lease.CheckMsg
+// refuses, is logged and skipped. Each frame is decoded once, straight
+// into a lease.Msg, from a reused buffer.
+//
+// # Queues and loss
+//
+// Send never blocks the caller (the event loop). Each member has a
+// bounded queue of encoded frames (2 MiB by default); the writer takes the
+// whole queue and writes it in one call, so under load many frames share
+// a TLS record and a system call. A frame for a member that is not
+// connected, or whose queue is full, or that is over the limit, is
+// dropped and counted: a lost message, which PaxosLease tolerates (the
+// core's rounds time out and retry). Frames queued when a connection is
+// lost are dropped with it. Incoming messages wait in one inbox channel
+// for the loop; when it is full the readers wait, which backs pressure up
+// to the senders' TCP windows.
+//
+// Reads and writes have real-time deadlines (handshake, hello, writes):
+// the kernel's sockets are not skewed by a clock nemesis, only the node's
+// sense of time is (internal/clock).
+//
+// Tests: codec_test.go (round trip, damaged input, a fuzz target, a
+// benchmark), identity_test.go, transport_test.go (in-process members on
+// loopback: identity of senders, other settings refused, an oversized
+// frame, reconnection, queue bounds); the serve cluster tests of the root
+// package run it between real processes.
+package peer

@@ -1,0 +1,178 @@
+package peer
+
+import (
+	"bufio"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+)
+
+// incoming is the open connection a member uses to send us its frames.
+type incoming struct {
+	id   string
+	conn net.Conn
+}
+
+// acceptLoop serves every connection to the peer address.
+func (t *Transport) acceptLoop() {
+	defer t.wg.Done()
+	for {
+		conn, err := t.ln.Accept()
+		if err != nil {
+			if t.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			t.cfg.Logf("peer listener: %v", err)
+			if !t.sleep(minBackoff) {
+				return
+			}
+			continue
+		}
+		t.wg.Add(1)
+		go t.serveIncoming(conn)
+	}
+}
+
+// serveIncoming authenticates a connection, checks its hello, and reads
+// its frames into the inbox until it ends. A refusal is logged with the
+// remote address and the name the peer presented.
+func (t *Transport) serveIncoming(raw net.Conn) {
+	defer t.wg.Done()
+	defer raw.Close()
+	conn := tls.Server(raw, serverTLS(&t.cfg))
+	id, r, err := t.admit(conn)
+	if err != nil {
+		t.refused.Add(1)
+		t.cfg.Logf("refused a peer connection from %s: %v", raw.RemoteAddr(), err)
+		return
+	}
+	c := &incoming{id: id, conn: conn}
+	if !t.register(c) {
+		return
+	}
+	defer t.unregister(c)
+	err = t.readFrames(c, r)
+	if t.ctx.Err() == nil {
+		t.cfg.Logf("peer %s: incoming connection from %s ended: %v", id, raw.RemoteAddr(), err)
+	}
+}
+
+// admit runs the handshake (identity) and reads the hello (settings),
+// within handshakeTimeout.
+func (t *Transport) admit(conn *tls.Conn) (string, *bufio.Reader, error) {
+	conn.SetDeadline(time.Now().Add(handshakeTimeout))
+	if err := conn.HandshakeContext(t.ctx); err != nil {
+		return "", nil, err
+	}
+	id, err := memberOf(conn.ConnectionState().PeerCertificates[0], t.cfg.memberIDs())
+	if err != nil {
+		return "", nil, err // VerifyConnection refused it already; kept for clarity
+	}
+	if id == t.cfg.Self {
+		return "", nil, fmt.Errorf("the certificate names this node %s itself", id)
+	}
+	r := bufio.NewReaderSize(conn, 64<<10)
+	hello, err := readHello(r)
+	if err != nil {
+		return "", nil, fmt.Errorf("member %s: %v", id, err)
+	}
+	if hello != t.cfg.Hello {
+		msg := fmt.Sprintf("member %s runs with cluster settings %q, this node %s with %q; every member needs the same "+
+			"-cluster, -acceptors, -max-lease-ms and -drift-ppm", id, hello, t.cfg.Self, t.cfg.Hello)
+		conn.Write([]byte(msg + "\n"))
+		return "", nil, errors.New(msg)
+	}
+	conn.SetDeadline(time.Time{})
+	return id, r, nil
+}
+
+// register makes c the member's incoming connection, closing an earlier
+// one (a restarted member's old connection may linger half-open).
+func (t *Transport) register(c *incoming) bool {
+	t.inMu.Lock()
+	defer t.inMu.Unlock()
+	if t.ctx.Err() != nil {
+		return false
+	}
+	if old := t.in[c.id]; old != nil {
+		old.conn.Close()
+	}
+	t.in[c.id] = c
+	return true
+}
+
+func (t *Transport) unregister(c *incoming) {
+	t.inMu.Lock()
+	defer t.inMu.Unlock()
+	if t.in[c.id] == c {
+		delete(t.in, c.id)
+	}
+}
+
+// readFrames decodes every frame once, straight into a lease.Msg, and
+// hands it to the loop. A frame over the limit ends the connection; one
+// that does not decode is logged and skipped (its length kept the stream
+// in step).
+func (t *Transport) readFrames(c *incoming, r *bufio.Reader) error {
+	var hdr [frameHeaderLen]byte
+	var payload []byte
+	for {
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return err
+		}
+		n := int(binary.BigEndian.Uint32(hdr[:]))
+		if n > t.cfg.FrameLimit {
+			return fmt.Errorf("a frame of %d bytes is over the limit of %d; closing the connection", n, t.cfg.FrameLimit)
+		}
+		if cap(payload) < n {
+			payload = make([]byte, n)
+		}
+		payload = payload[:n]
+		if _, err := io.ReadFull(r, payload); err != nil {
+			return err
+		}
+		m, err := DecodePayload(payload, c.id, t.cfg.Self)
+		if err != nil {
+			t.malformed.Add(1)
+			t.cfg.Logf("peer %s: skipped a frame that does not decode: %v", c.id, err)
+			continue
+		}
+		select {
+		case t.inbox <- m:
+		case <-t.ctx.Done():
+			return t.ctx.Err()
+		}
+		t.linkReceived(c.id)
+	}
+}
+
+// appendHello is what a dialer writes first: the magic, then its cluster
+// settings, length-prefixed.
+func appendHello(dst []byte, settings string) []byte {
+	dst = append(dst, helloMagic...)
+	dst = binary.AppendUvarint(dst, uint64(len(settings)))
+	return append(dst, settings...)
+}
+
+func readHello(r *bufio.Reader) (string, error) {
+	var magic [len(helloMagic)]byte
+	if _, err := io.ReadFull(r, magic[:]); err != nil {
+		return "", fmt.Errorf("reading the hello: %v", err)
+	}
+	if string(magic[:]) != helloMagic {
+		return "", fmt.Errorf("the hello starts %q, not %q: not a lease node of this version", magic[:], helloMagic)
+	}
+	n, err := binary.ReadUvarint(r)
+	if err != nil || n > maxHello {
+		return "", fmt.Errorf("the hello's settings length is bad (%d, %v)", n, err)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return "", fmt.Errorf("reading the hello: %v", err)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,226 @@
+package peer
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"chunklease/lease"
+)
+
+// link is the outgoing side towards one member: a bounded queue of
+// encoded frames that the loop appends to, and a writer that sends
+// whatever has queued in one write (batching: at high load many frames
+// leave in one TLS record and one system call).
+type link struct {
+	id, addr string
+	rng      *rand.Rand // reconnect jitter; only the dial loop uses it
+
+	mu     sync.Mutex
+	buf    []byte // encoded frames waiting for the writer
+	limit  int
+	conn   net.Conn // the established connection, nil while down
+	signal chan struct{}
+	dirty  atomic.Bool // frames were queued since the last flush
+	up     atomic.Bool
+
+	sent, received, writes, droppedFull, droppedDown, droppedBig atomic.Int64
+}
+
+func newLink(m Member, limit int, seed uint64) *link {
+	return &link{id: m.ID, addr: m.Addr, limit: limit, signal: make(chan struct{}, 1),
+		rng: rand.New(rand.NewPCG(seed, 0x6c6e70))}
+}
+
+// push encodes m at the end of the queue, or drops it when the link is
+// down, the queue is full or the frame is over the limit. The writer
+// sends it at the next flush.
+func (l *link) push(m *lease.Msg, frameLimit int) {
+	l.mu.Lock()
+	if l.conn == nil {
+		l.mu.Unlock()
+		l.droppedDown.Add(1)
+		return
+	}
+	start := len(l.buf)
+	l.buf = AppendFrame(l.buf, m)
+	n := len(l.buf) - start
+	switch {
+	case n-frameHeaderLen > frameLimit:
+		l.buf = l.buf[:start]
+		l.mu.Unlock()
+		l.droppedBig.Add(1)
+		return
+	case len(l.buf) > l.limit && start > 0:
+		l.buf = l.buf[:start]
+		l.mu.Unlock()
+		l.droppedFull.Add(1)
+		return
+	}
+	l.mu.Unlock()
+	l.sent.Add(1)
+	l.dirty.Store(true)
+}
+
+// flush wakes the writer if frames were queued since the last flush.
+func (l *link) flush() {
+	if l.dirty.Swap(false) {
+		select {
+		case l.signal <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// setConn makes c the link's connection (nil: down); frames queued for an
+// earlier connection are dropped with it.
+func (l *link) setConn(c net.Conn) {
+	l.mu.Lock()
+	if c == nil && len(l.buf) > 0 {
+		l.droppedDown.Add(int64(countFrames(l.buf)))
+		l.buf = l.buf[:0]
+	}
+	l.conn = c
+	l.mu.Unlock()
+	l.up.Store(c != nil)
+}
+
+func (l *link) closeConn() {
+	l.mu.Lock()
+	if l.conn != nil {
+		l.conn.Close()
+	}
+	l.mu.Unlock()
+}
+
+func countFrames(b []byte) int {
+	n := 0
+	for len(b) >= frameHeaderLen {
+		b = b[frameHeaderLen+int(binary.BigEndian.Uint32(b)):]
+		n++
+	}
+	return n
+}
+
+// dialLoop keeps one connection to the member open until the transport
+// closes: dial, send the hello, write frames until the connection fails,
+// then dial again after a capped exponential backoff with jitter.
+func (t *Transport) dialLoop(l *link) {
+	defer t.wg.Done()
+	backoff := minBackoff
+	var lastErr string
+	for t.ctx.Err() == nil {
+		conn, err := t.dial(l)
+		if err != nil {
+			if msg := err.Error(); msg != lastErr && t.ctx.Err() == nil {
+				t.cfg.Logf("peer %s at %s: cannot connect: %v (retrying with backoff up to %v)", l.id, l.addr, err, maxBackoff)
+				lastErr = msg
+			}
+			if !t.sleep(l.jitter(backoff)) {
+				return
+			}
+			backoff = min(2*backoff, maxBackoff)
+			continue
+		}
+		t.cfg.Logf("peer %s at %s: connected", l.id, l.addr)
+		lastErr, backoff = "", minBackoff
+		err = t.run(l, conn)
+		if t.ctx.Err() == nil {
+			t.cfg.Logf("peer %s at %s: connection lost: %v", l.id, l.addr, err)
+		}
+	}
+}
+
+// jitter spreads d over [d/2, d), so members that lost each other at the
+// same instant do not redial in step.
+func (l *link) jitter(d time.Duration) time.Duration {
+	return d/2 + time.Duration(l.rng.Int64N(int64(d/2)+1))
+}
+
+// sleep waits d unless the transport closes first (false).
+func (t *Transport) sleep(d time.Duration) bool {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-t.ctx.Done():
+		return false
+	}
+}
+
+// dial connects, authenticates the member and sends the hello.
+func (t *Transport) dial(l *link) (*tls.Conn, error) {
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: dialTimeout}, Config: clientTLS(&t.cfg, l.id)}
+	ctx, cancel := context.WithTimeout(t.ctx, handshakeTimeout)
+	defer cancel()
+	c, err := d.DialContext(ctx, "tcp", l.addr)
+	if err != nil {
+		return nil, err
+	}
+	conn := c.(*tls.Conn)
+	hello := appendHello(nil, t.cfg.Hello)
+	conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if _, err := conn.Write(hello); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// run writes the queue to conn until it fails. A reader on the same
+// connection notices at once when the member closes it (the member never
+// writes on it, except a line saying why it refused us).
+func (t *Transport) run(l *link, conn *tls.Conn) error {
+	l.setConn(conn)
+	defer l.setConn(nil)
+	defer conn.Close()
+	closed := make(chan error, 1)
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		closed <- t.watch(conn)
+	}()
+	var spare []byte
+	for {
+		select {
+		case <-l.signal:
+		case err := <-closed:
+			return err
+		case <-t.ctx.Done():
+			return t.ctx.Err()
+		}
+		l.mu.Lock()
+		batch := l.buf
+		l.buf = spare[:0]
+		l.mu.Unlock()
+		if len(batch) > 0 {
+			conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+			if _, err := conn.Write(batch); err != nil {
+				return err
+			}
+			l.writes.Add(1)
+		}
+		spare = batch
+	}
+}
+
+// watch reads the outgoing connection until it ends; what the member
+// wrote before closing (its reason for refusing us) is the error.
+func (t *Transport) watch(conn *tls.Conn) error {
+	buf := make([]byte, 512)
+	n, err := io.ReadFull(conn, buf)
+	conn.Close()
+	if n > 0 {
+		return fmt.Errorf("the member closed it: %s", bytes.TrimSpace(buf[:n]))
+	}
+	return err
+}

@@ -1,0 +1,199 @@
+package peer
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"chunklease/lease"
+)
+
+// Defaults for the limits in Config.
+const (
+	DefaultFrameLimit = 1 << 20 // a frame longer than this closes its connection
+	DefaultQueueBytes = 2 << 20 // frames waiting for one peer; beyond it frames are dropped
+	DefaultInboxSize  = 4096    // decoded messages waiting for the loop
+	handshakeTimeout  = 5 * time.Second
+	writeTimeout      = 5 * time.Second
+	dialTimeout       = 2 * time.Second
+	minBackoff        = 50 * time.Millisecond
+	maxBackoff        = 2 * time.Second
+	helloMagic        = "LNP1" // lease node peer protocol, version 1
+	maxHello          = 64 << 10
+)
+
+// Member is one node of the cluster: its id and its peer address.
+type Member struct{ ID, Addr string }
+
+// Config sets up a Transport.
+type Config struct {
+	Self    string
+	Members []Member // the whole cluster, Self included, the same on every node
+	Cert    tls.Certificate
+	CAs     *x509.CertPool
+	// Hello is the cluster's settings as this node sees them; a peer whose
+	// Hello differs is refused, so members never run with different
+	// member lists, acceptor sets or lease bounds.
+	Hello      string
+	FrameLimit int
+	QueueBytes int
+	InboxSize  int
+	Seed       uint64 // reconnect jitter
+	Logf       func(format string, args ...any)
+}
+
+func (c *Config) memberIDs() []string {
+	ids := make([]string, len(c.Members))
+	for i, m := range c.Members {
+		ids[i] = m.ID
+	}
+	return ids
+}
+
+func (c *Config) addrOf(id string) string {
+	for _, m := range c.Members {
+		if m.ID == id {
+			return m.Addr
+		}
+	}
+	return ""
+}
+
+// Transport carries lease.Msg between the members of a cluster over
+// mutually authenticated TLS: one long-lived outgoing connection to every
+// other member (this node's frames to it) and one incoming connection
+// from every other member (its frames to this node).
+type Transport struct {
+	cfg   Config
+	inbox chan lease.Msg
+	links map[string]*link // outgoing, by member id
+	order []*link          // the same, in member order
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	ln     net.Listener
+	wg     sync.WaitGroup
+
+	inMu sync.Mutex
+	in   map[string]*incoming // the open incoming connection of each member
+
+	refused   atomic.Int64 // connections refused (identity, settings, handshake)
+	malformed atomic.Int64 // frames from members that did not decode
+}
+
+// New makes a Transport; Start runs it.
+func New(cfg Config) *Transport {
+	if cfg.FrameLimit <= 0 {
+		cfg.FrameLimit = DefaultFrameLimit
+	}
+	if cfg.QueueBytes <= 0 {
+		cfg.QueueBytes = DefaultQueueBytes
+	}
+	if cfg.InboxSize <= 0 {
+		cfg.InboxSize = DefaultInboxSize
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	t := &Transport{cfg: cfg, inbox: make(chan lease.Msg, cfg.InboxSize), links: map[string]*link{}, in: map[string]*incoming{}}
+	for i, m := range cfg.Members {
+		if m.ID == cfg.Self {
+			continue
+		}
+		l := newLink(m, cfg.QueueBytes, cfg.Seed+uint64(i))
+		t.links[m.ID] = l
+		t.order = append(t.order, l)
+	}
+	return t
+}
+
+// Start listens on this member's address and dials every other member.
+// It fails at once if the address cannot be listened on.
+func (t *Transport) Start() error {
+	addr := t.cfg.addrOf(t.cfg.Self)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("peer address %s: %w", addr, err)
+	}
+	t.ln = ln
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t.wg.Add(1)
+	go t.acceptLoop()
+	for _, l := range t.order {
+		t.wg.Add(1)
+		go t.dialLoop(l)
+	}
+	return nil
+}
+
+// Addr is the address the transport listens on.
+func (t *Transport) Addr() net.Addr { return t.ln.Addr() }
+
+// Inbox delivers the messages other members sent, From set to the sender's
+// certified id and To to this node.
+func (t *Transport) Inbox() <-chan lease.Msg { return t.inbox }
+
+// Send queues m for m.To without blocking; Flush sends it. A message to a
+// member that is not connected, or whose queue is full, is dropped and
+// counted: the protocol treats it as lost.
+func (t *Transport) Send(m *lease.Msg) {
+	if l := t.links[m.To]; l != nil {
+		l.push(m, t.cfg.FrameLimit)
+	}
+}
+
+// Flush wakes the writers of every member with frames queued since the
+// last Flush. The caller queues a burst with Send and flushes once, so
+// the burst leaves in as few writes as possible.
+func (t *Transport) Flush() {
+	for _, l := range t.order {
+		l.flush()
+	}
+}
+
+// Reachable reports whether member id can be talked to both ways now:
+// an outgoing connection is established and it has one open to us.
+func (t *Transport) Reachable(id string) bool {
+	if id == t.cfg.Self {
+		return true
+	}
+	l := t.links[id]
+	if l == nil || !l.up.Load() {
+		return false
+	}
+	t.inMu.Lock()
+	defer t.inMu.Unlock()
+	return t.in[id] != nil
+}
+
+// Close stops listening and dialling, closes every connection and waits
+// for the transport's goroutines, at most bound.
+func (t *Transport) Close(bound time.Duration) error {
+	if t.cancel == nil {
+		return nil
+	}
+	t.cancel()
+	t.ln.Close()
+	for _, l := range t.order {
+		l.closeConn()
+	}
+	t.inMu.Lock()
+	for _, c := range t.in {
+		c.conn.Close()
+	}
+	t.inMu.Unlock()
+	done := make(chan struct{})
+	go func() { t.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-time.After(bound):
+		return errors.New("peer connections did not close in time")
+	}
+}

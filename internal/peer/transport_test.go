@@ -1,0 +1,248 @@
+package peer
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"chunklease/internal/certs"
+	"chunklease/lease"
+)
+
+// testCluster is n in-process transports on loopback with certificates
+// from one CA; logs are kept per member.
+type testCluster struct {
+	t       *testing.T
+	ca      *certs.CA
+	pool    *x509.CertPool
+	members []Member
+	ts      map[string]*Transport
+	mu      sync.Mutex
+	logs    map[string]*strings.Builder
+}
+
+func newTestCluster(t *testing.T, n int) *testCluster {
+	ca, err := certs.NewCA("test CA", time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &testCluster{t: t, ca: ca, pool: x509.NewCertPool(), ts: map[string]*Transport{}, logs: map[string]*strings.Builder{}}
+	c.pool.AddCert(ca.Cert)
+	for i := 1; i <= n; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.members = append(c.members, Member{ID: fmt.Sprintf("n%d", i), Addr: ln.Addr().String()})
+		ln.Close()
+	}
+	t.Cleanup(func() {
+		for _, tr := range c.ts {
+			tr.Close(5 * time.Second)
+		}
+	})
+	return c
+}
+
+func (c *testCluster) cert(names ...string) tls.Certificate {
+	crt, key, err := c.ca.Issue(names, nil, time.Now(), time.Hour)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return mustPair(c.t, crt, key)
+}
+
+// start runs member id's transport with hello and frame limit.
+func (c *testCluster) start(id, hello string, frameLimit int) *Transport {
+	c.mu.Lock()
+	c.logs[id] = &strings.Builder{}
+	c.mu.Unlock()
+	tr := New(Config{Self: id, Members: c.members, Cert: c.cert(id), CAs: c.pool, Hello: hello, FrameLimit: frameLimit,
+		Logf: func(format string, args ...any) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			fmt.Fprintf(c.logs[id], format+"\n", args...)
+		}})
+	if err := tr.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.ts[id] = tr
+	return tr
+}
+
+func (c *testCluster) log(id string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.logs[id].String()
+}
+
+// eventually polls cond until it holds, within 10 s: the transports run
+// on their own goroutines and sockets.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 10 s: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // sockets and goroutines: polling with a deadline
+	}
+}
+
+func (c *testCluster) allReachable(ids ...string) func() bool {
+	return func() bool {
+		for _, a := range ids {
+			for _, b := range ids {
+				if !c.ts[a].Reachable(b) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+}
+
+// TestMessagesCarryTheSendersIdentity: three members connect both ways;
+// a message reaches its destination with From set to the sender's
+// certified id and To to the receiver, in the order sent.
+func TestMessagesCarryTheSendersIdentity(t *testing.T) {
+	c := newTestCluster(t, 3)
+	for _, m := range c.members {
+		c.start(m.ID, "same", 0)
+	}
+	eventually(t, "every member reachable both ways", c.allReachable("n1", "n2", "n3"))
+	for i := range 100 {
+		c.ts["n1"].Send(&lease.Msg{Type: lease.MsgRead, To: "n3", From: "forged", Chunk: fmt.Sprint(i), ReqID: uint64(i)})
+		if i%10 == 9 {
+			c.ts["n1"].Flush()
+		}
+	}
+	for i := range 100 {
+		select {
+		case m := <-c.ts["n3"].Inbox():
+			if m.From != "n1" || m.To != "n3" || m.Chunk != fmt.Sprint(i) {
+				t.Fatalf("message %d arrived as %+v", i, m)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("message %d did not arrive", i)
+		}
+	}
+	if s := c.ts["n1"].Stats().Links[1]; s.ID != "n3" || s.Sent != 100 || !s.OutUp || !s.InUp {
+		t.Fatalf("n1's stats for n3: %+v", s)
+	}
+}
+
+// TestOtherSettingsAreRefused: a member whose cluster settings differ is
+// refused by the others, which log both settings; it logs the reason it
+// was given.
+func TestOtherSettingsAreRefused(t *testing.T) {
+	c := newTestCluster(t, 2)
+	c.start("n1", "max-lease-ms=1000", 0)
+	c.start("n2", "max-lease-ms=2000", 0)
+	eventually(t, "the refusal logged on both sides", func() bool {
+		return strings.Contains(c.log("n1"), `member n2 runs with cluster settings "max-lease-ms=2000", this node n1 with "max-lease-ms=1000"`) &&
+			strings.Contains(c.log("n2"), "the member closed it: member n2 runs with cluster settings")
+	})
+	if c.ts["n1"].Reachable("n2") {
+		t.Fatal("a member with other settings counts as reachable")
+	}
+}
+
+// TestOversizedFrameClosesTheConnection: a member that sends a frame over
+// the limit loses that connection (logged); the frames before it arrive.
+func TestOversizedFrameClosesTheConnection(t *testing.T) {
+	c := newTestCluster(t, 2)
+	c.start("n1", "h", 64)
+	conn, err := tls.Dial("tcp", c.members[0].Addr, &tls.Config{Certificates: []tls.Certificate{c.cert("n2")}, RootCAs: c.pool, ServerName: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	small := lease.Msg{Type: lease.MsgRead, Chunk: "ok", ReqID: 1}
+	out := AppendFrame(appendHello(nil, "h"), &small)
+	out = binary.BigEndian.AppendUint32(out, 65)
+	out = append(out, make([]byte, 65)...)
+	if _, err := conn.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-c.ts["n1"].Inbox():
+		if m.Chunk != "ok" || m.From != "n2" {
+			t.Fatalf("got %+v", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the frame before the oversized one did not arrive")
+	}
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conn.Read(make([]byte, 1)); err == nil {
+		t.Fatal("the connection stayed open after an oversized frame")
+	}
+	eventually(t, "the oversized frame logged", func() bool {
+		return strings.Contains(c.log("n1"), "a frame of 65 bytes is over the limit of 64; closing the connection")
+	})
+}
+
+// TestReconnectAfterRestart: a member's transport closes and a new one
+// starts on the same address; the others reconnect by themselves.
+func TestReconnectAfterRestart(t *testing.T) {
+	c := newTestCluster(t, 2)
+	c.start("n1", "h", 0)
+	c.start("n2", "h", 0)
+	eventually(t, "connected", c.allReachable("n1", "n2"))
+	c.ts["n2"].Close(5 * time.Second)
+	eventually(t, "n1 notices n2 is gone", func() bool { return !c.ts["n1"].Reachable("n2") })
+	c.start("n2", "h", 0)
+	eventually(t, "reconnected", c.allReachable("n1", "n2"))
+	c.ts["n1"].Send(&lease.Msg{Type: lease.MsgSync, To: "n2", ReqID: 7})
+	c.ts["n1"].Flush()
+	select {
+	case m := <-c.ts["n2"].Inbox():
+		if m.ReqID != 7 || m.From != "n1" {
+			t.Fatalf("got %+v", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no message after reconnecting")
+	}
+}
+
+// TestQueueBounds: a link that is down drops and counts; a full queue
+// drops the new frame and keeps the queue within its bound; an oversized
+// frame is never queued.
+func TestQueueBounds(t *testing.T) {
+	l := newLink(Member{ID: "n2"}, 256, 1)
+	m := lease.Msg{Type: lease.MsgRead, Chunk: "c", ReqID: 1}
+	l.push(&m, 1<<20)
+	if l.droppedDown.Load() != 1 || len(l.buf) != 0 {
+		t.Fatalf("a push while down: dropped %d, queued %d bytes", l.droppedDown.Load(), len(l.buf))
+	}
+	l.conn = &net.TCPConn{} // up, with no writer draining the queue
+	for range 100 {
+		l.push(&m, 1<<20)
+	}
+	if len(l.buf) > 256 || l.droppedFull.Load() == 0 || l.sent.Load()+l.droppedFull.Load() != 100 {
+		t.Fatalf("queue %d bytes (bound 256), sent %d, dropped %d", len(l.buf), l.sent.Load(), l.droppedFull.Load())
+	}
+	big := lease.Msg{Type: lease.MsgRead, Chunk: strings.Repeat("x", 100), ReqID: 1}
+	before := len(l.buf)
+	l.push(&big, 64)
+	if l.droppedBig.Load() != 1 || len(l.buf) != before {
+		t.Fatalf("an oversized frame: dropped %d, queue %d -> %d bytes", l.droppedBig.Load(), before, len(l.buf))
+	}
+	l.setConn(nil)
+	if len(l.buf) != 0 || l.droppedDown.Load() < 2 {
+		t.Fatalf("frames queued for a lost connection: %d bytes left, %d counted dropped", len(l.buf), l.droppedDown.Load())
+	}
+}
+
+func mustPair(t *testing.T, crt, key []byte) tls.Certificate {
+	pair, err := tls.X509KeyPair(crt, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pair
+}

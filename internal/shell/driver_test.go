@@ -1,0 +1,86 @@
+package shell
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"chunklease/lease"
+)
+
+// fakeEdges records what the Driver does with a core's outputs.
+type fakeEdges struct {
+	now     time.Duration
+	sent    []lease.Msg
+	replies map[string]lease.Reply
+	timers  []time.Duration // deadlines asked for
+	live    int             // timers not cancelled
+	fire    func()
+}
+
+func (e *fakeEdges) Now() time.Duration { return e.now }
+func (e *fakeEdges) After(d time.Duration, f func()) func() {
+	e.timers = append(e.timers, e.now+d)
+	e.live++
+	e.fire = f
+	done := false
+	return func() {
+		if !done {
+			done = true
+			e.live--
+		}
+	}
+}
+func (e *fakeEdges) Send(m lease.Msg)              { e.sent = append(e.sent, m) }
+func (e *fakeEdges) Reply(h string, r lease.Reply) { e.replies[h] = r }
+
+func newCore(t *testing.T, acceptors ...string) *lease.Node {
+	core, err := lease.NewNode(lease.Config{ID: "n1", Acceptors: acceptors, MaxLeaseMs: 1000, QuorumTimeoutMs: 500,
+		Rand: rand.New(rand.NewPCG(1, 2))}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return core
+}
+
+// TestRepliesReachTheirHandlesOnce: a single-acceptor core answers within
+// the call; the reply reaches the handle given, once, and nothing stays
+// pending.
+func TestRepliesReachTheirHandlesOnce(t *testing.T) {
+	e := &fakeEdges{replies: map[string]lease.Reply{}}
+	d := New[string](newCore(t, "n1"), e)
+	d.Request(0, lease.Request{Op: lease.OpGrant, Chunk: "c", Server: "s"}, "client-a")
+	d.Request(0, lease.Request{Op: lease.OpCheck, Chunk: "c"}, "client-b")
+	if r := e.replies["client-a"]; r.Type != "lease_grant_ok" || r.Err != nil {
+		t.Fatalf("client-a got %+v", r)
+	}
+	if r := e.replies["client-b"]; r.Type != "lease_check_ok" {
+		t.Fatalf("client-b got %+v", r)
+	}
+	if d.Pending() != 0 || len(e.replies) != 2 {
+		t.Fatalf("pending %d, replies %d", d.Pending(), len(e.replies))
+	}
+}
+
+// TestOneTimerAtTheCoresWake: with two silent acceptors the request waits;
+// the Driver keeps exactly one timer, moves it as the core's wake-up
+// moves, and the timer's Tick answers the request at its quorum timeout.
+func TestOneTimerAtTheCoresWake(t *testing.T) {
+	e := &fakeEdges{replies: map[string]lease.Reply{}}
+	d := New[string](newCore(t, "n1", "n2", "n3"), e)
+	d.Request(0, lease.Request{Op: lease.OpGrant, Chunk: "c", Server: "s"}, "h")
+	if len(e.sent) == 0 || e.live != 1 || d.Pending() != 1 {
+		t.Fatalf("after a grant: %d messages sent, %d timers live, %d pending", len(e.sent), e.live, d.Pending())
+	}
+	for i := 0; d.Pending() > 0 && i < 100; i++ {
+		if e.live != 1 {
+			t.Fatalf("%d timers live, want exactly 1", e.live)
+		}
+		e.now = e.timers[len(e.timers)-1]
+		e.live--
+		e.fire()
+	}
+	if r := e.replies["h"]; r.Err == nil || r.Err.Code != lease.CodeTemporarilyUnavailable || e.now != 500*time.Millisecond {
+		t.Fatalf("at %v the request got %+v, want error 11 at the 500 ms quorum timeout", e.now, r)
+	}
+}

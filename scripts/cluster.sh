@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# A local lease-node cluster on 127.0.0.1, for people and tests.
+#
+#   scripts/cluster.sh up [N] [extra serve flags]   build, make certificates, start N members
+#                                                   (default 3), wait until each is ready;
+#                                                   the last line is ENDPOINTS=<client URLs>
+#   scripts/cluster.sh down                         stop exactly those processes (SIGTERM, then
+#                                                   SIGKILL after 10 s) and wait for them
+#   scripts/cluster.sh pids                         print "id pid", one member a line
+#   scripts/cluster.sh restart ID                   stop member ID and start it again with the
+#                                                   default boot wait (the longest lease), as an
+#                                                   operator restarts one node
+#
+# The first start uses -boot-wait-ms 0 (every member starts empty: nothing
+# to forget); a restart never does. State (binary, certificates, PIDs,
+# logs) is in .cluster/ (ignored by git), or $CLUSTER_STATE_DIR. Members
+# inherit the environment: LEASE_CLIENT_TOKEN=... sets a client token.
+# CLUSTER_CLIENT_TLS=1 serves clients over HTTPS (CA: .cluster/certs/ca.crt).
+# Exit status: 0 done, 1 failed (or a cluster already runs), 2 bad usage.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+state=${CLUSTER_STATE_DIR:-$PWD/.cluster}
+bin=$state/lease-node
+pidfile=$state/pids
+
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+# alive PID: the process runs and is our binary.
+alive() {
+  kill -0 "$1" 2>/dev/null && tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -q -- "^$bin serve "
+}
+
+running_pids() {
+  [ -f "$pidfile" ] || return 0
+  while read -r id pid; do
+    if alive "$pid"; then echo "$id $pid"; fi
+  done <"$pidfile"
+}
+
+# free_port: a port below the kernel's ephemeral range (so no outgoing
+# connection takes it meanwhile) that no socket uses (/proc/net/tcp*, any
+# state), and not handed out before by this run.
+taken=" "
+low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+free_port() {
+  local port hex
+  while :; do
+    port=$((10000 + RANDOM % (low - 10000)))
+    hex=$(printf ':%04X' "$port")
+    case "$taken" in *" $port "*) continue ;; esac
+    if ! awk 'NR > 1 {print $2}' /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -q -- "$hex\$"; then
+      taken="$taken$port "
+      echo "$port"
+      return
+    fi
+  done
+}
+
+scheme() { if [ "${CLUSTER_CLIENT_TLS:-}" = 1 ]; then echo https; else echo http; fi; }
+
+# ready URL: /readyz answers 200.
+ready() {
+  local code
+  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 --cacert "$state/certs/ca.crt" "$1/readyz" || true)
+  [ "$code" = 200 ]
+}
+
+# start_member ID ARGS...: start one member in the background, record its PID.
+start_member() {
+  local id=$1; shift
+  printf '%s\n' "$@" >"$state/$id.args"
+  nohup "$bin" serve "$@" >>"$state/$id.log" 2>&1 </dev/null &
+  local pid=$!
+  grep -v "^$id " "$pidfile" 2>/dev/null >"$pidfile.new" || true
+  echo "$id $pid" >>"$pidfile.new"
+  sort "$pidfile.new" >"$pidfile" && rm -f "$pidfile.new"
+}
+
+# wait_ready ID URL: until ID's /readyz is 200 (60 s at most), or it exits.
+wait_ready() {
+  local id=$1 url=$2 pid deadline=$((SECONDS + 60))
+  pid=$(awk -v id="$id" '$1 == id {print $2}' "$pidfile")
+  until ready "$url"; do
+    if ! alive "$pid"; then
+      echo "cluster: $id (pid $pid) exited; the end of $state/$id.log:" >&2
+      tail -n 5 "$state/$id.log" >&2
+      return 1
+    fi
+    if [ $SECONDS -ge $deadline ]; then
+      echo "cluster: $id is not ready after 60 s; see $state/$id.log" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+}
+
+# stop_pids: stop the members listed on stdin ("id pid" lines): SIGTERM,
+# then SIGKILL for any still running after 10 s; wait until they are gone.
+stop_pids() {
+  local id pid list left deadline
+  list=$(cat)
+  [ -n "$list" ] || return 0
+  echo "$list" | while read -r id pid; do kill -TERM "$pid" 2>/dev/null || true; done
+  deadline=$((SECONDS + 10))
+  while :; do
+    left=$(echo "$list" | while read -r id pid; do if alive "$pid"; then echo "$id $pid"; fi; done)
+    [ -z "$left" ] && return 0
+    if [ $SECONDS -ge $deadline ]; then
+      echo "$left" | while read -r id pid; do echo "cluster: $id (pid $pid) ignored SIGTERM for 10 s; SIGKILL" >&2; kill -KILL "$pid" 2>/dev/null || true; done
+      deadline=$((SECONDS + 5))
+    fi
+    sleep 0.1
+  done
+}
+
+up() {
+  local n=3
+  if [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then n=$1; shift; fi
+  if [ "$n" -lt 1 ] || [ "$n" -gt 32 ]; then echo "cluster: N must be 1..32, got $n" >&2; exit 2; fi
+  if [ -n "$(running_pids)" ]; then
+    echo "cluster: a cluster is already running (scripts/cluster.sh pids lists it; scripts/cluster.sh down stops it)" >&2
+    exit 1
+  fi
+  rm -rf "$state" && mkdir -p "$state"
+  go build -o "$bin" .
+  local ids="" i
+  for i in $(seq 1 "$n"); do ids="$ids${ids:+,}n$i"; done
+  "$bin" certs -dir "$state/certs" -members "$ids" >/dev/null
+  local attempt
+  for attempt in 1 2 3; do
+    if start_all "$n" "$@"; then return 0; fi
+    if ! grep -qs "address already in use" "$state"/n*.log; then break; fi
+    echo "cluster: a port was taken meanwhile; trying other ports" >&2
+    running_pids | stop_pids
+    rm -f "$pidfile" "$state"/n*.log
+  done
+  running_pids | stop_pids
+  rm -f "$pidfile"
+  exit 1
+}
+
+# start_all N FLAGS...: pick ports, start every member, wait until all are ready.
+start_all() {
+  local n=$1; shift
+  local cluster="" endpoints="" i
+  declare -A client
+  for i in $(seq 1 "$n"); do
+    cluster="$cluster${cluster:+,}n$i=127.0.0.1:$(free_port)"
+    client[$i]=127.0.0.1:$(free_port)
+    endpoints="$endpoints${endpoints:+,}$(scheme)://${client[$i]}"
+  done
+  for i in $(seq 1 "$n"); do
+    local tls=()
+    if [ "$(scheme)" = https ]; then tls=(-client-tls-cert "$state/certs/http.crt" -client-tls-key "$state/certs/http.key"); fi
+    start_member "n$i" -id "n$i" -cluster "$cluster" -client-addr "${client[$i]}" \
+      -tls-ca "$state/certs/ca.crt" -tls-cert "$state/certs/n$i.crt" -tls-key "$state/certs/n$i.key" \
+      "${tls[@]}" -boot-wait-ms 0 "$@"
+  done
+  for i in $(seq 1 "$n"); do
+    wait_ready "n$i" "$(scheme)://${client[$i]}" || return 1
+  done
+  echo "$endpoints" >"$state/endpoints"
+  echo "cluster: $n members ready (logs in $state/n*.log; scripts/cluster.sh down stops them)"
+  echo "cluster: first start with -boot-wait-ms 0 (every member started empty); scripts/cluster.sh restart ID restarts one with the default boot wait"
+  echo "ENDPOINTS=$endpoints"
+}
+
+down() {
+  if [ -z "$(running_pids)" ]; then
+    echo "cluster: no cluster is running"
+    rm -f "$pidfile"
+    return 0
+  fi
+  running_pids | while read -r id pid; do echo "cluster: stopping $id (pid $pid)"; done
+  running_pids | stop_pids
+  rm -f "$pidfile"
+  echo "cluster: stopped"
+}
+
+pids() {
+  [ -f "$pidfile" ] && cat "$pidfile"
+  return 0
+}
+
+restart() {
+  local id=${1:-}
+  if [ -z "$id" ] || [ ! -f "$state/$id.args" ]; then
+    echo "cluster: restart needs the id of a member (scripts/cluster.sh pids lists them)" >&2
+    exit 2
+  fi
+  grep "^$id " "$pidfile" | stop_pids
+  local args=() url
+  # The member's flags without -boot-wait-ms: a restart takes the default.
+  mapfile -t args < <(awk 'skip {skip = 0; next} $0 == "-boot-wait-ms" {skip = 1; next} {print}' "$state/$id.args")
+  url=$(awk 'prev == "-client-addr" {print; exit} {prev = $0}' "$state/$id.args")
+  start_member "$id" "${args[@]}"
+  wait_ready "$id" "$(scheme)://$url"
+  echo "cluster: $id restarted with the default boot wait and is ready"
+}
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  up) up "$@" ;;
+  down) down ;;
+  pids) pids ;;
+  restart) restart "$@" ;;
+  *) usage ;;
+esac

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"chunklease/internal/clock"
+	"chunklease/internal/cpuprof"
+	"chunklease/internal/peer"
+	"chunklease/internal/shell"
+	"chunklease/lease"
+)
+
+// serveNode is one member of the lease service on a network: the lease
+// core on its own event loop (serve_loop.go), the peers over TLS
+// (internal/peer), clients over HTTP (serve_http.go), metrics
+// (serve_metrics.go). Goroutines live only at the edges: HTTP handlers
+// hand requests to the loop and wait for their answer; peer readers and
+// writers move frames.
+type serveNode struct {
+	cfg   serveConfig
+	clock *clock.Clock
+	log   *log.Logger
+
+	drv      *shell.Driver[*call]
+	peers    *peer.Transport
+	calls    chan *call  // client requests for the loop
+	queries  chan func() // read-only questions the loop answers (metrics)
+	stopLoop chan struct{}
+	loopDone chan struct{}
+	timer    loopTimer
+
+	bootUntil time.Duration // clock time at which the acceptor's boot wait ends
+	inflight  inflight
+	http      *http.Server
+	httpLn    net.Listener
+	metrics   *serveMetrics
+}
+
+// runServe is `lease-node serve`: it returns the exit status (0 after a
+// signal and a drain, 2 for a bad configuration, 1 if it could not run).
+func runServe(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	cfg, clk, notes, code := configure("lease-node serve", func() (serveConfig, error) { return parseServeConfig(args, getenv) },
+		writeServeHelp, stdout, stderr, getenv)
+	if clk == nil {
+		return code
+	}
+	defer clk.Stop()
+	logger := log.New(stderr, cfg.id+" ", log.Ltime|log.Lmicroseconds)
+	for _, note := range notes {
+		logger.Print(note)
+	}
+	n, err := newServeNode(cfg, clk, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "lease-node serve: %v\n", oneLine(err))
+		return 2
+	}
+	if err := n.listen(); err != nil {
+		fmt.Fprintf(stderr, "lease-node serve: %v\n", err)
+		return 1
+	}
+	defer startProfile(getenv, cfg.id, logger)()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	return n.run(sigs)
+}
+
+// newServeNode builds the core and the edges; nothing listens yet.
+func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serveNode, error) {
+	n := &serveNode{cfg: cfg, clock: clk, log: logger,
+		calls: make(chan *call, 1024), queries: make(chan func()), stopLoop: make(chan struct{}), loopDone: make(chan struct{})}
+	wall, now := clk.Wall(), clk.Now()
+	inc := wall.UnixMicro() // grows across restarts, as in the Maelstrom node
+	seed := cfg.node.seed
+	if seed == 0 {
+		seed = inc
+	}
+	core, err := lease.NewNode(lease.Config{
+		ID: cfg.id, Acceptors: cfg.acceptors, Nodes: cfg.memberIDs(), Incarnation: inc, WallMs: wall.UnixMilli(),
+		DefaultLeaseMs: cfg.node.leaseMs, MaxLeaseMs: cfg.node.maxLeaseMs, BootWaitMs: cfg.node.bootWaitMs,
+		DriftMarginMs: cfg.node.driftMarginMs, DriftPPM: cfg.node.driftPPM, QuorumTimeoutMs: cfg.node.quorumTimeoutMs,
+		Rand: rand.New(rand.NewPCG(uint64(seed), uint64(inc))),
+	}, now)
+	if err != nil {
+		return nil, fmt.Errorf("the lease core refused the settings: %v", err)
+	}
+	n.drv = shell.New[*call](core, n)
+	n.bootUntil = core.BootUntil()
+	n.peers = peer.New(peer.Config{Self: cfg.id, Members: cfg.members, Cert: cfg.peerCert, CAs: cfg.peerCAs,
+		Hello: cfg.clusterHello(), Seed: uint64(seed), Logf: logger.Printf})
+	n.metrics = newServeMetrics(n)
+	n.http = n.newHTTPServer()
+	n.logStart(inc, seed)
+	return n, nil
+}
+
+func (n *serveNode) logStart(inc, seed int64) {
+	c := n.cfg
+	n.log.Printf("lease-node serve %s (incarnation %d): cluster %s, acceptors %v, lease %d ms (max %d), drift %d ppm, margin %d ms, quorum timeout %d ms, seed %d",
+		c.id, inc, c.clusterHello(), c.acceptors, c.node.leaseMs, c.node.maxLeaseMs, c.node.driftPPM, c.node.driftMarginMs, c.node.quorumTimeoutMs, seed)
+	switch {
+	case c.node.bootWaitMs == 0:
+		n.log.Printf("boot wait 0 ms (-boot-wait-ms 0): safe only for a first start of the whole cluster; " +
+			"restart a node with the default boot wait (the longest lease), or it may forget a lease it accepted")
+	case c.bootWaitDefault:
+		n.log.Printf("boot wait %d ms (the default: -max-lease-ms): the acceptor stays silent until every lease it may have accepted before a restart has ended", c.node.bootWaitMs)
+	default:
+		n.log.Printf("boot wait %d ms", c.node.bootWaitMs)
+	}
+	scheme, auth := "http", "no client token"
+	if c.clientCert != nil {
+		scheme = "https"
+	}
+	if c.token != "" {
+		auth = "clients must send the bearer token"
+	}
+	n.log.Printf("clients: %s://%s (%s); peers: TLS on %s", scheme, c.clientAddr, auth, c.peerAddr())
+}
+
+// listen opens the peer and client addresses.
+func (n *serveNode) listen() error {
+	if err := n.peers.Start(); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", n.cfg.clientAddr)
+	if err != nil {
+		n.peers.Close(time.Second)
+		return fmt.Errorf("client address %s: %w", n.cfg.clientAddr, err)
+	}
+	n.httpLn = ln
+	return nil
+}
+
+// run serves until a signal, then drains: readiness and new requests
+// answer 503, the requests in flight are answered (they end within the
+// quorum timeout), the peers are closed. It returns the exit status.
+func (n *serveNode) run(sigs <-chan os.Signal) int {
+	go n.loop()
+	served := make(chan error, 1)
+	go func() { served <- n.serveHTTP() }()
+	select {
+	case s := <-sigs:
+		n.log.Printf("%v: draining (readiness and new requests answer 503; %d requests in flight)", s, n.inflight.count())
+	case err := <-served:
+		n.log.Printf("the client listener failed: %v", err)
+		n.stop()
+		return 1
+	}
+	bound := time.Duration(n.cfg.node.quorumTimeoutMs)*time.Millisecond + 2*time.Second
+	select {
+	case <-n.inflight.drain():
+		n.log.Printf("every request in flight was answered")
+	case <-time.After(bound):
+		n.log.Printf("%d requests still in flight after %v; closing their connections", n.inflight.count(), bound)
+	}
+	// The last answers may still sit in their connections' buffers:
+	// Shutdown waits until every connection has written its response.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	if err := n.http.Shutdown(ctx); err != nil {
+		n.log.Printf("closing client connections: %v", err)
+	}
+	cancel()
+	n.stop()
+	n.log.Printf("stopped")
+	return 0
+}
+
+// stop closes the client side, the loop and the peers.
+func (n *serveNode) stop() {
+	n.http.Close()
+	close(n.stopLoop)
+	<-n.loopDone
+	if err := n.peers.Close(2 * time.Second); err != nil {
+		n.log.Printf("%v", err)
+	}
+}
+
+// startProfile writes a CPU profile when MAELSTROM_CPUPROFILE_DIR asks for
+// one (internal/cpuprof), as the Maelstrom node does; it returns the stop.
+func startProfile(getenv func(string) string, id string, logger *log.Logger) func() {
+	dir := getenv(cpuprof.DirEnv)
+	if dir == "" {
+		return func() {}
+	}
+	path := filepath.Join(dir, fmt.Sprintf("serve-%s-%d.pprof", id, os.Getpid()))
+	stop, err := cpuprof.Start(path, cpuprof.Limit(cpuprof.SecondsEnv, 0))
+	if err != nil {
+		logger.Printf("%s is set but profiling failed: %v", cpuprof.DirEnv, err)
+		return func() {}
+	}
+	logger.Printf("writing a CPU profile to %s until exit", path)
+	return stop
+}

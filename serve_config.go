@@ -1,0 +1,321 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"chunklease/internal/peer"
+)
+
+// serveConfig is lease-node serve's configuration: every setting of the
+// Maelstrom node (nodeConfig, with the boot wait defaulting to the
+// longest lease) plus the cluster, the addresses, TLS and the token.
+type serveConfig struct {
+	node            nodeConfig
+	bootWaitDefault bool // -boot-wait-ms was not given: it is -max-lease-ms
+	id              string
+	members         []peer.Member
+	acceptors       []string
+	clientAddr      string
+	peerCert        tls.Certificate
+	peerCAs         *x509.CertPool
+	clientCert      *tls.Certificate // nil: clients speak plain HTTP
+	token           string           // "": no token is asked for
+	files           map[string]string
+}
+
+// tokenEnv carries the client bearer token itself; it has no flag, so the
+// token never shows in ps.
+const tokenEnv = "LEASE_CLIENT_TOKEN"
+
+// serveSettings are the settings only serve mode has.
+var serveSettings = []setting{
+	{"id", "LEASE_NODE_ID", "this node's id, one of the -cluster ids", ""},
+	{"cluster", "LEASE_CLUSTER", "every member as id=host:port (its peer address), comma-separated, the same list in the same order on every node (the order numbers the ballot lanes)", ""},
+	{"client-addr", "LEASE_CLIENT_ADDR", "host:port where HTTP clients connect", ""},
+	{"tls-ca", "LEASE_TLS_CA", "PEM file of the cluster CA, which signed every member's certificate", ""},
+	{"tls-cert", "LEASE_TLS_CERT", "PEM file of this member's certificate: signed by the CA, naming the node id as a DNS name, for server and client use (lease-node certs makes one)", ""},
+	{"tls-key", "LEASE_TLS_KEY", "PEM file of that certificate's key", ""},
+	{"client-tls-cert", "LEASE_CLIENT_TLS_CERT", "optional: PEM certificate for HTTPS to clients (with -client-tls-key); unset, clients speak plain HTTP", ""},
+	{"client-tls-key", "LEASE_CLIENT_TLS_KEY", "optional: its key", ""},
+	{"client-token-file", "LEASE_CLIENT_TOKEN_FILE", "optional: a file holding the bearer token every client request must carry (Authorization: Bearer TOKEN); " + tokenEnv + " may hold the token itself instead", ""},
+}
+
+// parseServeConfig reads and checks every setting; a bad or inconsistent
+// one is an error naming the setting and the fix.
+func parseServeConfig(args []string, getenv func(string) string) (serveConfig, error) {
+	raw, given, err := parseTable("lease-node serve", args, getenv, settings, serveSettings)
+	if err != nil {
+		return serveConfig{}, err
+	}
+	var c serveConfig
+	if getenv("LEASE_BOOT_WAIT_MS") == "" && !given["boot-wait-ms"] {
+		c.bootWaitDefault = true
+		*raw["boot-wait-ms"] = *raw["max-lease-ms"]
+	}
+	// Unset, the default lease is the longest one allowed, up to 60 s: a
+	// cluster started with only -max-lease-ms 5000 just works.
+	if getenv("LEASE_MS") == "" && !given["lease-ms"] {
+		if m, err := strconv.ParseInt(strings.TrimSpace(*raw["max-lease-ms"]), 10, 64); err == nil && m < 60000 {
+			*raw["lease-ms"] = strconv.FormatInt(max(m, 1), 10)
+		}
+	}
+	if c.node, err = buildConfig(raw); err != nil {
+		return c, err
+	}
+	c.files = map[string]string{}
+	for _, k := range []string{"tls-ca", "tls-cert", "tls-key", "client-tls-cert", "client-tls-key", "client-token-file"} {
+		c.files[k] = strings.TrimSpace(*raw[k])
+	}
+	c.id = strings.TrimSpace(*raw["id"])
+	errs := []error{c.parseCluster(strings.TrimSpace(*raw["cluster"]))}
+	errs = append(errs, c.checkAddrs(strings.TrimSpace(*raw["client-addr"])), c.checkBootWait(), c.resolveAcceptors())
+	if err := errors.Join(errs...); err != nil {
+		return c, err
+	}
+	return c, errors.Join(c.loadTLS(), c.loadToken(getenv(tokenEnv)))
+}
+
+// parseCluster reads id=host:port,... and checks -id against it.
+func (c *serveConfig) parseCluster(list string) error {
+	if list == "" {
+		return errors.New("-cluster (LEASE_CLUSTER) is empty; list every member as id=host:port, e.g. n1=127.0.0.1:7101,n2=127.0.0.1:7102,n3=127.0.0.1:7103, the same on every node")
+	}
+	seenAddr := map[string]string{}
+	for _, item := range strings.Split(list, ",") {
+		id, addr, ok := strings.Cut(strings.TrimSpace(item), "=")
+		switch {
+		case !ok || id == "" || addr == "":
+			return fmt.Errorf("-cluster (LEASE_CLUSTER) item %q is not id=host:port", item)
+		case strings.ContainsAny(id, " \t\"\\"):
+			return fmt.Errorf("-cluster (LEASE_CLUSTER) id %q: an id is a DNS-style name without spaces or quotes (it is the DNS name in its certificate)", id)
+		case slices.ContainsFunc(c.members, func(m peer.Member) bool { return m.ID == id }):
+			return fmt.Errorf("-cluster (LEASE_CLUSTER) lists %s twice", id)
+		case seenAddr[addr] != "":
+			return fmt.Errorf("-cluster (LEASE_CLUSTER) gives %s and %s the same address %s", seenAddr[addr], id, addr)
+		}
+		if err := checkHostPort(addr); err != nil {
+			return fmt.Errorf("-cluster (LEASE_CLUSTER) address of %s: %v", id, err)
+		}
+		seenAddr[addr] = id
+		c.members = append(c.members, peer.Member{ID: id, Addr: addr})
+	}
+	switch {
+	case c.id == "":
+		return fmt.Errorf("-id (LEASE_NODE_ID) is empty; set it to this node's id in -cluster (%s)", strings.Join(c.memberIDs(), ", "))
+	case !slices.Contains(c.memberIDs(), c.id):
+		return fmt.Errorf("-id (LEASE_NODE_ID) is %q, which -cluster does not list (it lists %s); every member, this one included, is in -cluster", c.id, strings.Join(c.memberIDs(), ", "))
+	}
+	return nil
+}
+
+func (c *serveConfig) memberIDs() []string {
+	ids := make([]string, len(c.members))
+	for i, m := range c.members {
+		ids[i] = m.ID
+	}
+	return ids
+}
+
+func (c *serveConfig) peerAddr() string {
+	for _, m := range c.members {
+		if m.ID == c.id {
+			return m.Addr
+		}
+	}
+	return ""
+}
+
+func checkHostPort(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port (%v)", addr, err)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("%q: the port must be a number in 0..65535", addr)
+	}
+	return nil
+}
+
+func (c *serveConfig) checkAddrs(clientAddr string) error {
+	c.clientAddr = clientAddr
+	switch {
+	case clientAddr == "":
+		return errors.New("-client-addr (LEASE_CLIENT_ADDR) is empty; set the host:port HTTP clients connect to, e.g. 127.0.0.1:7001")
+	case clientAddr == c.peerAddr() && c.peerAddr() != "":
+		return fmt.Errorf("-client-addr (LEASE_CLIENT_ADDR) %s is this node's peer address in -cluster; give clients another port", clientAddr)
+	}
+	if err := checkHostPort(clientAddr); err != nil {
+		return fmt.Errorf("-client-addr (LEASE_CLIENT_ADDR): %v", err)
+	}
+	return nil
+}
+
+// checkBootWait refuses a boot wait that is neither 0 (a first start,
+// when no member remembers anything) nor at least the longest lease
+// (rule 7): a restarted acceptor with a shorter one could forget a lease
+// it accepted and accept another server's.
+func (c *serveConfig) checkBootWait() error {
+	b, m := c.node.bootWaitMs, c.node.maxLeaseMs
+	if b == 0 || b >= m {
+		return nil
+	}
+	return fmt.Errorf("-boot-wait-ms (LEASE_BOOT_WAIT_MS) is %d, below -max-lease-ms %d: a restarted node could forget a live lease. "+
+		"Leave it unset (it is then %d), or 0 only when the whole cluster starts empty", b, m, m)
+}
+
+// resolveAcceptors turns -acceptors into ids of the cluster.
+func (c *serveConfig) resolveAcceptors() error {
+	ids := c.memberIDs()
+	switch c.node.acceptors {
+	case "all":
+		c.acceptors = ids
+		return nil
+	case "self":
+		if len(ids) > 1 {
+			return fmt.Errorf("-acceptors (LEASE_ACCEPTORS) self makes every node its own sole acceptor, so two nodes could grant one chunk to two servers; "+
+				"with %d members use all or a comma list of members", len(ids))
+		}
+		c.acceptors = ids
+		return nil
+	}
+	acc, err := c.node.acceptorList(ids, c.id)
+	c.acceptors = acc
+	return err
+}
+
+// loadTLS reads the peer TLS files (required) and the client TLS files
+// (both or neither), and checks that this member's own certificate is
+// one its peers will accept.
+func (c *serveConfig) loadTLS() error {
+	for _, k := range []string{"tls-ca", "tls-cert", "tls-key"} {
+		if c.files[k] == "" {
+			return fmt.Errorf("-%s (%s) is not set: peers speak mutually authenticated TLS; make a CA and member certificates with "+
+				"`lease-node certs -dir DIR -members %s` and pass DIR/ca.crt, DIR/%s.crt and DIR/%s.key", k, envOf(k), strings.Join(c.memberIDs(), ","), c.id, c.id)
+		}
+	}
+	caPEM, err := os.ReadFile(c.files["tls-ca"])
+	if err != nil {
+		return fmt.Errorf("-tls-ca (LEASE_TLS_CA): %v", err)
+	}
+	c.peerCAs = x509.NewCertPool()
+	if !c.peerCAs.AppendCertsFromPEM(caPEM) {
+		return fmt.Errorf("-tls-ca (LEASE_TLS_CA) %s holds no PEM certificate", c.files["tls-ca"])
+	}
+	if c.peerCert, err = tls.LoadX509KeyPair(c.files["tls-cert"], c.files["tls-key"]); err != nil {
+		return fmt.Errorf("-tls-cert/-tls-key (LEASE_TLS_CERT/LEASE_TLS_KEY): %v", err)
+	}
+	pc := peer.Config{Self: c.id, Members: c.members, Cert: c.peerCert, CAs: c.peerCAs}
+	if err := peer.CheckOwnCertificate(&pc); err != nil {
+		return fmt.Errorf("-tls-cert (LEASE_TLS_CERT) %s would be refused by the other members: %v; issue it for %s with lease-node certs", c.files["tls-cert"], err, c.id)
+	}
+	cert, key := c.files["client-tls-cert"], c.files["client-tls-key"]
+	switch {
+	case cert == "" && key == "":
+		return nil
+	case cert == "" || key == "":
+		return errors.New("-client-tls-cert and -client-tls-key (LEASE_CLIENT_TLS_CERT, LEASE_CLIENT_TLS_KEY) go together: set both for HTTPS to clients, or neither for plain HTTP")
+	}
+	pair, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		return fmt.Errorf("-client-tls-cert/-client-tls-key: %v", err)
+	}
+	c.clientCert = &pair
+	return nil
+}
+
+// loadToken reads the bearer token from -client-token-file or
+// LEASE_CLIENT_TOKEN (not both).
+func (c *serveConfig) loadToken(fromEnv string) error {
+	file := c.files["client-token-file"]
+	switch {
+	case file != "" && fromEnv != "":
+		return fmt.Errorf("both -client-token-file (LEASE_CLIENT_TOKEN_FILE) and %s are set; set one", tokenEnv)
+	case file == "" && fromEnv == "":
+		return nil
+	case fromEnv != "":
+		c.token = strings.TrimSpace(fromEnv)
+	default:
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return fmt.Errorf("-client-token-file (LEASE_CLIENT_TOKEN_FILE): %v", err)
+		}
+		c.token = strings.TrimSpace(string(b))
+	}
+	if c.token == "" || strings.ContainsFunc(c.token, func(r rune) bool { return r <= ' ' || r > '~' }) {
+		return errors.New("the client token is empty or has spaces or non-ASCII characters; use a printable ASCII string without spaces, e.g. from `openssl rand -hex 16`")
+	}
+	return nil
+}
+
+// clusterHello is what every member must agree on; peers compare it at
+// connect (internal/peer).
+func (c *serveConfig) clusterHello() string {
+	var b strings.Builder
+	for i, m := range c.members {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(m.ID + "=" + m.Addr)
+	}
+	fmt.Fprintf(&b, ";acceptors=%s;max-lease-ms=%d;drift-ppm=%d", strings.Join(c.acceptors, ","), c.node.maxLeaseMs, c.node.driftPPM)
+	return b.String()
+}
+
+// writeServeHelp prints what lease-node serve -h shows.
+func writeServeHelp(w io.Writer) {
+	fmt.Fprint(w, `Usage: lease-node serve [flags]
+
+One node of the lease service on a real network (contract section 3):
+peers talk over mutually authenticated TLS, clients over HTTP/1.1 JSON
+(POST /v1/lease_grant, lease_renew, lease_check, lease_release,
+master_start, master_stop, master_status; GET /healthz, /readyz,
+/metrics). Every flag can be set by its environment variable instead; a
+flag wins over the environment. A bad or inconsistent setting stops the
+node at start with one line naming it, exit status 2.
+
+Cluster, addresses, TLS and token:
+`)
+	writeRows(w, serveSettings, nil)
+	fmt.Fprintf(w, "  %s  (env only, no flag: a flag would show in ps)\n        the client bearer token itself, instead of -client-token-file\n", tokenEnv)
+	fmt.Fprint(w, `
+Lease settings (as the Maelstrom node's):
+`)
+	writeRows(w, settings, map[string]string{"boot-wait-ms": "-max-lease-ms", "lease-ms": "60000 or -max-lease-ms if less"})
+	fmt.Fprint(w, `
+The boot wait defaults to the longest lease: a node restarted with the
+defaults is safe. -boot-wait-ms 0 is for a first start of the whole
+cluster only (nothing to forget); the log says so.
+
+SIGTERM or SIGINT: the node stops taking requests (/readyz and new
+requests answer 503), answers the requests in flight, closes its peer
+connections and exits 0.
+
+Example (three members; lease-node certs -dir certs -members n1,n2,n3):
+  lease-node serve -id n1 -cluster n1=127.0.0.1:7101,n2=127.0.0.1:7102,n3=127.0.0.1:7103 \
+    -client-addr 127.0.0.1:7001 -tls-ca certs/ca.crt -tls-cert certs/n1.crt -tls-key certs/n1.key
+README.md ("The lease service") shows a whole cluster with scripts/cluster.sh.
+`)
+}
+
+// writeRows prints a settings table; defaults overrides shown defaults.
+func writeRows(w io.Writer, table []setting, defaults map[string]string) {
+	for _, s := range table {
+		def := s.def
+		if d, ok := defaults[s.flag]; ok {
+			def = d
+		}
+		if def == "" {
+			def = "none"
+		}
+		fmt.Fprintf(w, "  -%s  (env %s, default %s)\n        %s\n", s.flag, s.env, def, s.usage)
+	}
+}

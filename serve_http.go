@@ -1,0 +1,357 @@
+package main
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"chunklease/internal/jsonstr"
+	"chunklease/lease"
+)
+
+// The client API (contract section 3): POST /v1/<type> with the message
+// body of section 1 without type and msg_id; 200 with the reply body
+// (with type, without in_reply_to and msg_id); errors as
+// {type:"error",code,text} with the status of the table below.
+
+// maxBodyBytes bounds a request body; a longer one is refused with 413.
+const maxBodyBytes = 64 << 10
+
+// refusal is one way the service says no: the Maelstrom code in the
+// body, the HTTP status, and the outcome label of the metrics. core marks
+// the rows a core error code maps to.
+type refusal struct {
+	code    int
+	status  int
+	outcome string
+	core    bool
+}
+
+// refusals is the one table of the mapping.
+var refusals = []refusal{
+	{lease.CodeMalformedRequest, http.StatusBadRequest, "malformed", true},                 // 12: fix the request
+	{lease.CodeNotSupported, http.StatusNotFound, "not_supported", true},                   // 10: no such endpoint
+	{lease.CodePreconditionFailed, http.StatusConflict, "precondition_failed", true},       // 22: held by another server
+	{lease.CodeTemporarilyUnavailable, http.StatusServiceUnavailable, "unavailable", true}, // 11: nothing happened; retry
+	{lease.CodeTimeout, http.StatusGatewayTimeout, "timeout", true},                        // 0: may have happened
+	{lease.CodeMalformedRequest, http.StatusUnauthorized, "unauthorized", false},           // missing or wrong bearer token
+	{lease.CodeNotSupported, http.StatusMethodNotAllowed, "wrong_method", false},           // e.g. GET /v1/lease_grant
+	{lease.CodeMalformedRequest, http.StatusRequestEntityTooLarge, "too_large", false},     // body over 64 KiB
+}
+
+// refusalFor returns the row of a core error code.
+func refusalFor(code int) refusal {
+	for _, r := range refusals {
+		if r.core && r.code == code {
+			return r
+		}
+	}
+	return refusal{code: code, status: http.StatusInternalServerError, outcome: "unknown_code"}
+}
+
+// refusalWith returns the row of an HTTP-level refusal by status.
+func refusalWith(status int) refusal {
+	for _, r := range refusals {
+		if r.status == status {
+			return r
+		}
+	}
+	panic(fmt.Sprintf("no refusal row for status %d", status))
+}
+
+// endpoints lists the client endpoints, for texts.
+const endpoints = "POST /v1/lease_grant, /v1/lease_renew, /v1/lease_check, /v1/lease_release, /v1/master_start, /v1/master_stop, /v1/master_status; GET /healthz, /readyz, /metrics"
+
+func (n *serveNode) newHTTPServer() *http.Server {
+	s := &http.Server{
+		Handler:           n,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		// A request waits at most the quorum timeout in the core.
+		WriteTimeout:   time.Duration(n.cfg.node.quorumTimeoutMs)*time.Millisecond + 10*time.Second,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 16 << 10,
+		// HTTP/1.1 only, also over TLS.
+		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
+		ErrorLog:     log.New(n.log.Writer(), n.log.Prefix()+"http: ", n.log.Flags()),
+	}
+	if n.cfg.clientCert != nil {
+		s.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{*n.cfg.clientCert}}
+	}
+	return s
+}
+
+// serveHTTP serves clients until the server is closed (then it returns
+// http.ErrServerClosed).
+func (n *serveNode) serveHTTP() error {
+	if n.cfg.clientCert != nil {
+		return n.http.ServeTLS(n.httpLn, "", "")
+	}
+	return n.http.Serve(n.httpLn)
+}
+
+// ServeHTTP routes every client request.
+func (n *serveNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch path := r.URL.Path; {
+	case strings.HasPrefix(path, "/v1/"):
+		n.serveV1(w, r, strings.TrimPrefix(path, "/v1/"))
+	case path == "/healthz":
+		if n.onlyGet(w, r) {
+			writeJSON(w, http.StatusOK, []byte(`{"status":"up","node":`+string(jsonstr.Append(nil, n.cfg.id))+`}`))
+		}
+	case path == "/readyz":
+		if n.onlyGet(w, r) {
+			n.serveReady(w)
+		}
+	case path == "/metrics":
+		if n.onlyGet(w, r) && n.authorized(w, r, "metrics") {
+			n.metrics.handler.ServeHTTP(w, r)
+		}
+	default:
+		n.refuse(w, "other", refusalFor(lease.CodeNotSupported), fmt.Sprintf("no endpoint %s; the endpoints are %s", path, endpoints))
+	}
+}
+
+func (n *serveNode) onlyGet(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	n.refuse(w, "other", refusalWith(http.StatusMethodNotAllowed), fmt.Sprintf("%s takes GET, not %s", r.URL.Path, r.Method))
+	return false
+}
+
+// serveV1 serves one lease request: token, endpoint, method, body size,
+// admission, decoding (the Maelstrom node's own, so the texts are the
+// same), then the loop.
+func (n *serveNode) serveV1(w http.ResponseWriter, r *http.Request, typ string) {
+	start := n.clock.Now()
+	op, known := lease.Ops[typ]
+	label := typ
+	if !known {
+		label = "other"
+	}
+	switch {
+	case !n.authorized(w, r, label):
+		return
+	case !known:
+		n.refuse(w, label, refusalFor(lease.CodeNotSupported), fmt.Sprintf("%q is not a lease request type; the endpoints are %s", typ, endpoints))
+		return
+	case r.Method != http.MethodPost:
+		w.Header().Set("Allow", "POST")
+		n.refuse(w, label, refusalWith(http.StatusMethodNotAllowed), fmt.Sprintf("/v1/%s takes POST with a JSON body, not %s", typ, r.Method))
+		return
+	}
+	body, ok := n.readBody(w, r, label)
+	if !ok {
+		return
+	}
+	defer putBody(body)
+	if !n.inflight.enter() {
+		w.Header().Set("Connection", "close")
+		n.refuse(w, label, refusalFor(lease.CodeTemporarilyUnavailable), fmt.Sprintf("node %s is shutting down; send the request to another member", n.cfg.id))
+		return
+	}
+	defer n.inflight.leave()
+	req, derr := lease.DecodeRequest(typ, body.bytes())
+	if derr != nil {
+		n.refuse(w, label, refusalFor(derr.Code), derr.Text)
+		return
+	}
+	n.serveCall(w, r, op, req, start)
+}
+
+// serveCall hands the request to the loop and writes its answer. A client
+// that leaves first is not waited for: the core still answers, into the
+// call's buffered channel, and the call is left to the collector.
+func (n *serveNode) serveCall(w http.ResponseWriter, r *http.Request, op lease.Op, req lease.Request, start time.Duration) {
+	c := callPool.Get().(*call)
+	c.req = req
+	select {
+	case n.calls <- c:
+	case <-n.loopDone:
+		n.refuse(w, op.String(), refusalFor(lease.CodeTemporarilyUnavailable), "the node is stopping")
+		return
+	}
+	select {
+	case rep := <-c.done:
+		callPool.Put(c)
+		n.answer(w, op, rep)
+		n.metrics.observe(op, n.clock.Now()-start)
+	case <-r.Context().Done():
+		n.metrics.count(op.String(), "abandoned")
+	case <-n.loopDone:
+		// The drain's bound passed: the request may have gone out.
+		n.refuse(w, op.String(), refusalFor(lease.CodeTimeout), "the node stopped before the request was decided; it may have taken effect")
+	}
+}
+
+// answer writes the core's reply.
+func (n *serveNode) answer(w http.ResponseWriter, op lease.Op, rep lease.Reply) {
+	if rep.Err != nil {
+		if rep.Err.Code == lease.CodeTimeout || rep.Err.Code == lease.CodeTemporarilyUnavailable {
+			n.metrics.quorumTimeout(rep.Err.Code)
+		}
+		n.refuse(w, op.String(), refusalFor(rep.Err.Code), rep.Err.Text)
+		return
+	}
+	b, err := appendReply(make([]byte, 0, 128), rep.Type, rep.Body)
+	if err != nil {
+		n.log.Printf("cannot encode %s: %v", rep.Type, err)
+		n.refuse(w, op.String(), refusal{code: 13, status: http.StatusInternalServerError, outcome: "encode_error"}, "the reply could not be encoded")
+		return
+	}
+	n.metrics.count(op.String(), "ok")
+	writeJSON(w, http.StatusOK, b)
+}
+
+// appendReply renders {"type":typ, ...body's fields}.
+func appendReply(dst []byte, typ string, body any) ([]byte, error) {
+	fields, err := json.Marshal(body)
+	if err != nil || len(fields) < 2 || fields[0] != '{' {
+		return nil, fmt.Errorf("reply body %T is not a JSON object (%v)", body, err)
+	}
+	dst = append(dst, `{"type":`...)
+	dst = jsonstr.Append(dst, typ)
+	if len(fields) > 2 {
+		dst = append(dst, ',')
+	}
+	return append(dst, fields[1:]...), nil
+}
+
+// refuse writes an error body with the row's status and counts it.
+func (n *serveNode) refuse(w http.ResponseWriter, label string, rf refusal, text string) {
+	b := append([]byte(`{"type":"error","code":`), strconv.Itoa(rf.code)...)
+	b = append(b, `,"text":`...)
+	b = append(jsonstr.Append(b, text), '}')
+	if rf.status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	n.metrics.count(label, rf.outcome)
+	writeJSON(w, rf.status, b)
+}
+
+// authorized checks the bearer token, when one is set, and refuses with
+// 401 otherwise.
+func (n *serveNode) authorized(w http.ResponseWriter, r *http.Request, label string) bool {
+	if n.cfg.token == "" {
+		return true
+	}
+	h := r.Header.Get("Authorization")
+	ok := len(h) > 7 && strings.EqualFold(h[:7], "Bearer ") // the scheme is case-insensitive (RFC 9110)
+	if ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(h[7:])), []byte(n.cfg.token)) == 1 {
+		return true
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="chunklease"`)
+	text := "this node asks for a bearer token: send the header Authorization: Bearer TOKEN"
+	if ok {
+		text = "the bearer token is wrong; send the cluster's client token"
+	}
+	n.refuse(w, label, refusalWith(http.StatusUnauthorized), text)
+	return false
+}
+
+var jsonContentType = []string{"application/json"}
+
+func writeJSON(w http.ResponseWriter, status int, b []byte) {
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// body is a request body read into a pooled buffer.
+type body struct{ buf bytes.Buffer }
+
+var bodyPool = sync.Pool{New: func() any { return new(body) }}
+
+func putBody(b *body) {
+	if b.buf.Cap() <= 2*maxBodyBytes {
+		b.buf.Reset()
+		bodyPool.Put(b)
+	}
+}
+
+// bytes is the body, an empty one read as {} (master_start needs none).
+func (b *body) bytes() []byte {
+	if b.buf.Len() == 0 {
+		return []byte("{}")
+	}
+	return b.buf.Bytes()
+}
+
+// readBody reads at most maxBodyBytes, refusing a longer body with 413.
+func (n *serveNode) readBody(w http.ResponseWriter, r *http.Request, label string) (*body, bool) {
+	tooLarge := fmt.Sprintf("the body is over %d KiB; a lease request is a small JSON object", maxBodyBytes>>10)
+	if r.ContentLength > maxBodyBytes {
+		n.refuse(w, label, refusalWith(http.StatusRequestEntityTooLarge), tooLarge)
+		return nil, false
+	}
+	b := bodyPool.Get().(*body)
+	_, err := b.buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		putBody(b)
+		n.refuse(w, label, refusalWith(http.StatusRequestEntityTooLarge), tooLarge)
+		return nil, false
+	case err != nil:
+		putBody(b)
+		n.refuse(w, label, refusalFor(lease.CodeMalformedRequest), "reading the body failed: "+err.Error())
+		return nil, false
+	}
+	return b, true
+}
+
+// serveReady answers /readyz: 200 once the boot wait is over and a
+// majority of the acceptors is reachable both ways, else 503 with the
+// reason.
+func (n *serveNode) serveReady(w http.ResponseWriter) {
+	ready, reason, reachable := n.readiness()
+	b := append([]byte(`{"ready":`), strconv.FormatBool(ready)...)
+	b = append(b, `,"node":`...)
+	b = jsonstr.Append(b, n.cfg.id)
+	b = append(b, `,"acceptors_reachable":`...)
+	b = strconv.AppendInt(b, int64(reachable), 10)
+	b = append(b, `,"acceptors_needed":`...)
+	b = strconv.AppendInt(b, int64(len(n.cfg.acceptors)/2+1), 10)
+	if !ready {
+		b = append(b, `,"reason":`...)
+		b = jsonstr.Append(b, reason)
+	}
+	b = append(b, '}')
+	status := http.StatusOK
+	if !ready {
+		status = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, status, b)
+}
+
+func (n *serveNode) readiness() (ready bool, reason string, reachable int) {
+	for _, a := range n.cfg.acceptors {
+		if n.peers.Reachable(a) {
+			reachable++
+		}
+	}
+	need := len(n.cfg.acceptors)/2 + 1
+	switch left := n.bootUntil - n.clock.Now(); {
+	case n.inflight.isDraining():
+		return false, "shutting down", reachable
+	case left > 0:
+		return false, fmt.Sprintf("boot wait: the acceptor stays silent %d ms more", left.Milliseconds()+1), reachable
+	case reachable < need:
+		return false, fmt.Sprintf("%d of the acceptors %v reachable both ways (this node counted), %d needed", reachable, n.cfg.acceptors, need), reachable
+	}
+	return true, "", reachable
+}
