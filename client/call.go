@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptrace"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -44,9 +42,12 @@ const (
 
 // attempt is what one try at one member came to.
 type attempt struct {
-	ep    *endpoint
-	sent  time.Time // taken before the request could be written
-	wrote atomic.Bool
+	ep   *endpoint
+	sent time.Time // taken before the request could be written
+	// body tells whether the request was written (see body.wasRead);
+	// broken is set when an answer came but broke off or made no sense.
+	body   *body
+	broken bool
 	// status is the HTTP status; 0 when no answer came.
 	status     int
 	code       int
@@ -143,7 +144,7 @@ func (c *Client) failure(r *request, a *attempt, kind error, attempts int, text 
 		e.Code, e.Text = a.code, a.text
 	case a.err != nil:
 		e.Text = a.err.Error()
-		if !a.wrote.Load() {
+		if !a.wrote() {
 			e.Text = "not sent: " + e.Text
 		}
 	}
@@ -155,7 +156,7 @@ func (a *attempt) class() statusClass {
 	switch {
 	case a.status != 0:
 		return classify(a.status)
-	case a.wrote.Load():
+	case a.wrote():
 		// Written, then no answer: the member may have acted.
 		return statusClass{kind: ErrUnknown, failover: true}
 	}
@@ -165,11 +166,10 @@ func (a *attempt) class() statusClass {
 // try makes one attempt at ep. The attempt's deadline is the context's,
 // capped by AttemptTimeout and by half the time left (see attemptBudget).
 func (c *Client) try(ctx context.Context, ep *endpoint, r *request, out *reply) *attempt {
-	a := &attempt{ep: ep, code: -1}
 	actx, cancel := context.WithTimeout(ctx, c.attemptBudget(ctx))
 	defer cancel()
-	actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{WroteHeaders: func() { a.wrote.Store(true) }})
 	body := newBody(r)
+	a := &attempt{ep: ep, code: -1, body: body}
 	req := (&http.Request{
 		Method: http.MethodPost, URL: ep.urls[r.op], Host: ep.urls[r.op].Host,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
@@ -197,8 +197,7 @@ func (a *attempt) read(resp *http.Response, out *reply) {
 		// The status line came, the body broke: a 200 is then unknown.
 		a.err = err
 		if a.status == http.StatusOK {
-			a.status, a.text = 0, "the answer broke off: "+err.Error()
-			a.wrote.Store(true)
+			a.status, a.text, a.broken = 0, "the answer broke off: "+err.Error(), true
 		}
 		return
 	}
@@ -213,10 +212,12 @@ func (a *attempt) read(resp *http.Response, out *reply) {
 		return
 	}
 	if err := out.decode(b); err != nil {
-		a.status, a.err = 0, fmt.Errorf("the 200 answer is not a reply body (%v): %q", err, truncate(string(b), 200))
-		a.wrote.Store(true)
+		a.status, a.err, a.broken = 0, fmt.Errorf("the 200 answer is not a reply body (%v): %q", err, truncate(string(b), 200)), true
 	}
 }
+
+// wrote reports whether the member may have received the request.
+func (a *attempt) wrote() bool { return a.broken || a.body.wasRead() }
 
 // attemptBudget is how long the next attempt may take.
 func (c *Client) attemptBudget(ctx context.Context) time.Duration {
