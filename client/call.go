@@ -92,7 +92,7 @@ func (c *Client) call(ctx context.Context, r *request, out *reply) (answered, er
 		}
 		cls := a.class()
 		if !cls.failover {
-			return answered{}, c.failure(r, a, cls.kind, attempts, "")
+			return answered{}, c.failure(r, a, cls.kind, attempts)
 		}
 		c.cool(ep, a.retryAfter)
 		last = a
@@ -117,31 +117,35 @@ func (c *Client) callAt(ctx context.Context, node string, r *request, out *reply
 	if a.err == nil && a.status == http.StatusOK {
 		return answered{a.sent, ep.base}, nil
 	}
-	return answered{}, c.failure(r, a, a.class().kind, 1, "")
+	return answered{}, c.failure(r, a, a.class().kind, 1)
 }
 
 // exhausted is the error of a call that ran out of attempts or time.
 func (c *Client) exhausted(ctx context.Context, r *request, unknown, last *attempt, attempts int) error {
 	switch {
 	case unknown != nil:
-		return c.failure(r, unknown, ErrUnknown, attempts, "")
+		return c.failure(r, unknown, ErrUnknown, attempts)
 	case last != nil:
-		return c.failure(r, last, ErrUnavailable, attempts, "")
+		return c.failure(r, last, ErrUnavailable, attempts)
 	}
-	// Nothing was tried: the context ended while every member was cooling.
+	// Nothing was tried: every member was cooling, and the context's
+	// deadline (or its end) came before the first was back.
 	e := &Error{Request: r.describe(""), Code: -1, Attempts: attempts, kind: ErrUnavailable, cause: ctx.Err()}
-	e.Text = "every member failed recently or asked to wait (Retry-After), and the deadline came first"
+	e.Text = "every member failed recently or asked to wait (Retry-After), and the call's deadline came first"
+	if ctx.Err() != nil {
+		e.Text = "the call ended (" + ctx.Err().Error() + ") while every member was cooling down"
+	}
 	return e
 }
 
 // failure builds the call's error from the attempt that decides it.
-func (c *Client) failure(r *request, a *attempt, kind error, attempts int, text string) *Error {
+func (c *Client) failure(r *request, a *attempt, kind error, attempts int) *Error {
 	e := &Error{Request: r.describe(a.ep.base), Endpoint: a.ep.base, Status: a.status, Code: -1, Attempts: attempts, kind: kind, cause: a.err}
 	switch {
-	case text != "":
-		e.Text = text
 	case a.status != 0:
 		e.Code, e.Text = a.code, a.text
+	case a.text != "":
+		e.Text = a.text
 	case a.err != nil:
 		e.Text = a.err.Error()
 		if !a.wrote() {

@@ -96,7 +96,7 @@ func (c *Client) newSession(ctx context.Context, chunk, server string, opts Sess
 	}
 	grant := (&request{op: opGrant, chunk: chunk, server: server}).describe("")
 	if !l.Granted() {
-		return nil, &Error{Request: grant, Status: 200, Code: -1, kind: ErrHeld,
+		return nil, &Error{Request: grant, Code: -1, kind: ErrHeld,
 			Text: fmt.Sprintf("chunk %q is held by %s for about %d ms more (token %d); try again after it expires", chunk, l.Primary, l.ExpiresInMs, l.Token)}
 	}
 	s := &Session{c: c, chunk: chunk, server: server, opts: opts, variant: v, lease: l, token: l.Token,

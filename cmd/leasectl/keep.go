@@ -25,7 +25,9 @@ func cmdKeep(inv *invocation, args []string) int {
 	}
 	defer c.Close()
 	ctx, cancel := inv.callCtx()
+	granted := make(chan struct{}) // the grant's line comes first
 	s, err := c.NewSession(ctx, chunk, server, client.SessionOptions{LeaseMs: *leaseMs, OnRenew: func(l client.Lease) {
+		<-granted
 		inv.out.line("renewed %s for %s token=%d expires_in_ms=%d", name(chunk), name(server), l.Token, l.ExpiresInMs)
 	}})
 	cancel()
@@ -34,6 +36,7 @@ func cmdKeep(inv *invocation, args []string) int {
 	}
 	l := s.Lease()
 	inv.out.line("granted %s to %s token=%d expires_in_ms=%d", name(chunk), name(server), l.Token, l.ExpiresInMs)
+	close(granted)
 	select {
 	case <-s.Done():
 		fmt.Fprintf(inv.stderr, "leasectl: %v\n", s.Err())

@@ -53,7 +53,9 @@
 // testing/synctest bubble, where loopback sockets would keep the bubble's
 // clock from advancing; pass Cluster.DialContext to the client.
 //
-// Everything the cluster performs is logged (Calls) with the member, the
-// request and the time, for tests of failover order and renewal
-// schedules.
+// Every request a member receives is logged (Calls) with the member, the
+// request, the times and the status, before its answer is written, so a
+// client that has the answer finds it logged: tests of failover order
+// and renewal schedules read the log. fake_test.go holds the model and
+// the faults to what the client tests take them for.
 package fakelease
