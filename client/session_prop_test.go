@@ -1,0 +1,247 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"chunklease/internal/fakelease"
+	"chunklease/internal/testseed"
+)
+
+// The Session's safety property, checked against the fake cluster's own
+// record of the lease under random faults:
+//
+//	belief:   whenever the Session's believed expiry changes, it is no later
+//	          than the real end of the lease the cluster records;
+//	loss:     when Done closes for a loss, the lease is still live in the
+//	          cluster (the loss was signalled before the lease could end);
+//	held:     every 10 ms while Done is open, the cluster says the chunk is
+//	          held by the Session's server.
+//
+// Each property is shown to bite: a Session that signals the loss only
+// after the believed expiry, one that counts the expiry from the answer's
+// arrival, and a cluster whose clock runs faster than the drift margin
+// covers must each be caught.
+
+// scenario is one randomized run's setting.
+type scenario struct {
+	seed     uint64
+	variant  sessionVariant
+	rate     float64       // the cluster's clock rate
+	duration time.Duration // of the bubble's time
+}
+
+// scenarioResult is what a run saw.
+type scenarioResult struct {
+	violations []string
+	sessions   int
+	renewals   int
+	losses     int
+}
+
+func (r *scenarioResult) violate(format string, args ...any) {
+	if len(r.violations) < 20 {
+		r.violations = append(r.violations, fmt.Sprintf(format, args...))
+	}
+}
+
+// runScenario holds sessions one after another on one chunk while a
+// nemesis kills, restarts, slows and faults the members. It runs inside
+// a synctest bubble. Fixed windows (see nemesis) make every run exercise
+// the paths the negative controls need.
+func runScenario(t *testing.T, sc scenario) scenarioResult {
+	var res scenarioResult
+	synctest.Test(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(sc.seed, 7))
+		f, c := fakeClient(t, fakelease.Options{Network: fakelease.Pipe, ClockRate: sc.rate}, Config{Seed: sc.seed})
+		stop := make(chan struct{})
+		nemesisDone := make(chan struct{})
+		go func() { defer close(nemesisDone); nemesis(f, rand.New(rand.NewPCG(sc.seed, 11)), stop) }()
+		end := time.Now().Add(sc.duration)
+		for time.Now().Before(end) {
+			leaseMs := []int64{300, 500, 1000, 2000}[rng.IntN(4)]
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			s, err := c.newSession(ctx, "ch_1", "cs1", SessionOptions{LeaseMs: leaseMs, Seed: rng.Uint64(), OnRenew: func(Lease) {
+				res.renewals++
+			}}, sc.variant)
+			cancel()
+			if err != nil {
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			res.sessions++
+			watchSession(f, s, end, &res)
+		}
+		close(stop)
+		<-nemesisDone
+	})
+	return res
+}
+
+// watchSession checks the properties over one session's life, and
+// closes it at end (or after its loss).
+func watchSession(f *fakelease.Cluster, s *Session, end time.Time, res *scenarioResult) {
+	checkBelief := func(when string) {
+		if h := f.Holder("ch_1"); h.Server == "cs1" && s.Until().After(h.End) {
+			res.violate("belief: at %s the believed expiry %v is after the real end %v (by %v)", when, s.Until(), h.End, s.Until().Sub(h.End))
+		}
+	}
+	checkBelief("the grant")
+	lastUntil := s.Until()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.Done():
+			if errors.Is(s.Err(), ErrLost) {
+				res.losses++
+				if h := f.Holder("ch_1"); !h.Live || h.Server != "cs1" {
+					res.violate("loss: signalled at %v, but the lease ended at %v", time.Now(), h.End)
+				}
+			}
+			closeSoon(s)
+			return
+		case <-tick.C:
+			if u := s.Until(); !u.Equal(lastUntil) {
+				checkBelief("a renewal")
+				lastUntil = u
+			}
+			if h := f.Holder("ch_1"); !h.Live || h.Server != "cs1" {
+				select {
+				case <-s.Done():
+				default:
+					res.violate("held: at %v the session holds on, the cluster's lease ended at %v", time.Now(), h.End)
+				}
+			}
+			if !time.Now().Before(end) {
+				closeSoon(s)
+				return
+			}
+		}
+	}
+}
+
+// closeSoon closes s, giving the release a second.
+func closeSoon(s *Session) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	s.Close(ctx)
+}
+
+// nemesis faults the members at random every 50 to 500 ms until stop,
+// with fixed windows: slow answers on every member from 2 s to 4 s, no
+// fault from 6 s to 8 s (so that the lease's real end is the one the
+// Session was told), every member dead from 8 s to 11 s.
+func nemesis(f *fakelease.Cluster, rng *rand.Rand, stop <-chan struct{}) {
+	start := time.Now()
+	for {
+		t := time.NewTimer(time.Duration(50+rng.IntN(450)) * time.Millisecond)
+		select {
+		case <-stop:
+			t.Stop()
+			for i := range 3 {
+				f.Node(i).Restart()
+			}
+			return
+		case <-t.C:
+		}
+		el := time.Since(start)
+		n := f.Node(rng.IntN(3))
+		switch {
+		case el >= 8*time.Second && el < 11*time.Second:
+			for i := range 3 {
+				f.Node(i).Kill()
+			}
+		case el >= 6*time.Second && el < 8*time.Second:
+			for i := range 3 {
+				heal(f.Node(i))
+			}
+		case el >= 2*time.Second && el < 4*time.Second:
+			for i := range 3 {
+				heal(f.Node(i))
+				f.Node(i).SetLatency(time.Duration(rng.IntN(5))*time.Millisecond, time.Duration(20+rng.IntN(20))*time.Millisecond)
+			}
+		default:
+			randomFault(n, rng)
+		}
+	}
+}
+
+// heal restarts n and clears its latency and queued faults.
+func heal(n *fakelease.Node) {
+	n.Restart()
+	n.SetLatency(0, 0)
+	n.ClearFaults()
+}
+
+func randomFault(n *fakelease.Node, rng *rand.Rand) {
+	switch rng.IntN(10) {
+	case 0:
+		n.Kill()
+	case 1, 2, 3:
+		heal(n)
+	case 4:
+		n.Inject(fakelease.Fault{Status: 503, RetryAfter: []string{"0", "0", "1"}[rng.IntN(3)]})
+	case 5:
+		n.Inject(fakelease.Fault{Status: 504, Apply: rng.IntN(2) == 0})
+	case 6:
+		n.Inject(fakelease.Fault{Reset: true, Apply: rng.IntN(2) == 0})
+	case 7:
+		n.SetLatency(time.Duration(rng.IntN(30))*time.Millisecond, time.Duration(rng.IntN(30))*time.Millisecond)
+	case 8:
+		n.Inject(fakelease.Fault{DelayIn: time.Duration(rng.IntN(200)) * time.Millisecond})
+	}
+}
+
+// TestSessionSafetyUnderFaults runs the scenario with the real Session
+// on clocks within the drift margin; it must hold every property, and
+// must have exercised renewals and losses.
+func TestSessionSafetyUnderFaults(t *testing.T) {
+	seed := testseed.Get(t)
+	for i, rate := range []float64{1, 1.005, 0.99} {
+		sc := scenario{seed: seed + uint64(i), rate: rate, duration: 20 * time.Second}
+		res := runScenario(t, sc)
+		t.Logf("rate %v: %d sessions, %d renewals, %d losses", rate, res.sessions, res.renewals, res.losses)
+		if len(res.violations) > 0 {
+			t.Fatalf("rate %v (seed %d): %d violations, first: %v", rate, sc.seed, len(res.violations), res.violations)
+		}
+		if res.renewals < 10 || res.losses < 1 || res.sessions < 2 {
+			t.Fatalf("rate %v: %d sessions, %d renewals, %d losses: the scenario did not exercise renewals and losses", rate, res.sessions, res.renewals, res.losses)
+		}
+	}
+}
+
+// TestSessionSafetyNegativeControls: each broken variant, and a clock
+// outside the drift margin, must be caught by the property it breaks.
+func TestSessionSafetyNegativeControls(t *testing.T) {
+	seed := testseed.Get(t)
+	cases := []struct {
+		name    string
+		variant sessionVariant
+		rate    float64
+		prefix  string
+	}{
+		{"loss signalled after the end", lossAfterEnd, 1, "loss:"},
+		{"expiry counted from the answer's arrival", expiryFromReceipt, 1, "belief:"},
+		{"cluster clock 5% fast against a 1% margin", sessionCorrect, 1.05, "belief:"},
+	}
+	for _, tc := range cases {
+		res := runScenario(t, scenario{seed: seed, variant: tc.variant, rate: tc.rate, duration: 12 * time.Second})
+		caught := 0
+		for _, v := range res.violations {
+			if len(v) >= len(tc.prefix) && v[:len(tc.prefix)] == tc.prefix {
+				caught++
+			}
+		}
+		if caught == 0 {
+			t.Errorf("%s: not caught (%d violations: %v)", tc.name, len(res.violations), res.violations)
+		} else {
+			t.Logf("%s: caught, e.g. %s", tc.name, res.violations[0])
+		}
+	}
+}

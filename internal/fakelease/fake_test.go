@@ -1,0 +1,107 @@
+package fakelease
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// post sends one request to n and returns the status, the decoded body
+// and the Retry-After header.
+func post(t *testing.T, n *Node, op, body string) (int, map[string]any, string) {
+	t.Helper()
+	resp, err := http.Post(n.URL+"/v1/"+op, "application/json", strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err.Error()
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m, resp.Header.Get("Retry-After")
+}
+
+// TestModel: the lease model's answers, which the client's tests take as
+// their oracle.
+func TestModel(t *testing.T) {
+	c := Start(t, Options{})
+	n := c.Node(0)
+	steps := []struct {
+		op, body string
+		status   int
+		want     map[string]any
+	}{
+		{"lease_grant", `{"chunk_handle":"a","server":"s1","lease_ms":5000}`, 200, map[string]any{"primary": "s1", "token": 1001.0, "expires_in_ms": 5000.0}},
+		{"lease_grant", `{"chunk_handle":"a","server":"s2"}`, 200, map[string]any{"primary": "s1", "token": 1001.0}},
+		{"lease_renew", `{"chunk_handle":"a","server":"s2"}`, 409, map[string]any{"code": 22.0}},
+		{"lease_renew", `{"chunk_handle":"a","server":"s1","lease_ms":300}`, 200, map[string]any{"token": 1002.0, "new_expires_in_ms": 300.0}},
+		{"lease_renew", `{"chunk_handle":"a","server":"s1","lease_ms":300}`, 200, map[string]any{"token": 1003.0}},
+		{"lease_release", `{"chunk_handle":"a","server":"s1","token":1002}`, 200, nil},
+		{"lease_check", `{"chunk_handle":"a"}`, 200, map[string]any{"primary": "s1", "expired": false}},
+		{"lease_release", `{"chunk_handle":"a","server":"s1","token":1003}`, 200, nil},
+		{"lease_check", `{"chunk_handle":"a"}`, 200, map[string]any{"primary": "s1", "expired": true, "remaining_ms": 0.0}},
+		{"lease_check", `{"chunk_handle":"b"}`, 200, map[string]any{"primary": nil, "expired": true}},
+		{"lease_release", `{"chunk_handle":"a","server":"s1"}`, 400, map[string]any{"code": 12.0}},
+		{"lease_grant", `{"chunk_handle":"","server":"s1"}`, 400, map[string]any{"code": 12.0}},
+		{"lease_grant", `{"chunk_handle":"a","server":"s1","lease_ms":60001}`, 400, map[string]any{"code": 12.0}},
+		{"lease_frob", `{}`, 404, map[string]any{"code": 10.0}},
+	}
+	for _, s := range steps {
+		status, got, _ := post(t, n, s.op, s.body)
+		if status != s.status {
+			t.Fatalf("%s %s: status %d (%v), want %d", s.op, s.body, status, got, s.status)
+		}
+		for k, v := range s.want {
+			if got[k] != v {
+				t.Fatalf("%s %s: %s = %v, want %v (%v)", s.op, s.body, k, got[k], v, got)
+			}
+		}
+	}
+	if h := c.Holder("a"); h.Live || h.Token != 1003 {
+		t.Fatalf("holder %+v; want the released 1003", h)
+	}
+}
+
+// TestFaults: injected faults are used once each, in order, by matching
+// requests; a killed member refuses connections until restarted.
+func TestFaults(t *testing.T) {
+	c := Start(t, Options{Nodes: 1})
+	n := c.Node(0)
+	n.Inject(Fault{Op: "lease_grant", Status: 503, RetryAfter: "2"}, Fault{Status: 504, Apply: true})
+	if status, _, ra := post(t, n, "lease_check", `{"chunk_handle":"a"}`); status != 504 || c.Holder("a").Server != "" {
+		t.Fatalf("check met %d (Retry-After %q); want the 504 (the first fault is for grants)", status, ra)
+	}
+	if status, _, ra := post(t, n, "lease_grant", `{"chunk_handle":"a","server":"s1"}`); status != 503 || ra != "2" || c.Holder("a").Live {
+		t.Fatalf("grant met %d, Retry-After %q; want 503 with 2, nothing done", status, ra)
+	}
+	n.Inject(Fault{Reset: true, Apply: true})
+	if status, _, _ := post(t, n, "lease_grant", `{"chunk_handle":"a","server":"s1"}`); status != 0 || !c.Holder("a").Live {
+		t.Fatalf("reset after applying: status %d, holder %+v; want a cut connection and the grant done", status, c.Holder("a"))
+	}
+	n.Kill()
+	if status, _, _ := post(t, n, "lease_check", `{"chunk_handle":"a"}`); status != 0 {
+		t.Fatalf("a killed member answered %d", status)
+	}
+	if err := n.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, _ := post(t, n, "lease_check", `{"chunk_handle":"a"}`); status != 200 {
+		t.Fatalf("a restarted member answered %d", status)
+	}
+	if calls := c.Calls(); len(calls) != 4 || calls[2].Status != 0 || !calls[2].Applied {
+		t.Fatalf("log %+v; want 4 calls (the refused connection reached nobody), the third cut after applying", calls)
+	}
+}
+
+// TestClockRate: a cluster clock 2x fast ends a 1000 ms lease after 500
+// ms of the caller's time and says so in its own milliseconds.
+func TestClockRate(t *testing.T) {
+	c := Start(t, Options{ClockRate: 2})
+	before := time.Now()
+	status, got, _ := post(t, c.Node(0), "lease_grant", `{"chunk_handle":"a","server":"s1","lease_ms":1000}`)
+	h := c.Holder("a")
+	if status != 200 || got["expires_in_ms"] != 1000.0 || h.End.Sub(before) < 500*time.Millisecond || h.End.Sub(before) > 600*time.Millisecond {
+		t.Fatalf("grant %v, end %v after; want 1000 ms told, 500 ms real", got, h.End.Sub(before))
+	}
+}

@@ -1,0 +1,193 @@
+package fakelease
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+const maxBodyBytes = 64 << 10
+
+var opsKnown = map[string]bool{
+	"lease_grant": true, "lease_renew": true, "lease_check": true, "lease_release": true,
+	"master_start": true, "master_stop": true, "master_status": true,
+}
+
+// ServeHTTP is the client API of contract section 3.
+func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n.c.handlers.Add(1)
+	defer n.c.handlers.Done()
+	n.mu.Lock()
+	killed := n.killed
+	n.mu.Unlock()
+	op, _ := strings.CutPrefix(r.URL.Path, "/v1/")
+	call := Call{Node: n.ID, Op: op, Received: time.Now()}
+	early := func(a answer) {
+		call.At, call.Status = call.Received, a.status
+		n.c.logCall(call) // before the answer: a client that has it finds it logged
+		writeAnswer(w, a)
+	}
+	if tok := n.c.opts.Token; tok != "" && r.Header.Get("Authorization") != "Bearer "+tok {
+		early(refuse(401, 12, "this node asks for a bearer token: send the header Authorization: Bearer TOKEN"))
+		return
+	}
+	if !opsKnown[op] {
+		early(refuse(404, 10, "no endpoint %s", r.URL.Path))
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		early(refuse(405, 10, "/v1/%s takes POST with a JSON body, not %s", op, r.Method))
+		return
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		early(refuse(413, 12, "the body is over 64 KiB; a lease request is a small JSON object"))
+		return
+	}
+	if err != nil {
+		n.c.logCall(call)
+		return
+	}
+	n.serveOp(w, r, op, b, killed, &call)
+}
+
+// serveOp meets the request's fault, performs it and answers. The call
+// is logged before the answer is written (or the connection cut), so a
+// client that has the answer finds the call in the log.
+func (n *Node) serveOp(w http.ResponseWriter, r *http.Request, op string, b []byte, killed <-chan struct{}, call *Call) {
+	f := n.takeFault(op)
+	gone := r.Context().Done()
+	if !n.pause(f.DelayIn, killed, gone) {
+		n.c.logCall(*call)
+		return
+	}
+	call.At = time.Now()
+	if f.Status == http.StatusServiceUnavailable && !f.Apply {
+		ra := f.RetryAfter
+		if ra == "" {
+			ra = "1"
+		}
+		w.Header().Set("Retry-After", ra)
+		n.answer(w, call, refuse(503, 11, "no majority answered in time; nothing was done"))
+		return
+	}
+	var ans answer
+	if (f.Status == 0 && !f.Reset) || f.Apply {
+		ans = n.decideAndPerform(op, b, call)
+	}
+	if !n.pause(f.DelayOut, killed, gone) {
+		n.c.logCall(*call)
+		return
+	}
+	switch {
+	case f.Reset:
+		n.c.logCall(*call)
+		reset(w)
+	case f.Status == http.StatusGatewayTimeout:
+		n.answer(w, call, refuse(504, 0, "the proposes went out but no majority answered in time; the request may have taken effect"))
+	case f.Status != 0:
+		n.answer(w, call, refuse(f.Status, 13, "injected failure %d", f.Status))
+	default:
+		n.answer(w, call, ans)
+	}
+}
+
+// answer logs the call with the answer's status, then writes it.
+func (n *Node) answer(w http.ResponseWriter, call *Call, a answer) {
+	call.Status = a.status
+	n.c.logCall(*call)
+	writeAnswer(w, a)
+}
+
+// decideAndPerform decodes b and applies it to the model.
+func (n *Node) decideAndPerform(op string, b []byte, call *Call) answer {
+	q, bad := decode(op, b, n.c.opts.MaxLeaseMs)
+	if bad != nil {
+		return *bad
+	}
+	call.Chunk, call.Server, call.LeaseMs, call.Token = q.chunk, q.server, q.leaseMs, q.token
+	c := n.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ans := c.perform(n, q, time.Now())
+	if ans.status == 200 {
+		call.Applied = true
+		if tok, ok := ans.body["token"].(int64); ok && op != "lease_release" {
+			call.Token = tok
+		}
+	}
+	return ans
+}
+
+// decode reads a request body as the real node does (same rules, shorter
+// texts).
+func decode(op string, b []byte, maxLeaseMs int64) (req, *answer) {
+	var f struct {
+		ChunkHandle *string `json:"chunk_handle"`
+		Server      *string `json:"server"`
+		LeaseMs     *int64  `json:"lease_ms"`
+		Token       *int64  `json:"token"`
+	}
+	if len(b) == 0 {
+		b = []byte("{}")
+	}
+	bad := func(format string, args ...any) (req, *answer) {
+		a := refuse(400, 12, format, args...)
+		return req{}, &a
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return bad("the body is not a JSON object with the request's fields: %v", err)
+	}
+	q := req{op: op}
+	if strings.HasPrefix(op, "master_") {
+		return q, nil
+	}
+	if f.ChunkHandle == nil || *f.ChunkHandle == "" {
+		return bad("%s needs chunk_handle, a non-empty string", op)
+	}
+	q.chunk = *f.ChunkHandle
+	if op != "lease_check" {
+		if f.Server == nil || *f.Server == "" {
+			return bad("%s needs server, a non-empty string", op)
+		}
+		q.server = *f.Server
+	}
+	if f.LeaseMs != nil {
+		if *f.LeaseMs <= 0 || *f.LeaseMs > maxLeaseMs {
+			return bad("lease_ms %d is out of range: give 1..%d ms, or leave it out for the default", *f.LeaseMs, maxLeaseMs)
+		}
+		q.leaseMs = *f.LeaseMs
+	}
+	if f.Token != nil {
+		q.token, q.hasToken = *f.Token, true
+	}
+	return q, nil
+}
+
+func writeAnswer(w http.ResponseWriter, a answer) {
+	b, err := json.Marshal(a.body)
+	if err != nil {
+		panic(err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(a.status)
+	w.Write(b)
+}
+
+// reset cuts the client's connection: an RST on TCP, a close on a pipe.
+func reset(w http.ResponseWriter) {
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		return
+	}
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		tcp.SetLinger(0)
+	}
+	conn.Close()
+}
