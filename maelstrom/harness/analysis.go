@@ -80,7 +80,7 @@ var errNotJudged = errors.New("not judged")
 
 // analysisEnv is what the workload's analysis is told before the first op.
 func (r *runner) analysisEnv(path string, nemesis []workloads.Op) workloads.AnalysisEnv {
-	env := workloads.AnalysisEnv{Dir: r.dir, Nemesis: nemesis, Messages: int(r.net.Stats().All.MsgCount),
+	env := workloads.AnalysisEnv{Dir: r.dir, Nemesis: nemesis, Messages: int(r.netStats().All.MsgCount),
 		Parallel: runtime.GOMAXPROCS(0)}
 	if fi, err := os.Stat(path); err == nil {
 		env.HistoryBytes = fi.Size()
@@ -123,7 +123,7 @@ func (r *runner) judgeInMemory(path string) (workloads.Analyzed, error) {
 	check := w.Check(history)
 	out := workloads.Analyzed{Result: check, Focus: focusOf(history, check.Details)}
 	if s, ok := w.(workloads.StatsReporter); ok {
-		r.guard("the workload statistics", func() { out.Stats = s.Stats(history, check, int(r.net.Stats().All.MsgCount)) })
+		r.guard("the workload statistics", func() { out.Stats = s.Stats(history, check, int(r.netStats().All.MsgCount)) })
 	}
 	if rep, ok := w.(workloads.Reporter); ok {
 		before := listFiles(r.dir)

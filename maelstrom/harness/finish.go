@@ -17,7 +17,15 @@ func (r *runner) finish(runErr error) Outcome {
 	if err := r.closeHistory(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("writing the history: %w", err)
 	}
-	an := r.readBack(runErr == nil, r.elapsed())
+	return r.conclude(runErr, ranFor, analysisStart, r.elapsed())
+}
+
+// conclude reads the history back to judge it (unless the run failed,
+// which still gets its figures), writes results.json and the pictures,
+// points store/latest at the run (not when analysing a stored run again)
+// and prints the summary. end is the pictures' time axis.
+func (r *runner) conclude(runErr error, ranFor time.Duration, analysisStart time.Time, end time.Duration) Outcome {
+	an := r.readBack(runErr == nil, end)
 	if an.readErr != nil && runErr == nil {
 		runErr = fmt.Errorf("reading the history back: %w", an.readErr)
 	}
@@ -27,10 +35,10 @@ func (r *runner) finish(runErr error) Outcome {
 	res := &Results{
 		Workload: r.o.Workload.Name(), Seed: r.o.Seed, Command: r.o.Command, Config: r.o.Config,
 		Started: r.started, Stats: an.tally.opStats(), Availability: an.tally.availability(r.o.AvailabilityMin),
-		Nemesis: r.nemesisResult(an.facts.Nemesis), Final: r.final.FinalPhase,
-		Net: computeNet(r.net.Stats(), an.tally.invoked), Reports: []string{},
+		Nemesis: r.nemesisResult(an.facts.Nemesis), Final: r.finalPhaseResult(),
+		Net: computeNet(r.netStats(), an.tally.invoked), Reports: []string{},
 	}
-	res.Net.StrayReplies = r.strays.Load()
+	res.Net.StrayReplies = r.strayReplies()
 	var focus *workloads.Focus
 	if j := an.judged; j != nil && runErr == nil {
 		res.Checker, res.WorkloadStats, focus = j.Result.Details, j.Stats, j.Focus
@@ -52,16 +60,22 @@ func (r *runner) finish(runErr error) Outcome {
 		res.Duration = time.Since(r.started)
 		res.Timing = Timing{RunS: ranFor.Seconds(), AnalysisS: time.Since(analysisStart).Seconds(), TimeLimitS: r.o.TimeLimit.Seconds()}
 		res.Memory = Memory{HarnessPeakMiB: peakRSSMiB(), NodePeakMiB: r.nodePeakMiB()}
+		if s := r.stored; s != nil {
+			res.Duration = time.Duration(s.DurationS * float64(time.Second))
+			res.Timing.RunS, res.Memory.NodePeakMiB = s.Timing.RunS, s.Memory.NodePeakMiB
+		}
 	})
 	out := Outcome{Exit: res.ExitCode, Dir: r.dir, Err: runErr, Results: res}
 	if err := writeResults(r.dir, res); err != nil {
 		r.console.println("ERROR writing results.json: " + err.Error())
 		out.Exit, out.Err = ExitFailed, err
 	}
-	if err := linkLatest(r.o.StoreDir, r.dir); err != nil {
-		r.console.println("WARN " + err.Error())
+	if r.stored == nil {
+		if err := linkLatest(r.o.StoreDir, r.dir); err != nil {
+			r.console.println("WARN " + err.Error())
+		}
 	}
-	r.printSummary(res, runErr)
+	r.printSummary(res, runErr, an.tally.invoked)
 	return out
 }
 
@@ -125,12 +139,15 @@ func (r *runner) nemesisResult(nemesis []workloads.Op) NemesisResult {
 		res.IntervalS = r.o.NemesisInterval.Seconds()
 	}
 	res.LateRepliesDropped = r.nemesis.lateReplies.Load()
+	if r.stored != nil {
+		res.LateRepliesDropped = r.stored.Nemesis.LateRepliesDropped
+	}
 	return res
 }
 
 // printSummary prints the verdict, the key figures and where the report
 // is.
-func (r *runner) printSummary(res *Results, runErr error) {
+func (r *runner) printSummary(res *Results, runErr error, invoked int) {
 	w := r.o.Stdout
 	switch res.ExitCode {
 	case ExitValid:
@@ -145,7 +162,7 @@ func (r *runner) printSummary(res *Results, runErr error) {
 	}
 	s := res.Stats
 	fmt.Fprintf(w, "  ops: %d invoked; %d ok, %d fail, %d info; ok fraction %.3f\n",
-		r.counts.invoked, s.OKCount, s.FailCount, s.InfoCount, res.Availability.OKFraction)
+		invoked, s.OKCount, s.FailCount, s.InfoCount, res.Availability.OKFraction)
 	if n := res.Net; n.All.MsgsPerOp != nil {
 		fmt.Fprintf(w, "  network: %d messages, %.1f per op (%.1f node-to-node); %d dropped by partitions\n",
 			n.All.MsgCount, *n.All.MsgsPerOp, *n.Servers.MsgsPerOp, n.All.DropCount)
@@ -159,7 +176,11 @@ func (r *runner) printSummary(res *Results, runErr error) {
 	}
 	fmt.Fprintf(w, "  analysis: %.1f s after %.1f s of run; peak memory: harness %.0f MiB, largest node %.0f MiB\n",
 		res.Timing.AnalysisS, res.Timing.RunS, res.Memory.HarnessPeakMiB, res.Memory.NodePeakMiB)
-	fmt.Fprintf(w, "  seed %d; report: %s/latest/ (%s)\n", r.o.Seed, r.o.StoreDir, strings.Join(r.reportFiles(res), ", "))
+	where := r.o.StoreDir + "/latest/"
+	if r.stored != nil {
+		where = r.dir + "/"
+	}
+	fmt.Fprintf(w, "  seed %d; report: %s (%s)\n", r.o.Seed, where, strings.Join(r.reportFiles(res), ", "))
 }
 
 // failedChecks names the checkers that found the history invalid.

@@ -20,6 +20,11 @@ const indexFile = "index.html"
 // verdict: a failure is a warning. Between the two, done is called to
 // complete res (timing), so the index shows what results.json says.
 func (r *runner) writeReport(res *Results, nemesis []workloads.Op, focus *workloads.Focus, done func()) {
+	if r.stored != nil {
+		if _, err := os.Stat(filepath.Join(r.dir, messagesFile)); err == nil {
+			res.Reports = append(res.Reports, messagesFile) // the live run's, kept
+		}
+	}
 	if r.net != nil {
 		r.guard("the message diagram", func() {
 			start, panels := r.start, diagramPanels(focus)
@@ -168,7 +173,7 @@ func leaseSummaryOf(checker any) (workloads.LeaseSummary, bool) {
 // indexFiles lists the run's files with their notes: the known ones in
 // order, then the others, then each node's log.
 func (r *runner) indexFiles(res *Results) [][2]string {
-	present := listFiles(r.dir)
+	present := append(listFiles(r.dir), "results.json") // written right after this page
 	var out [][2]string
 	for _, f := range fileNotes {
 		if slices.Contains(present, f.name) || slices.Contains(res.Reports, f.name) {

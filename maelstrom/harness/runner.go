@@ -80,6 +80,9 @@ type runner struct {
 	final     finalState
 	counts    opCounts
 	ticker    *time.Ticker // redraws the progress line
+	// stored is the stored run being analysed again (Analyze); nil in a
+	// live run.
+	stored *StoredRun
 }
 
 // Run performs one test: start the nodes, init them, drive the workload

@@ -9,7 +9,14 @@
 //
 // # Commands and exit status
 //
-// The only command is test. A bare maelstrom, or any other command
+// The commands are test and analyze. analyze [--store DIR] [RUN_DIR]
+// (analyze.go) judges a stored run again, as Maelstrom's analyze does:
+// the checker, the statistics, the pictures and the pages are computed
+// again from RUN_DIR's history.jsonl (default STORE/latest) and written
+// over the old ones; the run's flags, seed and network figures come from
+// its results.json, messages.svg (from the live network's journal) is
+// kept, and the exit status is the one test gives, 254 when RUN_DIR is no
+// stored run. A bare maelstrom, or any other command
 // (including --help before a command), prints the command usage and exits
 // 254, as Jepsen's cli does; test --help (or -h) prints the help of test
 // once, on stdout, and exits 0. The exit status of test is real

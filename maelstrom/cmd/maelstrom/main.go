@@ -46,10 +46,11 @@ func startProfile() (stop func()) {
 // commandUsage is what a bare or unknown command prints, as Jepsen's cli
 // does before exiting 254.
 const commandUsage = `Usage: maelstrom COMMAND [OPTIONS ...]
-Commands: test
+Commands: test, analyze
 
-Run "maelstrom test --help" for the options of test. Maelstrom's other
-commands (analyze, serve, demo, doc) are not provided.
+Run "maelstrom test --help" for the options of test, and "maelstrom
+analyze --help" for analyze. Maelstrom's other commands (serve, demo,
+doc) are not provided.
 `
 
 const testUsage = `Usage: maelstrom test [OPTIONS ...] [-- NODE-ARGS ...]
@@ -70,6 +71,9 @@ Options:
 // run is the whole command: parse, run, report. It returns the exit
 // status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "analyze" {
+		return analyze(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "test" {
 		if len(args) > 0 {
 			fmt.Fprintf(stderr, "maelstrom: unknown command %q\n", args[0])
@@ -155,14 +159,24 @@ func asksHelp(args []string) bool {
 
 // options validates the flags and builds the run options.
 func (f *testFlags) options() (harness.Options, error) {
+	bin, binErr := harness.CanonicalBin(f.Bin)
+	o, err := f.runOptions()
+	if err = errors.Join(binErr, err); err != nil {
+		return harness.Options{}, err
+	}
+	o.Launch = harness.ExecLauncher(bin, f.Args)
+	return o, nil
+}
+
+// runOptions validates every flag but --bin and builds the run options
+// without a node program: test adds one, analyze needs none.
+func (f *testFlags) runOptions() (harness.Options, error) {
 	var errs []error
 	collect := func(err error) {
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
-	bin, err := harness.CanonicalBin(f.Bin)
-	collect(err)
 	nodes, err := f.nodeIDs()
 	collect(err)
 	f.Nodes = nodes
@@ -183,7 +197,7 @@ func (f *testFlags) options() (harness.Options, error) {
 		return harness.Options{}, err
 	}
 	return harness.Options{
-		Workload: wl, Nodes: nodes, Launch: harness.ExecLauncher(bin, f.Args),
+		Workload: wl, Nodes: nodes,
 		TimeLimit: timeLimit, Concurrency: workers, Latency: lat,
 		Faults: faults, NemesisInterval: interval, RecoveryTime: recovery,
 		KillWithoutBootWait: f.KillWithoutBootWait, AvailabilityMin: avail,

@@ -260,3 +260,45 @@ func TestFlagsAnywhere(t *testing.T) {
 		t.Errorf("workload %q time-limit %d rate %v args %q", f.Workload, f.TimeLimitS, f.Rate, f.Args)
 	}
 }
+
+// TestAnalyzeAgain: analyze judges a stored run again and reaches the run's
+// own verdict, checker details and figures; what it cannot find is a bad
+// argument.
+func TestAnalyzeAgain(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		exit int
+	}{
+		{"valid", []string{"-w", "lease", "--nodes", "n1", "--lease-ms", "300", "--recovery-time", "0.2", "--", "lease"}, 0},
+		{"invalid", []string{"-w", "lease", "--node-count", "3", "--concurrency", "2n", "--recovery-time", "0.2", "--", "lease"}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store := filepath.Join(t.TempDir(), "store")
+			args := append([]string{"test", "--bin", fakeNode, "--time-limit", "2", "--rate", "100",
+				"--latency", "2", "--store", store, "--seed", testSeed(t)}, c.args...)
+			if code, out := runCLI(t, args...); code != c.exit {
+				t.Fatalf("test exit %d, want %d\n%s", code, c.exit, out)
+			}
+			before := results(t, store)
+			code, out := runCLI(t, "analyze", "--store", store)
+			if code != c.exit {
+				t.Fatalf("analyze exit %d, want %d\n%s", code, c.exit, out)
+			}
+			after := results(t, store)
+			for _, k := range []string{"valid", "exit_code", "lease", "checks", "stats", "availability", "workload_stats", "nemesis", "final", "net", "seed", "command", "config", "started"} {
+				if string(before[k]) != string(after[k]) {
+					t.Errorf("results.json %q changed:\n  run:     %s\n  analyze: %s", k, before[k], after[k])
+				}
+			}
+		})
+	}
+	for _, bad := range [][]string{{"analyze", "--store", t.TempDir()}, {"analyze", "a", "b"}, {"analyze", "--bogus"}} {
+		if code, out := runCLI(t, bad...); code != 254 {
+			t.Errorf("%v: exit %d, want 254\n%s", bad, code, out)
+		}
+	}
+	if code, out := runCLI(t, "analyze", "--help"); code != 0 || !strings.Contains(out, "Usage: maelstrom analyze") {
+		t.Errorf("analyze --help: exit %d\n%s", code, out)
+	}
+}

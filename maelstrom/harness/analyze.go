@@ -1,0 +1,149 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"chunklease/maelstrom/netsim"
+)
+
+// Analysing a stored run again (maelstrom analyze, as Maelstrom's
+// analyze command): the checkers, the statistics, the pictures and the
+// pages are computed again from the run's history.jsonl, and results.json
+// is written again. What the history does not hold comes from the stored
+// results.json (StoredRun): the command, the seed and the flags, when the
+// run started and how long it took, the final phase's counts, the
+// network's message counts and the replies it dropped. messages.svg is
+// drawn from the network's journal, which only a live run has: a stored
+// run keeps the one it has. The pictures' time axis ends at the last op
+// of the history (a live run's ends when its analysis begins, a few
+// milliseconds later).
+
+// StoredRun is what a stored results.json tells about its run beyond
+// the history.
+type StoredRun struct {
+	Workload  string          `json:"workload"`
+	Error     *string         `json:"error"`
+	Command   []string        `json:"command"`
+	Config    json.RawMessage `json:"config"`
+	Seed      uint64          `json:"seed"`
+	Started   time.Time       `json:"started"`
+	DurationS float64         `json:"duration_s"`
+	Final     FinalPhase      `json:"final"`
+	Net       struct {
+		All          netsim.Counts `json:"all"`
+		Clients      netsim.Counts `json:"clients"`
+		Servers      netsim.Counts `json:"servers"`
+		StrayReplies int64         `json:"stray_replies"`
+	} `json:"net"`
+	Nemesis      NemesisResult      `json:"nemesis"`
+	Availability AvailabilityResult `json:"availability"`
+	Timing       Timing             `json:"timing"`
+	Memory       Memory             `json:"memory"`
+}
+
+// ReadStoredRun reads dir/results.json.
+func ReadStoredRun(dir string) (*StoredRun, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a stored run: %w", dir, err)
+	}
+	var s StoredRun
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%s/results.json: %w", dir, err)
+	}
+	if s.Workload == "" {
+		return nil, fmt.Errorf("%s/results.json names no workload", dir)
+	}
+	return &s, nil
+}
+
+// Analyze judges the stored run in dir again and rewrites its
+// results.json, pictures and pages. o is the run's options as the stored
+// flags give them (Workload, Nodes, Faults, NemesisInterval,
+// AvailabilityMin, TimeLimit, Seed, Config, Stdout, Stderr); nothing is
+// started. A run that failed stays failed, with its stored error, as the
+// test run reported it. The exit status is the one test gives.
+func Analyze(o Options, dir string, s *StoredRun) Outcome {
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	o.Command = s.Command
+	r := &runner{o: o, dir: dir, console: newConsole(o.Stderr), started: s.Started, stored: s}
+	analysisStart := time.Now()
+	end, err := lastOpTime(filepath.Join(dir, historyFile))
+	if err != nil {
+		return Outcome{Exit: ExitBadArgs, Dir: dir, Err: err}
+	}
+	var runErr error
+	if s.Error != nil {
+		runErr = errors.New(*s.Error)
+	}
+	fmt.Fprintf(o.Stdout, "maelstrom: analysing %s (%s workload, seed %d) again\n", dir, o.Workload.Name(), s.Seed)
+	return r.conclude(runErr, 0, analysisStart, end)
+}
+
+// lastOpTime is the time of the last op in the history at path: a stored
+// run's end, for the pictures' time axis.
+func lastOpTime(path string) (time.Duration, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("no history to analyse: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	const tailBytes = 1 << 20
+	from := max(fi.Size()-tailBytes, 0)
+	tail := make([]byte, fi.Size()-from)
+	if _, err := f.ReadAt(tail, from); err != nil && !errors.Is(err, io.EOF) {
+		return 0, err
+	}
+	lines := bytes.Split(bytes.TrimSpace(tail), []byte("\n"))
+	var op struct {
+		Time int64 `json:"time"`
+	}
+	if len(lines) == 0 || len(lines[len(lines)-1]) == 0 {
+		return 0, nil // an empty history
+	}
+	if err := json.Unmarshal(lines[len(lines)-1], &op); err != nil {
+		return 0, fmt.Errorf("%s: the last line: %w", path, err)
+	}
+	return time.Duration(op.Time), nil
+}
+
+// netStats are the network's message counts: the live network's, or a
+// stored run's.
+func (r *runner) netStats() netsim.Stats {
+	if s := r.stored; s != nil {
+		return netsim.Stats{All: s.Net.All, Clients: s.Net.Clients, Servers: s.Net.Servers}
+	}
+	return r.net.Stats()
+}
+
+// strayReplies counts the messages clients discarded.
+func (r *runner) strayReplies() int64 {
+	if s := r.stored; s != nil {
+		return s.Net.StrayReplies
+	}
+	return r.strays.Load()
+}
+
+// finalPhaseResult is what the final phase did.
+func (r *runner) finalPhaseResult() FinalPhase {
+	if s := r.stored; s != nil {
+		return s.Final
+	}
+	return r.final.FinalPhase
+}
