@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"chunklease/history"
 	"chunklease/workloads"
 )
 
@@ -32,7 +33,7 @@ type liveCluster struct {
 	waiting map[int]chan json.RawMessage // client msg_id -> reply
 	nextID  int
 	start   time.Time
-	ops     []workloads.Op
+	ops     []history.Op
 	wg      sync.WaitGroup
 }
 
@@ -135,7 +136,7 @@ func (c *liveCluster) call(proc int, node, f string, value map[string]any, timeo
 	}
 	req, _ := json.Marshal(map[string]any{"src": "c1", "dest": node, "body": body})
 	inv, _ := json.Marshal(value)
-	c.record(workloads.Op{Process: workloads.Process{ID: proc}, Type: workloads.Invoke, F: f, Node: node, Value: inv})
+	c.record(history.Op{Process: history.Process{ID: proc}, Type: history.Invoke, F: f, Node: node, Value: inv})
 	c.write(node, string(req))
 	select {
 	case raw := <-ch:
@@ -144,7 +145,7 @@ func (c *liveCluster) call(proc int, node, f string, value map[string]any, timeo
 		c.complete(proc, node, f, value, reply)
 		return reply
 	case <-time.After(timeout):
-		c.record(workloads.Op{Process: workloads.Process{ID: proc}, Type: workloads.Info, F: f, Node: node, Value: inv, Error: "net-timeout"})
+		c.record(history.Op{Process: history.Process{ID: proc}, Type: history.Info, F: f, Node: node, Value: inv, Error: "net-timeout"})
 		return nil
 	}
 }
@@ -154,11 +155,11 @@ func (c *liveCluster) complete(proc int, node, f string, value, reply map[string
 	for k, v := range value {
 		out[k] = v
 	}
-	typ := workloads.OK
+	typ := history.OK
 	if reply["type"] == "error" {
-		typ = workloads.Fail
+		typ = history.Fail
 		if reply["code"] == float64(0) {
-			typ = workloads.Info
+			typ = history.Info
 		}
 	} else {
 		for _, k := range []string{"primary", "expires_in_ms", "new_expires_in_ms", "remaining_ms", "expired", "token"} {
@@ -168,10 +169,10 @@ func (c *liveCluster) complete(proc int, node, f string, value, reply map[string
 		}
 	}
 	v, _ := json.Marshal(out)
-	c.record(workloads.Op{Process: workloads.Process{ID: proc}, Type: typ, F: f, Node: node, Value: v})
+	c.record(history.Op{Process: history.Process{ID: proc}, Type: typ, F: f, Node: node, Value: v})
 }
 
-func (c *liveCluster) record(op workloads.Op) {
+func (c *liveCluster) record(op history.Op) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	op.Time, op.Index = c.now(), len(c.ops)
@@ -182,7 +183,7 @@ func (c *liveCluster) record(op workloads.Op) {
 func (c *liveCluster) judge() {
 	c.t.Helper()
 	c.mu.Lock()
-	ops := append([]workloads.Op(nil), c.ops...)
+	ops := append([]history.Op(nil), c.ops...)
 	c.mu.Unlock()
 	res := workloads.CheckLease(ops)
 	if !res.Valid {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"chunklease/history"
 	"chunklease/workloads"
 )
 
@@ -46,7 +47,7 @@ type outcome struct {
 	sc         scenario
 	ops        int
 	violations []workloads.Violation
-	problems   []workloads.HistoryProblem
+	problems   []history.Problem
 	history    []byte
 }
 
@@ -56,9 +57,9 @@ type outcome struct {
 func runSchedule(sc scenario) outcome {
 	w := newWorld(sc)
 	jsonl := w.run()
-	ops, err := workloads.ReadHistory(bytes.NewReader(jsonl))
+	ops, err := history.ReadHistory(bytes.NewReader(jsonl))
 	if err != nil {
-		return outcome{sc: sc, problems: []workloads.HistoryProblem{{Index: -1, Text: "history does not parse: " + err.Error()}}, history: jsonl}
+		return outcome{sc: sc, problems: []history.Problem{{Index: -1, Text: "history does not parse: " + err.Error()}}, history: jsonl}
 	}
 	if sc.master {
 		return masterOutcome(sc, ops, jsonl)

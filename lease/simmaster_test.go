@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"chunklease/history"
 	"chunklease/workloads"
 )
 
@@ -25,7 +26,7 @@ func drawMasterScenario(seed uint64, weakening string) scenario {
 }
 
 // masterOutcome checks a master history.
-func masterOutcome(sc scenario, ops []workloads.Op, jsonl []byte) outcome {
+func masterOutcome(sc scenario, ops []history.Op, jsonl []byte) outcome {
 	res := workloads.CheckMaster(ops)
 	o := outcome{sc: sc, ops: len(ops), problems: res.Problems, history: jsonl}
 	for _, v := range res.Violations {

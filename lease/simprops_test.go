@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"chunklease/history"
 	"chunklease/workloads"
 )
 
@@ -27,8 +28,8 @@ type readValue struct {
 // from the reply, no other server is newly granted the chunk within that
 // time, unless the holder released meanwhile. The bound allows the drift
 // factor and a millisecond of rounding.
-func checkProtectedPromise(history []workloads.Op, holdings []workloads.Holding, driftPPM int64) []string {
-	pairs, _ := workloads.PairOps(history)
+func checkProtectedPromise(ops []history.Op, holdings []workloads.Holding, driftPPM int64) []string {
+	pairs, _ := history.PairOps(ops)
 	releases := map[string][]int64{} // chunk/server -> release invoke times
 	for _, p := range pairs {
 		if p.Invoke.F == workloads.FRelease {
@@ -62,8 +63,8 @@ func checkProtectedPromise(history []workloads.Op, holdings []workloads.Holding,
 // holder it named and the time until which it promised it protected (the
 // reply's time plus the remaining time), shortened by the drift factor
 // and a millisecond.
-func promisedHolder(p workloads.Pair, driftPPM int64) (holder, chunk string, until int64, ok bool) {
-	if p.Completion == nil || p.Completion.Type != workloads.OK {
+func promisedHolder(p history.Pair, driftPPM int64) (holder, chunk string, until int64, ok bool) {
+	if p.Completion == nil || p.Completion.Type != history.OK {
 		return "", "", 0, false
 	}
 	var v readValue

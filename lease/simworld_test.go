@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"chunklease/history"
 	"chunklease/lease"
 	"chunklease/workloads"
 )
@@ -119,7 +120,7 @@ type world struct {
 	remote   []bool   // remote[i]: node i sits at the remote site (simsites_test.go)
 
 	wl      workloads.Workload
-	hist    *workloads.Writer
+	hist    *history.Writer
 	buf     bytes.Buffer
 	clients clients
 	pollAt  time.Duration
@@ -127,7 +128,7 @@ type world struct {
 
 func newWorld(sc scenario) *world {
 	w := &world{sc: sc, rng: rand.New(rand.NewPCG(sc.seed, 0xface)), pollAt: -1, slow: -1}
-	w.hist = workloads.NewWriter(&w.buf)
+	w.hist = history.NewWriter(&w.buf)
 	w.remote = remoteSite(sc)
 	for i := range sc.nodes {
 		w.ids = append(w.ids, "n"+strconv.Itoa(i+1))
@@ -364,7 +365,7 @@ func (w *world) arrive(e event) {
 	}
 }
 
-func (w *world) record(op workloads.Op) {
+func (w *world) record(op history.Op) {
 	op.Time = int64(w.now)
 	if _, err := w.hist.Append(op); err != nil {
 		panic(err)

@@ -9,15 +9,16 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 	"time"
+
+	"chunklease/history"
 )
 
 // withNemesis adds nemesis steps (an invoke and a completion each, as the
 // harness writes them) at random times: partitions, kills and pauses with
 // their heals, keeping real-time order and dense indices.
-func withNemesis(ops []Op, rng *rand.Rand, steps int) []Op {
+func withNemesis(ops []history.Op, rng *rand.Rand, steps int) []history.Op {
 	if len(ops) == 0 {
 		return ops
 	}
@@ -38,8 +39,8 @@ func withNemesis(ops []Op, rng *rand.Rand, steps int) []Op {
 			at           int64
 		}{{k.begin, k.beginInv, k.beginDone, t}, {k.heal, k.healInv, k.healDone, heal}} {
 			out = append(out,
-				Op{Time: s.at, Process: NemesisProcess, Type: Info, F: s.f, Value: json.RawMessage(s.inv)},
-				Op{Time: s.at + 1000, Process: NemesisProcess, Type: Info, F: s.f, Value: json.RawMessage(s.done)})
+				history.Op{Time: s.at, Process: history.NemesisProcess, Type: history.Info, F: s.f, Value: json.RawMessage(s.inv)},
+				history.Op{Time: s.at + 1000, Process: history.NemesisProcess, Type: history.Info, F: s.f, Value: json.RawMessage(s.done)})
 		}
 		t = heal
 	}
@@ -47,7 +48,7 @@ func withNemesis(ops []Op, rng *rand.Rand, steps int) []Op {
 }
 
 // writeHistoryFile writes ops as dir/history.jsonl.
-func writeHistoryFile(t *testing.T, dir string, ops []Op) string {
+func writeHistoryFile(t *testing.T, dir string, ops []history.Op) string {
 	t.Helper()
 	path := filepath.Join(dir, "history.jsonl")
 	f, err := os.Create(path)
@@ -55,7 +56,7 @@ func writeHistoryFile(t *testing.T, dir string, ops []Op) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := WriteHistory(f, ops); err != nil {
+	if err := history.WriteHistory(f, ops); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -63,15 +64,15 @@ func writeHistoryFile(t *testing.T, dir string, ops []Op) string {
 
 // analyze runs w's analysis over ops written to a file in dir, with many
 // small shards and two goroutines.
-func analyze(t *testing.T, w Workload, ops []Op, dir string, messages int) Analyzed {
+func analyze(t *testing.T, w Workload, ops []history.Op, dir string, messages int) Analyzed {
 	t.Helper()
 	path := writeHistoryFile(t, dir, ops)
 	var a Analysis
-	facts, err := ReadBack(path, func(nemesis []Op) ([]PairSink, error) {
+	facts, err := history.ReadBack(path, func(nemesis []history.Op) ([]history.PairSink, error) {
 		var err error
 		a, err = w.(Analyzer).NewAnalysis(AnalysisEnv{Dir: dir, Nemesis: nemesis, Messages: messages,
-			Parallel: 2, HistoryBytes: 40 * spillShardBytes})
-		return []PairSink{a}, err
+			Parallel: 2, HistoryBytes: 40 * 8 << 20}) // 41 spill shards of 8 MiB
+		return []history.PairSink{a}, err
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +96,7 @@ func jsonOf(t *testing.T, v any) string {
 
 // leaseSimHistory is a simulated lease run over 120 chunks against svc,
 // with nemesis steps.
-func leaseSimHistory(t *testing.T, svc *idealLeases, seed int64) []Op {
+func leaseSimHistory(t *testing.T, svc *idealLeases, seed int64) []history.Op {
 	opts := LeaseOptions{Servers: 4, Chunks: 120, LeaseMs: 400, Rate: 200, Workers: 10}
 	ops := simulate(t, NewLease(opts, seed), svc, simCfg(opts.Workers, 20*time.Second))
 	return withNemesis(ops, rand.New(rand.NewPCG(uint64(seed), 7)), 12)
@@ -142,9 +143,9 @@ func TestLeaseAnalysisOfMalformedHistory(t *testing.T) {
 		case op.Process.Nemesis:
 		case rng.IntN(300) == 0:
 			op.F = "frob" // an unknown f (and a completion f that does not match)
-		case rng.IntN(300) == 0 && op.Type == OK:
+		case rng.IntN(300) == 0 && op.Type == history.OK:
 			op.Value = json.RawMessage(`{"chunk":"ch_1"}`) // an ok value without its fields
-		case rng.IntN(300) == 0 && op.Type == Invoke:
+		case rng.IntN(300) == 0 && op.Type == history.Invoke:
 			op.Value = json.RawMessage(`{}`) // no chunk
 		case rng.IntN(500) == 0:
 			op.Process.ID += 1000 // a completion without an invoke, an invoke never completed
@@ -156,7 +157,7 @@ func TestLeaseAnalysisOfMalformedHistory(t *testing.T) {
 	compareLeaseAnalysis(t, ops)
 }
 
-func compareLeaseAnalysis(t *testing.T, ops []Op) {
+func compareLeaseAnalysis(t *testing.T, ops []history.Op) {
 	t.Helper()
 	res := CheckLease(ops)
 	dir := t.TempDir()
@@ -198,13 +199,13 @@ func compareDetails(t *testing.T, path string, res LeaseResult) {
 	var chunks []string
 	var holdings []Holding
 	var violations []Violation
-	var problems []HistoryProblem
+	var problems []history.Problem
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
 		var line struct {
 			chunkDetail
-			Problem *HistoryProblem `json:"problem"`
+			Problem *history.Problem `json:"problem"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 			t.Fatalf("%s: %v", sc.Text(), err)
@@ -266,37 +267,13 @@ func TestMasterAnalysisMatchesCheckMaster(t *testing.T) {
 // and a completion without an invoke.
 func TestEchoAnalysisMatchesCheckEcho(t *testing.T) {
 	ok := `{"type":"echo_ok","echo":$,"msg_id":1,"in_reply_to":1}`
-	ops := echoHistory(ok, `{"type":"echo_ok","echo":"Please echo 99","in_reply_to":1}`, ok, Info, ok, "")
-	ops = append(ops, Op{Index: len(ops), Time: ops[len(ops)-1].Time + 1, Process: Process{ID: 77}, Type: OK, F: "echo", Value: json.RawMessage(`{"echo":"x"}`)})
+	ops := echoHistory(ok, `{"type":"echo_ok","echo":"Please echo 99","in_reply_to":1}`, ok, history.Info, ok, "")
+	ops = append(ops, history.Op{Index: len(ops), Time: ops[len(ops)-1].Time + 1, Process: history.Process{ID: 77}, Type: history.OK, F: "echo", Value: json.RawMessage(`{"echo":"x"}`)})
 	got := analyze(t, NewEcho(EchoOptions{}, 1), ops, t.TempDir(), 5)
 	if g, w := jsonOf(t, got.Result.Details), jsonOf(t, CheckEcho(ops)); g != w {
 		t.Errorf("result:\n%s\nwant:\n%s", g, w)
 	}
 	if g, w := jsonOf(t, got.Stats), jsonOf(t, ComputeStats(ops, 5)); g != w {
 		t.Errorf("statistics:\n%s\nwant:\n%s", g, w)
-	}
-}
-
-// TestReadBackNamesTheBadLine: a defect met on the way is ReadHistory's
-// error, with its line number, from either pass.
-func TestReadBackNamesTheBadLine(t *testing.T) {
-	ok := `{"type":"echo_ok","echo":$,"msg_id":1,"in_reply_to":1}`
-	ops := echoHistory(ok, ok)
-	for _, bad := range []string{`{"index":9,"time":1,"process":0,"type":"ok","f":"echo"}`,
-		`{"index":2,"time":1,"process":"nemesis","type":"nope","f":"kill"}`} {
-		var b bytes.Buffer
-		if err := WriteHistory(&b, ops[:2]); err != nil {
-			t.Fatal(err)
-		}
-		b.WriteString(bad + "\n")
-		path := filepath.Join(t.TempDir(), "history.jsonl")
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, want := ReadHistory(bytes.NewReader(b.Bytes()))
-		_, err := ReadBack(path, func([]Op) ([]PairSink, error) { return nil, nil })
-		if err == nil || want == nil || err.Error() != want.Error() || !strings.Contains(err.Error(), "line 3") {
-			t.Errorf("%s: ReadBack error %v, ReadHistory's %v", bad, err, want)
-		}
 	}
 }

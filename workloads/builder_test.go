@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+
+	"chunklease/history"
 )
 
 // The history value shapes, as structs: the builder writes hand-made
@@ -54,7 +56,7 @@ func tok(t int64) *int64 { return &t }
 // does; releaseTok sends any.
 type hb struct {
 	t         *testing.T
-	ops       []Op
+	ops       []history.Op
 	lastToken int64
 	tokens    map[string]int64 // chunk/server -> the last token it got
 }
@@ -74,13 +76,13 @@ func (b *hb) raw(v any) json.RawMessage {
 // pair adds an invoke at inv and a completion of type typ at done; typ ""
 // leaves the op open.
 func (b *hb) pair(proc int, f string, inv, done float64, typ string, invValue, doneValue any, node string) {
-	p := Process{ID: proc}
-	b.ops = append(b.ops, Op{Time: ms(inv), Process: p, Type: Invoke, F: f, Node: node, Value: b.raw(invValue)})
+	p := history.Process{ID: proc}
+	b.ops = append(b.ops, history.Op{Time: ms(inv), Process: p, Type: history.Invoke, F: f, Node: node, Value: b.raw(invValue)})
 	if typ == "" {
 		return
 	}
-	op := Op{Time: ms(done), Process: p, Type: typ, F: f, Node: node, Value: b.raw(doneValue)}
-	if typ != OK {
+	op := history.Op{Time: ms(done), Process: p, Type: typ, F: f, Node: node, Value: b.raw(doneValue)}
+	if typ != history.OK {
 		op.Value, op.Error = b.raw(invValue), "temporarily-unavailable: test"
 	}
 	b.ops = append(b.ops, op)
@@ -98,7 +100,7 @@ func askFor(chunk, server string, toldMs int64) leaseAskValue {
 // primary is server it carries the next token, which it returns.
 func (b *hb) grant(proc int, inv, done float64, chunk, server, primary string, expiresMs int64) int64 {
 	if primary != server {
-		b.pair(proc, FGrant, inv, done, OK, ask(chunk, server), grantOKValue{ask(chunk, server), primary, expiresMs, nil}, "n1")
+		b.pair(proc, FGrant, inv, done, history.OK, ask(chunk, server), grantOKValue{ask(chunk, server), primary, expiresMs, nil}, "n1")
 		return 0
 	}
 	b.lastToken++
@@ -110,7 +112,7 @@ func (b *hb) grant(proc int, inv, done float64, chunk, server, primary string, e
 func (b *hb) grantTok(proc int, inv, done float64, chunk, server string, expiresMs int64, token *int64) {
 	b.got(chunk, server, token)
 	a := askFor(chunk, server, expiresMs)
-	b.pair(proc, FGrant, inv, done, OK, a, grantOKValue{a, server, expiresMs, token}, "n1")
+	b.pair(proc, FGrant, inv, done, history.OK, a, grantOKValue{a, server, expiresMs, token}, "n1")
 }
 
 // grantOutcome adds a grant that failed or is unknown (typ fail/info/"").
@@ -130,7 +132,7 @@ func (b *hb) renew(proc int, inv, done float64, chunk, server string, newExpires
 func (b *hb) renewTok(proc int, inv, done float64, chunk, server string, newExpiresMs int64, node string, token *int64) {
 	b.got(chunk, server, token)
 	a := askFor(chunk, server, newExpiresMs)
-	b.pair(proc, FRenew, inv, done, OK, a, renewOKValue{a, newExpiresMs, token}, node)
+	b.pair(proc, FRenew, inv, done, history.OK, a, renewOKValue{a, newExpiresMs, token}, node)
 }
 
 func (b *hb) renewOutcome(proc int, inv, done float64, chunk, server, typ string) {
@@ -143,7 +145,7 @@ func (b *hb) check(proc int, inv, done float64, chunk, primary string, expired b
 	if primary != "" {
 		p = &primary
 	}
-	b.pair(proc, FCheck, inv, done, OK, checkValue{chunk}, checkOKValue{chunk, p, 0, expired}, "n3")
+	b.pair(proc, FCheck, inv, done, history.OK, checkValue{chunk}, checkOKValue{chunk, p, 0, expired}, "n3")
 }
 
 // got remembers the last token a server got for a chunk.
@@ -172,10 +174,10 @@ func (b *hb) releaseTok(proc int, inv, done float64, chunk, server string, token
 // nemesis adds a nemesis op pair (invoke, then completion) at times.
 func (b *hb) nemesis(f string, inv, done float64) {
 	b.ops = append(b.ops,
-		Op{Time: ms(inv), Process: NemesisProcess, Type: Invoke, F: f, Value: json.RawMessage(`"majority"`)},
-		Op{Time: ms(done), Process: NemesisProcess, Type: Info, F: f, Value: json.RawMessage(`null`)})
+		history.Op{Time: ms(inv), Process: history.NemesisProcess, Type: history.Invoke, F: f, Value: json.RawMessage(`"majority"`)},
+		history.Op{Time: ms(done), Process: history.NemesisProcess, Type: history.Info, F: f, Value: json.RawMessage(`null`)})
 }
 
-func (b *hb) history() []Op {
+func (b *hb) history() []history.Op {
 	return inTimeOrder(slices.Clone(b.ops))
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"chunklease/history"
 )
 
 // EchoOptions configures the echo workload.
@@ -75,7 +77,7 @@ func (e *Echo) Complete(now time.Duration, worker int, inv Invocation, reply jso
 	if err := json.Compact(&compact, reply); err != nil {
 		return malformedReply(inv, err.Error())
 	}
-	return Completion{Type: OK, Value: compact.Bytes()}
+	return Completion{Type: history.OK, Value: compact.Bytes()}
 }
 
 // echoSchema names the closed schema in error texts.
@@ -119,14 +121,14 @@ func orMissing(raw json.RawMessage) string {
 }
 
 // Check runs CheckEcho.
-func (e *Echo) Check(history []Op) Result {
-	r := CheckEcho(history)
+func (e *Echo) Check(ops []history.Op) Result {
+	r := CheckEcho(ops)
 	return Result{Valid: r.Valid, Details: r}
 }
 
 // Stats computes the generic run statistics for results.json.
-func (e *Echo) Stats(history []Op, _ Result, messages int) any {
-	return ComputeStats(history, messages)
+func (e *Echo) Stats(ops []history.Op, _ Result, messages int) any {
+	return ComputeStats(ops, messages)
 }
 
 // EchoResult is the echo checker's verdict.
@@ -150,8 +152,8 @@ type EchoError struct {
 // completion whose value's "echo" equals the invoked value (as JSON
 // values). A timed-out, failed or unknown echo, or one never completed,
 // makes the history invalid, as in Maelstrom. Nemesis ops are ignored.
-func CheckEcho(history []Op) EchoResult {
-	pairs, problems := PairOps(history)
+func CheckEcho(ops []history.Op) EchoResult {
+	pairs, problems := history.PairOps(ops)
 	res := EchoResult{Errors: []EchoError{}}
 	for _, p := range problems {
 		res.Errors = append(res.Errors, EchoError{InvokeIndex: p.Index, Problem: p.Text})
@@ -169,7 +171,7 @@ func CheckEcho(history []Op) EchoResult {
 }
 
 // echoPairError judges one invoke/completion pair.
-func echoPairError(p Pair) (EchoError, bool) {
+func echoPairError(p history.Pair) (EchoError, bool) {
 	e := EchoError{InvokeIndex: p.Invoke.Index, Expected: p.Invoke.Value}
 	if p.Completion == nil {
 		e.Problem = "never completed"
@@ -177,7 +179,7 @@ func echoPairError(p Pair) (EchoError, bool) {
 	}
 	c := *p.Completion
 	e.CompletionIndex = &c.Index
-	if c.Type != OK {
+	if c.Type != history.OK {
 		e.Problem = fmt.Sprintf("completed %s: %s", c.Type, c.Error)
 		return e, true
 	}

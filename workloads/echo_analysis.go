@@ -1,5 +1,9 @@
 package workloads
 
+import (
+	"chunklease/history"
+)
+
 // NewAnalysis judges an echo history read back op by op (Analyzer): the
 // result is CheckEcho's and ComputeStats's.
 func (e *Echo) NewAnalysis(env AnalysisEnv) (Analysis, error) {
@@ -13,7 +17,7 @@ type echoAnalysis struct {
 	messages  int
 }
 
-func (a *echoAnalysis) Pair(p Pair) error {
+func (a *echoAnalysis) Pair(p history.Pair) error {
 	a.stats.add(p)
 	a.res.Count++
 	if e, bad := echoPairError(p); bad {
@@ -24,11 +28,11 @@ func (a *echoAnalysis) Pair(p Pair) error {
 	return nil
 }
 
-func (a *echoAnalysis) Problem(p HistoryProblem) {
+func (a *echoAnalysis) Problem(p history.Problem) {
 	a.res.Errors = append(a.res.Errors, EchoError{InvokeIndex: p.Index, Problem: p.Text})
 }
 
-func (a *echoAnalysis) Finish(HistoryFacts) (Analyzed, error) {
+func (a *echoAnalysis) Finish(history.Facts) (Analyzed, error) {
 	res := a.res
 	res.Errors = append(res.Errors, a.pairFails...)
 	res.Valid = len(res.Errors) == 0

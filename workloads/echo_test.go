@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"chunklease/history"
 )
 
 func TestEchoStaggerIsGlobalWithMeanGapOneOverRate(t *testing.T) {
@@ -68,7 +70,7 @@ func TestEchoRequestAndCompletion(t *testing.T) {
 	}
 	reply := json.RawMessage(`{"type":"echo_ok", "echo":` + string(inv.Value) + `,"msg_id":1,"in_reply_to":1}`)
 	c := w.Complete(time.Millisecond, 0, inv, reply)
-	if c.Type != OK || c.Error != "" || !strings.Contains(string(c.Value), `"type":"echo_ok"`) {
+	if c.Type != history.OK || c.Error != "" || !strings.Contains(string(c.Value), `"type":"echo_ok"`) {
 		t.Errorf("completion %+v, want ok with the reply body", c)
 	}
 }
@@ -87,14 +89,14 @@ func TestEchoClosedSchemaViolationsAreInfo(t *testing.T) {
 	w := NewEcho(EchoOptions{Rate: 1}, 1)
 	for _, c := range cases {
 		got := w.Complete(0, 0, inv, json.RawMessage(c.reply))
-		if got.Type != Info || !strings.Contains(got.Error, c.want) || !strings.Contains(got.Error, "echo_ok schema") {
+		if got.Type != history.Info || !strings.Contains(got.Error, c.want) || !strings.Contains(got.Error, "echo_ok schema") {
 			t.Errorf("reply %s: completion %s %q, want info mentioning %q", c.reply, got.Type, got.Error, c.want)
 		}
 	}
-	if got := w.Complete(0, 0, inv, nil); got.Type != Info || got.Error != "net-timeout" {
+	if got := w.Complete(0, 0, inv, nil); got.Type != history.Info || got.Error != "net-timeout" {
 		t.Errorf("timeout completion %+v, want info net-timeout", got)
 	}
-	if got := w.Complete(0, 0, inv, json.RawMessage(`{"type":"error","code":11,"text":"busy"}`)); got.Type != Fail {
+	if got := w.Complete(0, 0, inv, json.RawMessage(`{"type":"error","code":11,"text":"busy"}`)); got.Type != history.Fail {
 		t.Errorf("definite error completion %+v, want fail", got)
 	}
 }
@@ -102,18 +104,18 @@ func TestEchoClosedSchemaViolationsAreInfo(t *testing.T) {
 // echoHistory builds invoke/completion pairs: reply "" means the op never
 // completed; a reply starting with '{' is an ok body; "info"/"fail" are
 // those completions.
-func echoHistory(replies ...string) []Op {
-	var ops []Op
+func echoHistory(replies ...string) []history.Op {
+	var ops []history.Op
 	for i, r := range replies {
 		val := json.RawMessage(`"Please echo ` + string(rune('0'+i)) + `"`)
-		ops = append(ops, Op{Time: int64(i) * 10, Process: Process{ID: i}, Type: Invoke, F: "echo", Value: val})
+		ops = append(ops, history.Op{Time: int64(i) * 10, Process: history.Process{ID: i}, Type: history.Invoke, F: "echo", Value: val})
 		switch {
 		case r == "":
-		case r == Info || r == Fail:
-			ops = append(ops, Op{Time: int64(i)*10 + 5, Process: Process{ID: i}, Type: r, F: "echo", Value: val, Error: "net-timeout"})
+		case r == history.Info || r == history.Fail:
+			ops = append(ops, history.Op{Time: int64(i)*10 + 5, Process: history.Process{ID: i}, Type: r, F: "echo", Value: val, Error: "net-timeout"})
 		default:
 			body := strings.ReplaceAll(r, "$", string(val))
-			ops = append(ops, Op{Time: int64(i)*10 + 5, Process: Process{ID: i}, Type: OK, F: "echo", Value: json.RawMessage(body)})
+			ops = append(ops, history.Op{Time: int64(i)*10 + 5, Process: history.Process{ID: i}, Type: history.OK, F: "echo", Value: json.RawMessage(body)})
 		}
 	}
 	for i := range ops {
@@ -128,12 +130,12 @@ func TestCheckEcho(t *testing.T) {
 	if !valid.Valid || valid.Count != 3 || valid.OKCount != 3 {
 		t.Errorf("all-ok history: %+v", valid)
 	}
-	negatives := map[string][]Op{
-		"timed out":       echoHistory(ok, Info, ok),
-		"failed":          echoHistory(ok, Fail),
+	negatives := map[string][]history.Op{
+		"timed out":       echoHistory(ok, history.Info, ok),
+		"failed":          echoHistory(ok, history.Fail),
 		"never completed": echoHistory(ok, ""),
 		"wrong echo":      echoHistory(ok, `{"type":"echo_ok","echo":"Please echo 99","in_reply_to":1}`),
-		"completion without invoke": append(echoHistory(ok), Op{Index: 2, Time: 99, Process: Process{ID: 9}, Type: OK,
+		"completion without invoke": append(echoHistory(ok), history.Op{Index: 2, Time: 99, Process: history.Process{ID: 9}, Type: history.OK,
 			F: "echo", Value: json.RawMessage(`{}`)}),
 	}
 	for name, h := range negatives {

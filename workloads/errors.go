@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"chunklease/history"
 )
 
 // errorCode is one row of Maelstrom's error table (maelstrom-spec A.6).
@@ -66,7 +68,7 @@ func ErrorName(code json.RawMessage) (name string, definite bool) {
 func ClassifyError(body json.RawMessage, idempotent bool) (typ, errText string) {
 	var eb errorBody
 	if err := json.Unmarshal(body, &eb); err != nil {
-		return Info, fmt.Sprintf("malformed-error-reply: %v", err)
+		return history.Info, fmt.Sprintf("malformed-error-reply: %v", err)
 	}
 	name, definite := ErrorName(eb.Code)
 	errText = name
@@ -81,18 +83,18 @@ func ClassifyError(body json.RawMessage, idempotent bool) (typ, errText string) 
 		errText += " (code " + code + ")"
 	}
 	if definite || idempotent {
-		return Fail, errText
+		return history.Fail, errText
 	}
-	return Info, errText
+	return history.Info, errText
 }
 
 // ClassifyTimeout is the completion type of an op that got no reply: it
 // may have happened, so info, unless it is idempotent (then fail).
 func ClassifyTimeout(idempotent bool) (typ, errText string) {
 	if idempotent {
-		return Fail, TimeoutError
+		return history.Fail, TimeoutError
 	}
-	return Info, TimeoutError
+	return history.Info, TimeoutError
 }
 
 // errorCompletion handles the two replies every workload treats alike: no
@@ -114,7 +116,7 @@ func errorCompletion(inv Invocation, reply json.RawMessage, idempotent bool) (Co
 // malformedReply is the info completion of a reply that breaks its schema:
 // the node may or may not have done the op, so the outcome is unknown.
 func malformedReply(inv Invocation, problem string) Completion {
-	return Completion{Type: Info, Value: inv.Value, Error: "malformed-rpc-response: " + problem}
+	return Completion{Type: history.Info, Value: inv.Value, Error: "malformed-rpc-response: " + problem}
 }
 
 // replyType returns the body's "type" when it is a string, else "".

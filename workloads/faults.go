@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"chunklease/history"
 )
 
 // Fault kinds, as the report pictures shade them.
@@ -48,13 +50,13 @@ type Fault struct {
 // Nodes are read from any string in the op values that names a node of
 // the history (ops' node fields, grudge keys), so the exact value layout
 // of kill and pause ops does not matter.
-func Faults(history []Op) []Fault {
-	return faultsOf(history, historyNodes(history))
+func Faults(ops []history.Op) []Fault {
+	return faultsOf(ops, historyNodes(ops))
 }
 
 // FaultsOf is Faults for a history read back from disk: its nemesis ops,
 // in order, and the node names its client ops carry.
-func FaultsOf(nemesis []Op, clientNodes []string) []Fault {
+func FaultsOf(nemesis []history.Op, clientNodes []string) []Fault {
 	nodes := historyNodes(nemesis)
 	for _, n := range clientNodes {
 		nodes[n] = true
@@ -64,14 +66,14 @@ func FaultsOf(nemesis []Op, clientNodes []string) []Fault {
 
 // faultsOf reads the nemesis ops of history (others are skipped) with the
 // node names nodes.
-func faultsOf(history []Op, nodes map[string]bool) []Fault {
+func faultsOf(ops []history.Op, nodes map[string]bool) []Fault {
 	var out []Fault
 	open := map[string][]int{} // kind -> indices in out still in force
 	var last struct {
 		f     string
 		ended []int
 	}
-	for _, op := range history {
+	for _, op := range ops {
 		spec, ok := faultOps[op.F]
 		if !op.Process.Nemesis || !ok {
 			continue
@@ -103,9 +105,9 @@ func faultsOf(history []Op, nodes map[string]bool) []Fault {
 }
 
 // historyNodes are the node ids the history names.
-func historyNodes(history []Op) map[string]bool {
+func historyNodes(ops []history.Op) map[string]bool {
 	nodes := map[string]bool{}
-	for _, op := range history {
+	for _, op := range ops {
 		if op.Node != "" {
 			nodes[op.Node] = true
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"chunklease/history"
 )
 
 var flatSeeds = []string{
@@ -49,7 +51,7 @@ func TestFlatFastPathIsTaken(t *testing.T) {
 	for _, s := range flatSeeds[:5] {
 		var v LeaseValue
 		var r leaseReply
-		if !scanFlat([]byte(s), v.setField) || !scanFlat([]byte(s), r.setField) {
+		if !history.ScanFlat([]byte(s), v.setField) || !history.ScanFlat([]byte(s), r.setField) {
 			t.Errorf("%s fell back to encoding/json", s)
 		}
 	}

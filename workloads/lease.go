@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+
+	"chunklease/history"
 )
 
 // LeaseOptions configures the lease workload.
@@ -158,21 +160,21 @@ func newLease(opts LeaseOptions, seed int64) *Lease {
 func (l *Lease) Name() string { return "lease" }
 
 // Check runs CheckLease.
-func (l *Lease) Check(history []Op) Result {
-	r := CheckLease(history)
+func (l *Lease) Check(ops []history.Op) Result {
+	r := CheckLease(ops)
 	return Result{Valid: r.Valid, Details: r}
 }
 
 // Stats computes LeaseStats for results.json from the checker's holdings.
-func (l *Lease) Stats(history []Op, res Result, messages int) any {
+func (l *Lease) Stats(ops []history.Op, res Result, messages int) any {
 	check, ok := res.Details.(LeaseResult)
 	if !ok {
-		check = CheckLease(history)
+		check = CheckLease(ops)
 	}
-	return LeaseStats(history, check.Holdings, messages)
+	return LeaseStats(ops, check.Holdings, messages)
 }
 
 // Report writes the lease timeline (lease-timeline.html) into dir.
-func (l *Lease) Report(dir string, history []Op, res Result) error {
-	return WriteLeaseTimelineFile(dir, history, res)
+func (l *Lease) Report(dir string, ops []history.Op, res Result) error {
+	return WriteLeaseTimelineFile(dir, ops, res)
 }

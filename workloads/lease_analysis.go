@@ -3,17 +3,17 @@ package workloads
 import (
 	"bufio"
 	"container/heap"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"chunklease/history"
 )
 
 // LeaseDetailsFile is the lease analysis's detail file, beside
@@ -42,10 +42,10 @@ type LeaseSummary struct {
 	ViolationsByKind map[string]int `json:"violations_by_kind"`
 	// Violations are the earliest violations (by start, then in the
 	// checker's order), SummaryViolations at most.
-	Violations   []Violation      `json:"violations"`
-	ProblemCount int              `json:"problem_count"`
-	Problems     []HistoryProblem `json:"problems"` // the first SummaryProblems
-	Details      string           `json:"details"`  // "" when no file was written
+	Violations   []Violation       `json:"violations"`
+	ProblemCount int               `json:"problem_count"`
+	Problems     []history.Problem `json:"problems"` // the first SummaryProblems
+	Details      string            `json:"details"`  // "" when no file was written
 }
 
 // SummarizeLease is the summary of a result CheckLease returned.
@@ -83,14 +83,14 @@ func (c ChunkCounts) plus(o ChunkCounts) ChunkCounts {
 // results.json gets a LeaseSummary, LeaseDetailsFile the rest, and the
 // timeline is drawn from what the shards kept.
 func (l *Lease) NewAnalysis(env AnalysisEnv) (Analysis, error) {
-	scratch, err := spillDir(env.Dir, "lease-spill")
+	scratch, err := history.SpillDir(env.Dir, "lease-spill")
 	if err != nil {
 		return nil, fmt.Errorf("lease analysis: %w", err)
 	}
 	a := &leaseAnalysis{env: env, scratch: scratch, stats: newStatsBuilder(env.Nemesis)}
 	a.env.Parallel = max(a.env.Parallel, 1)
-	for i := range spillShards(env.HistoryBytes) {
-		w, err := createSpill(a.shardPath(i))
+	for i := range history.SpillShards(env.HistoryBytes) {
+		w, err := history.CreateSpill(a.shardPath(i))
 		if err != nil {
 			a.abandon()
 			return nil, err
@@ -105,10 +105,10 @@ func (l *Lease) NewAnalysis(env AnalysisEnv) (Analysis, error) {
 type leaseAnalysis struct {
 	env      AnalysisEnv
 	scratch  string
-	shards   []*spillWriter
+	shards   []*history.SpillWriter
 	stats    *statsBuilder
-	problems []HistoryProblem // PairOps's
-	routing  []pairProblem    // ops no chunk could be found for
+	problems []history.Problem // PairOps's
+	routing  []pairProblem     // ops no chunk could be found for
 }
 
 func (a *leaseAnalysis) shardPath(i int) string {
@@ -125,28 +125,28 @@ func (a *leaseAnalysis) Abort() { a.abandon() }
 // abandon closes and removes the scratch files.
 func (a *leaseAnalysis) abandon() {
 	for _, w := range a.shards {
-		_ = w.close()
+		_ = w.Close()
 	}
 	_ = os.RemoveAll(a.scratch)
 }
 
-func (a *leaseAnalysis) Pair(p Pair) error {
+func (a *leaseAnalysis) Pair(p history.Pair) error {
 	a.stats.add(p)
 	chunk, prob, bad := RouteLeasePair(p)
 	if bad {
 		a.routing = append(a.routing, pairProblem{p.Invoke.Index, prob})
 		return nil
 	}
-	return a.shards[shardOf(chunk, len(a.shards))].write(chunk, p)
+	return a.shards[history.ShardOf(chunk, len(a.shards))].Write(chunk, p)
 }
 
-func (a *leaseAnalysis) Problem(p HistoryProblem) { a.problems = append(a.problems, p) }
+func (a *leaseAnalysis) Problem(p history.Problem) { a.problems = append(a.problems, p) }
 
 // Finish checks the shards and writes the detail file and the timeline.
-func (a *leaseAnalysis) Finish(facts HistoryFacts) (Analyzed, error) {
+func (a *leaseAnalysis) Finish(facts history.Facts) (Analyzed, error) {
 	defer a.abandon()
 	for _, w := range a.shards {
-		if err := w.close(); err != nil {
+		if err := w.Close(); err != nil {
 			return Analyzed{}, fmt.Errorf("lease analysis: %w", err)
 		}
 	}
@@ -182,7 +182,7 @@ func (a *leaseAnalysis) Finish(facts HistoryFacts) (Analyzed, error) {
 // what its shards showed in its own leaseAcc (so memory follows the
 // goroutines, not the shards), and merges those: every part of a leaseAcc
 // merges in any order to the same result.
-func (a *leaseAnalysis) checkShards(facts HistoryFacts) (*leaseAcc, error) {
+func (a *leaseAnalysis) checkShards(facts history.Facts) (*leaseAcc, error) {
 	workers := min(a.env.Parallel, len(a.shards))
 	accs := make([]*leaseAcc, workers)
 	errs := make([]error, len(a.shards))
@@ -216,35 +216,35 @@ func (a *leaseAnalysis) checkShards(facts HistoryFacts) (*leaseAcc, error) {
 // checkShard checks the chunks of shard i, in natural order, into acc,
 // and writes their detail lines to the shard's part file.
 func (a *leaseAnalysis) checkShard(i int, acc *leaseAcc) error {
-	recs, err := readSpill(a.shardPath(i))
+	recs, err := history.ReadSpill(a.shardPath(i))
 	if err != nil {
 		return err
 	}
 	_ = os.Remove(a.shardPath(i)) // read: give the disk back early
-	byChunk := map[string][]Pair{}
+	byChunk := map[string][]history.Pair{}
 	for _, r := range recs {
-		byChunk[r.key] = append(byChunk[r.key], r.pair)
+		byChunk[r.Key] = append(byChunk[r.Key], r.Pair)
 	}
-	var part *spillWriter // the shard's detail lines, when there is a run directory
+	var part *history.SpillWriter // the shard's detail lines, when there is a run directory
 	if a.env.Dir != "" {
-		if part, err = createSpill(a.partPath(i)); err != nil {
+		if part, err = history.CreateSpill(a.partPath(i)); err != nil {
 			return err
 		}
-		defer part.close()
+		defer part.Close()
 	}
 	for _, chunk := range slices.SortedFunc(maps.Keys(byChunk), compareNatural) {
 		pairs := byChunk[chunk]
 		r := CheckLeaseChunk(chunk, pairs)
 		acc.add(r, pairs)
 		if part != nil {
-			if err := part.writeDetail(r); err != nil {
+			if err := writeDetail(part, r); err != nil {
 				return err
 			}
 		}
 		delete(byChunk, chunk) // let its ops go
 	}
 	if part != nil {
-		return part.close()
+		return part.Close()
 	}
 	return nil
 }
@@ -257,19 +257,15 @@ type chunkDetail struct {
 	Violations []Violation `json:"violations"`
 }
 
-// writeDetail appends one chunk's detail line, prefixed by the chunk's
-// name for the merge.
-func (s *spillWriter) writeDetail(r ChunkResult) error {
+// writeDetail appends one chunk's detail line to part, filed under the
+// chunk's name for the merge.
+func writeDetail(part *history.SpillWriter, r ChunkResult) error {
 	line, err := json.Marshal(chunkDetail{Chunk: r.Chunk, Counts: r.Counts,
 		Holdings: nonNilSlice(r.Holdings), Violations: nonNilSlice(r.Violations)})
 	if err != nil {
 		return err
 	}
-	b := appendSpillString(s.buf[:0], r.Chunk)
-	b = appendSpillString(b, string(line))
-	s.buf = b
-	_, err = s.w.Write(b)
-	return err
+	return part.WriteBytes(r.Chunk, line)
 }
 
 // nonNilSlice is s, or an empty slice for nil, so JSON shows [] not null.
@@ -282,7 +278,7 @@ func nonNilSlice[T any](s []T) []T {
 
 // writeDetails merges the shards' part files, each in natural chunk order,
 // into LeaseDetailsFile, and appends the problems.
-func (a *leaseAnalysis) writeDetails(problems []HistoryProblem) error {
+func (a *leaseAnalysis) writeDetails(problems []history.Problem) error {
 	f, err := os.Create(filepath.Join(a.env.Dir, LeaseDetailsFile))
 	if err != nil {
 		return fmt.Errorf("lease details: %w", err)
@@ -295,7 +291,7 @@ func (a *leaseAnalysis) writeDetails(problems []HistoryProblem) error {
 		}
 		var line []byte
 		line, err = json.Marshal(struct {
-			Problem HistoryProblem `json:"problem"`
+			Problem history.Problem `json:"problem"`
 		}{p})
 		if err == nil {
 			_, err = w.Write(append(line, '\n'))
@@ -315,85 +311,44 @@ func (a *leaseAnalysis) writeDetails(problems []HistoryProblem) error {
 func (a *leaseAnalysis) mergeParts(w *bufio.Writer) error {
 	var h partHeap
 	for i := range a.shards {
-		p, err := openPart(a.partPath(i))
+		p, err := history.OpenByteRecords(a.partPath(i))
 		if err != nil {
-			return err
+			return fmt.Errorf("lease details: %w", err)
 		}
-		defer p.f.Close()
-		if p.next() {
+		defer p.Close()
+		if p.Next() {
 			h = append(h, p)
-		} else if p.err != nil {
-			return p.err
+		} else if p.Err() != nil {
+			return p.Err()
 		}
 	}
 	heap.Init(&h)
 	for len(h) > 0 {
 		p := h[0]
-		if _, err := w.Write(append(p.line, '\n')); err != nil {
+		if _, err := w.Write(append(p.Data(), '\n')); err != nil {
 			return err
 		}
-		if p.next() {
+		if p.Next() {
 			heap.Fix(&h, 0)
 			continue
 		}
-		if p.err != nil {
-			return p.err
+		if p.Err() != nil {
+			return p.Err()
 		}
 		heap.Pop(&h)
 	}
 	return nil
 }
 
-// part reads one part file record by record.
-type part struct {
-	f           *os.File
-	r           *bufio.Reader
-	chunk, line []byte
-	err         error
-}
-
-func openPart(path string) (*part, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("lease details: %w", err)
-	}
-	return &part{f: f, r: bufio.NewReaderSize(f, spillBufferBytes)}, nil
-}
-
-// next reads the next record; false at the end or on an error (err).
-func (p *part) next() bool {
-	read := func() []byte {
-		n, err := binary.ReadUvarint(p.r)
-		if err != nil {
-			p.err = err
-			return nil
-		}
-		b := make([]byte, n)
-		if _, err := io.ReadFull(p.r, b); err != nil {
-			p.err = err
-			return nil
-		}
-		return b
-	}
-	p.chunk = read()
-	if p.err != nil {
-		if p.err == io.EOF {
-			p.err = nil
-		}
-		return false
-	}
-	p.line = read()
-	return p.err == nil
-}
-
-type partHeap []*part
+// partHeap orders the part files by their current chunk.
+type partHeap []*history.ByteRecords
 
 func (h partHeap) Len() int { return len(h) }
 func (h partHeap) Less(i, j int) bool {
-	return compareNatural(string(h[i].chunk), string(h[j].chunk)) < 0
+	return compareNatural(string(h[i].Key()), string(h[j].Key())) < 0
 }
 func (h partHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *partHeap) Push(x any)   { *h = append(*h, x.(*part)) }
+func (h *partHeap) Push(x any)   { *h = append(*h, x.(*history.ByteRecords)) }
 func (h *partHeap) Pop() any {
 	old := *h
 	p := old[len(old)-1]
@@ -414,13 +369,13 @@ type leaseAcc struct {
 	stats    *leaseStatsAcc
 }
 
-func newLeaseAcc(nemesis []Op) *leaseAcc {
+func newLeaseAcc(nemesis []history.Op) *leaseAcc {
 	return &leaseAcc{byKind: map[string]int{}, early: earliestViolations{limit: max(SummaryViolations, DefaultTimelineLimits.ListedFindings)},
 		lanes: newLanePicker(DefaultTimelineLimits), servers: map[string]bool{}, stats: newLeaseStatsAcc(nemesis)}
 }
 
 // add takes one chunk's result and its ops.
-func (acc *leaseAcc) add(r ChunkResult, pairs []Pair) {
+func (acc *leaseAcc) add(r ChunkResult, pairs []history.Pair) {
 	acc.chunks++
 	acc.totals = acc.totals.plus(r.Counts)
 	acc.problems = append(acc.problems, r.problems...)
@@ -473,7 +428,7 @@ func (acc *leaseAcc) merge(o *leaseAcc) {
 
 // summary is results.json's lease section; problems are every problem, in
 // CheckLease's order.
-func (acc *leaseAcc) summary(problems []HistoryProblem) LeaseSummary {
+func (acc *leaseAcc) summary(problems []history.Problem) LeaseSummary {
 	s := LeaseSummary{ChunkCount: acc.chunks, Totals: acc.totals, ViolationsByKind: acc.byKind,
 		ProblemCount: len(problems), Problems: nonNilSlice(problems[:min(len(problems), SummaryProblems)])}
 	vs := acc.early.violations()
@@ -483,7 +438,7 @@ func (acc *leaseAcc) summary(problems []HistoryProblem) LeaseSummary {
 }
 
 // timeline is what the timeline page shows.
-func (acc *leaseAcc) timeline(sum LeaseSummary, problems []HistoryProblem, facts HistoryFacts) TimelineInput {
+func (acc *leaseAcc) timeline(sum LeaseSummary, problems []history.Problem, facts history.Facts) TimelineInput {
 	lim := DefaultTimelineLimits
 	in := TimelineInput{Valid: sum.Valid, ChunkCount: acc.chunks, HoldingCount: acc.totals.Holdings,
 		ViolationCount: acc.totals.Violations, ProblemCount: len(problems),

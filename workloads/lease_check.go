@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+
+	"chunklease/history"
 )
 
 // Violation kinds reported by CheckLease.
@@ -31,7 +33,7 @@ type LeaseResult struct {
 	Chunks     map[string]ChunkCounts `json:"chunks"`
 	Violations []Violation            `json:"violations"`
 	Holdings   []Holding              `json:"holdings"` // non-empty holdings, by chunk then start
-	Problems   []HistoryProblem       `json:"problems"` // defects that make the history unjudgeable
+	Problems   []history.Problem      `json:"problems"` // defects that make the history unjudgeable
 }
 
 // ChunkCounts counts one chunk's client ops and findings.
@@ -117,8 +119,8 @@ type chunkHistory struct {
 // It holds the whole history; the harness judges a long run with the same
 // pieces in bounded memory (Lease.NewAnalysis): RouteLeasePair files each op
 // under its chunk, CheckLeaseChunk judges one chunk's ops.
-func CheckLease(history []Op) LeaseResult {
-	pairs, problems := PairOps(history)
+func CheckLease(ops []history.Op) LeaseResult {
+	pairs, problems := history.PairOps(ops)
 	res := LeaseResult{Chunks: map[string]ChunkCounts{}, Violations: []Violation{}, Holdings: []Holding{}}
 	chunks := map[string]*chunkCheck{}
 	var pairProblems []pairProblem
@@ -142,7 +144,7 @@ func CheckLease(history []Op) LeaseResult {
 		res.Violations = append(res.Violations, c.Violations...)
 		pairProblems = append(pairProblems, c.problems...)
 	}
-	res.Problems = append(append([]HistoryProblem{}, problems...), orderPairProblems(pairProblems)...)
+	res.Problems = append(append([]history.Problem{}, problems...), orderPairProblems(pairProblems)...)
 	res.Valid = len(res.Violations) == 0 && len(res.Problems) == 0
 	return res
 }
@@ -151,13 +153,13 @@ func CheckLease(history []Op) LeaseResult {
 // index: CheckLease lists such problems in pair order.
 type pairProblem struct {
 	invoke  int
-	problem HistoryProblem
+	problem history.Problem
 }
 
 // orderPairProblems sorts problems into pair order; never nil.
-func orderPairProblems(ps []pairProblem) []HistoryProblem {
+func orderPairProblems(ps []pairProblem) []history.Problem {
 	slices.SortStableFunc(ps, func(a, b pairProblem) int { return cmp.Compare(a.invoke, b.invoke) })
-	out := make([]HistoryProblem, 0, len(ps))
+	out := make([]history.Problem, 0, len(ps))
 	for _, p := range ps {
 		out = append(out, p.problem)
 	}
@@ -179,7 +181,7 @@ type ChunkResult struct {
 // belongs to: the chunk of its ok completion's value, else its invoke's.
 // An op that cannot be filed under a chunk (an unknown f, an ok value
 // that does not decode, an invoke value without a chunk) is a problem.
-func RouteLeasePair(p Pair) (string, HistoryProblem, bool) {
+func RouteLeasePair(p history.Pair) (string, history.Problem, bool) {
 	lp, prob, bad := decodeLeasePair(p)
 	return lp.v.Chunk, prob, bad
 }
@@ -188,7 +190,7 @@ func RouteLeasePair(p Pair) (string, HistoryProblem, bool) {
 // under it), given in invoke order: holdings cut at releases, then
 // two-primaries, reads and fencing, exactly as CheckLease does for that
 // chunk.
-func CheckLeaseChunk(chunk string, pairs []Pair) ChunkResult {
+func CheckLeaseChunk(chunk string, pairs []history.Pair) ChunkResult {
 	var c chunkCheck
 	for _, p := range pairs {
 		lp, prob, bad := decodeLeasePair(p)
@@ -228,7 +230,7 @@ func (c *chunkCheck) result(chunk string) ChunkResult {
 // invoke when it lacks them, req the invoke's value when it was decoded
 // (always for a release: its token is there).
 type leasePair struct {
-	p      Pair
+	p      history.Pair
 	ok     bool
 	v, req LeaseValue
 }
@@ -237,35 +239,35 @@ type leasePair struct {
 // an ok completion mirrors the request's fields, so only that value is
 // decoded; the invoke value is decoded for other ops, or when the
 // completion's value lacks the chunk or server.
-func decodeLeasePair(p Pair) (leasePair, HistoryProblem, bool) {
+func decodeLeasePair(p history.Pair) (leasePair, history.Problem, bool) {
 	inv := p.Invoke
 	switch inv.F {
 	case FGrant, FRenew, FCheck, FRelease:
 	default:
-		return leasePair{}, HistoryProblem{inv.Index, fmt.Sprintf("lease history has an op with f %q", inv.F)}, true
+		return leasePair{}, history.Problem{Index: inv.Index, Text: fmt.Sprintf("lease history has an op with f %q", inv.F)}, true
 	}
-	lp := leasePair{p: p, ok: p.Completion != nil && p.Completion.Type == OK}
+	lp := leasePair{p: p, ok: p.Completion != nil && p.Completion.Type == history.OK}
 	if lp.ok {
 		var err error
 		if lp.v, err = decodeLeaseValue(p.Completion.Value); err != nil {
-			return leasePair{}, HistoryProblem{p.Completion.Index, fmt.Sprintf("ok %s value %s: %v", inv.F, p.Completion.Value, err)}, true
+			return leasePair{}, history.Problem{Index: p.Completion.Index, Text: fmt.Sprintf("ok %s value %s: %v", inv.F, p.Completion.Value, err)}, true
 		}
 	}
 	if lp.v.Chunk == "" || (inv.F != FCheck && lp.v.Server == "") || inv.F == FRelease {
 		var err error
 		lp.req, err = decodeLeaseValue(inv.Value)
 		if err != nil || lp.req.Chunk == "" {
-			return leasePair{}, HistoryProblem{inv.Index, fmt.Sprintf("%s invoke value %s has no chunk", inv.F, inv.Value)}, true
+			return leasePair{}, history.Problem{Index: inv.Index, Text: fmt.Sprintf("%s invoke value %s has no chunk", inv.F, inv.Value)}, true
 		}
 		if lp.v.Chunk == "" || (inv.F != FCheck && lp.v.Server == "") {
 			lp.v.Chunk, lp.v.Server = lp.req.Chunk, lp.req.Server
 		}
 	}
-	return lp, HistoryProblem{}, false
+	return lp, history.Problem{}, false
 }
 
 // add counts one op of the chunk and files its release, holding or read.
-func (ch *chunkHistory) add(lp leasePair, counts *ChunkCounts) (HistoryProblem, bool) {
+func (ch *chunkHistory) add(lp leasePair, counts *ChunkCounts) (history.Problem, bool) {
 	countPair(lp.p, counts)
 	inv := lp.p.Invoke
 	if inv.F == FRelease {
@@ -273,19 +275,19 @@ func (ch *chunkHistory) add(lp leasePair, counts *ChunkCounts) (HistoryProblem, 
 		ch.releases = append(ch.releases, leaseRelease{server: lp.v.Server, token: tokenOf(lp.req.Token), timeNs: inv.Time, index: inv.Index})
 	}
 	if !lp.ok {
-		return HistoryProblem{}, false // info and fail ops create no holding and no read
+		return history.Problem{}, false // info and fail ops create no holding and no read
 	}
 	return collectOK(lp.p, lp.v, ch)
 }
 
-func countPair(p Pair, c *ChunkCounts) {
+func countPair(p history.Pair, c *ChunkCounts) {
 	c.Invoked++
 	switch {
 	case p.Completion == nil:
 		c.Open++
-	case p.Completion.Type == OK:
+	case p.Completion.Type == history.OK:
 		c.OK++
-	case p.Completion.Type == Fail:
+	case p.Completion.Type == history.Fail:
 		c.Fail++
 	default:
 		c.Info++
@@ -294,13 +296,13 @@ func countPair(p Pair, c *ChunkCounts) {
 
 // collectOK turns an ok grant, renew or check into a holding or a read;
 // v is the decoded completion value.
-func collectOK(p Pair, v LeaseValue, ch *chunkHistory) (HistoryProblem, bool) {
+func collectOK(p history.Pair, v LeaseValue, ch *chunkHistory) (history.Problem, bool) {
 	done := *p.Completion
 	read := leaseRead{startNs: p.Invoke.Time, endNs: done.Time, invoke: p.Invoke.Index, done: done.Index, f: done.F}
 	hold := Holding{Chunk: v.Chunk, Server: v.Server, F: done.F, StartNs: done.Time,
 		InvokeNs: p.Invoke.Time, InvokeIndex: p.Invoke.Index, CompletionIndex: done.Index}
-	missing := func(field string) (HistoryProblem, bool) {
-		return HistoryProblem{done.Index, fmt.Sprintf("ok %s value %s lacks %s", done.F, done.Value, field)}, true
+	missing := func(field string) (history.Problem, bool) {
+		return history.Problem{Index: done.Index, Text: fmt.Sprintf("ok %s value %s lacks %s", done.F, done.Value, field)}, true
 	}
 	switch done.F {
 	case FGrant:
@@ -310,7 +312,7 @@ func collectOK(p Pair, v LeaseValue, ch *chunkHistory) (HistoryProblem, bool) {
 		if *v.Primary != v.Server {
 			read.holder = *v.Primary
 			ch.reads = append(ch.reads, read)
-			return HistoryProblem{}, false
+			return history.Problem{}, false
 		}
 		hold.EndNs = endAfterMs(p.Invoke.Time, *v.ExpiresInMs)
 		ch.addHolding(hold, v.Token)
@@ -331,7 +333,7 @@ func collectOK(p Pair, v LeaseValue, ch *chunkHistory) (HistoryProblem, bool) {
 		}
 		ch.reads = append(ch.reads, read)
 	}
-	return HistoryProblem{}, false
+	return history.Problem{}, false
 }
 
 // tokenOf is a token as the checker uses it: 0 for none or for a value

@@ -5,9 +5,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"chunklease/history"
 )
 
-func mustValid(t *testing.T, name string, h []Op) LeaseResult {
+func mustValid(t *testing.T, name string, h []history.Op) LeaseResult {
 	t.Helper()
 	r := CheckLease(h)
 	if !r.Valid {
@@ -18,7 +20,7 @@ func mustValid(t *testing.T, name string, h []Op) LeaseResult {
 
 // mustViolate checks that the history is invalid with exactly the given
 // violation kinds (in order) and no structural problems.
-func mustViolate(t *testing.T, name string, h []Op, kinds ...string) LeaseResult {
+func mustViolate(t *testing.T, name string, h []history.Op, kinds ...string) LeaseResult {
 	t.Helper()
 	r := CheckLease(h)
 	var got []string
@@ -59,7 +61,7 @@ func TestCheckLeaseValidRenewalsThroughOtherNodes(t *testing.T) {
 	b.renew(2, 1000, 1030, "ch_1", "cs1", 1000, "n3")
 	b.grant(3, 1200, 1210, "ch_1", "cs1", "cs1", 1000) // already held by cs1: stays primary
 	b.check(4, 1900, 1910, "ch_1", "cs1", false)
-	b.renewOutcome(0, 1950, 1960, "ch_1", "cs1", Fail) // a failed renew holds nothing
+	b.renewOutcome(0, 1950, 1960, "ch_1", "cs1", history.Fail) // a failed renew holds nothing
 	b.grant(1, 2300, 2310, "ch_1", "cs2", "cs2", 1000)
 	r := mustValid(t, "renewals", b.history())
 	if r.Chunks["ch_1"].Holdings != 5 {
@@ -71,18 +73,18 @@ func TestCheckLeaseValidWithReleasesInfoAndNemesis(t *testing.T) {
 	b := newHB(t)
 	b.nemesis(StartPartition, 0, 1)
 	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)
-	b.grantOutcome(1, 100, 200, "ch_1", "cs2", Info) // unknown: no holding, no read
-	b.grantOutcome(2, 150, 160, "ch_1", "cs3", Fail)
-	b.release(0, 300, 310, "ch_1", "cs1", OK) // cuts cs1 at 300 (token t1)
+	b.grantOutcome(1, 100, 200, "ch_1", "cs2", history.Info) // unknown: no holding, no read
+	b.grantOutcome(2, 150, 160, "ch_1", "cs3", history.Fail)
+	b.release(0, 300, 310, "ch_1", "cs1", history.OK) // cuts cs1 at 300 (token t1)
 	t2 := b.grant(1, 320, 330, "ch_1", "cs2", "cs2", 1000)
-	b.releaseTok(2, 340, 350, "ch_1", "cs3", t2, OK) // not held by cs3 (cs2's token): changes nothing
+	b.releaseTok(2, 340, 350, "ch_1", "cs3", t2, history.OK) // not held by cs3 (cs2's token): changes nothing
 	b.check(3, 400, 410, "ch_1", "cs2", false)
-	b.release(1, 600, 900, "ch_1", "cs2", Info) // unknown outcome still cuts at its invoke
+	b.release(1, 600, 900, "ch_1", "cs2", history.Info) // unknown outcome still cuts at its invoke
 	b.grant(0, 610, 620, "ch_1", "cs1", "cs1", 1000)
 	b.release(0, 700, 0, "ch_1", "cs1", "") // never completed: still cuts
 	b.grant(2, 710, 720, "ch_1", "cs3", "cs3", 1000)
 	b.nemesis(StopPartition, 800, 801)
-	b.release(2, 750, 760, "ch_1", "cs3", Fail) // a failed release cuts too
+	b.release(2, 750, 760, "ch_1", "cs3", history.Fail) // a failed release cuts too
 	b.grant(3, 770, 780, "ch_1", "cs2", "cs2", 1000)
 	r := mustValid(t, "releases", b.history())
 	cut := 0
@@ -148,7 +150,7 @@ func TestCheckLeaseReleaseCutsHolding(t *testing.T) {
 	b.grant(1, 400, 410, "ch_1", "cs2", "cs2", 1000)
 	mustViolate(t, "without the release", b.history(), TwoPrimaries) // the control
 
-	b.release(0, 300, 310, "ch_1", "cs1", OK)
+	b.release(0, 300, 310, "ch_1", "cs1", history.OK)
 	r := mustValid(t, "with the release", b.history())
 	h := r.Holdings[0]
 	if h.Server != "cs1" || h.EndNs != ms(300) || h.CutByIndex == nil || *h.CutByIndex != 2 {
@@ -160,7 +162,7 @@ func TestCheckLeaseLateReleaseDoesNotCutLaterHolding(t *testing.T) {
 	b := newHB(t)
 	// Invoked before the grant, answered late; it even names the token the
 	// grant will get (a node that reuses tokens), and still cuts nothing.
-	b.releaseTok(0, 100, 2000, "ch_1", "cs1", 1, OK)
+	b.releaseTok(0, 100, 2000, "ch_1", "cs1", 1, history.OK)
 	if t1 := b.grant(1, 200, 210, "ch_1", "cs1", "cs1", 1000); t1 != 1 { // cs1 holds [210, 1200)
 		t.Fatalf("the builder's first token is %d, want 1", t1)
 	}
@@ -172,13 +174,13 @@ func TestCheckLeaseLateReleaseDoesNotCutLaterHolding(t *testing.T) {
 
 	b = newHB(t) // a release by another server never cuts, even with the holder's token
 	t1 := b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)
-	b.releaseTok(1, 300, 310, "ch_1", "cs2", t1, OK)
+	b.releaseTok(1, 300, 310, "ch_1", "cs2", t1, history.OK)
 	b.grant(2, 400, 410, "ch_1", "cs2", "cs2", 1000)
 	mustViolate(t, "release by another server", b.history(), TwoPrimaries)
 
 	b = newHB(t) // nor does a release without a token
 	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)
-	b.releaseTok(0, 300, 310, "ch_1", "cs1", 0, OK)
+	b.releaseTok(0, 300, 310, "ch_1", "cs1", 0, history.OK)
 	b.grant(2, 400, 410, "ch_1", "cs2", "cs2", 1000)
 	mustViolate(t, "release without a token", b.history(), TwoPrimaries)
 }
@@ -193,7 +195,7 @@ func TestCheckLeaseReportsMalformedHistories(t *testing.T) {
 		t.Errorf("missing primary: %+v", r)
 	}
 	h = b.history()
-	h = append(h, Op{Index: 2, Time: ms(20), Process: Process{ID: 0}, Type: OK, F: FGrant, Value: h[1].Value})
+	h = append(h, history.Op{Index: 2, Time: ms(20), Process: history.Process{ID: 0}, Type: history.OK, F: FGrant, Value: h[1].Value})
 	if r := CheckLease(h); r.Valid || len(r.Problems) != 1 {
 		t.Errorf("completion without invoke: %+v", r)
 	}
@@ -243,8 +245,8 @@ func TestCheckLeaseOverlapEdges(t *testing.T) {
 
 // inTimeOrder sorts ops moved to nanosecond times back into time order
 // (stably) and indexes them again, as a recorded history would be.
-func inTimeOrder(h []Op) []Op {
-	slices.SortStableFunc(h, func(a, b Op) int { return cmp.Compare(a.Time, b.Time) })
+func inTimeOrder(h []history.Op) []history.Op {
+	slices.SortStableFunc(h, func(a, b history.Op) int { return cmp.Compare(a.Time, b.Time) })
 	for i := range h {
 		h[i].Index = i
 	}
@@ -287,7 +289,7 @@ func TestCheckLeaseReadNearHoldingEnd(t *testing.T) {
 // whose token it carries; an older token leaves the newer holding in
 // place, so the next server's grant overlaps it.
 func TestCheckLeaseReleaseCutsOnlyItsOwnToken(t *testing.T) {
-	build := func(release func(b *hb, t1, t2 int64)) []Op {
+	build := func(release func(b *hb, t1, t2 int64)) []history.Op {
 		b := newHB(t)
 		t1 := b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 600)    // [10, 600)
 		t2 := b.renew(0, 300, 310, "ch_1", "cs1", 1200, "n2") // [310, 1500)
@@ -296,7 +298,7 @@ func TestCheckLeaseReleaseCutsOnlyItsOwnToken(t *testing.T) {
 		return b.history()
 	}
 	r := mustViolate(t, "release with the older token", build(func(b *hb, t1, _ int64) {
-		b.releaseTok(0, 400, 410, "ch_1", "cs1", t1, OK)
+		b.releaseTok(0, 400, 410, "ch_1", "cs1", t1, history.OK)
 	}), TwoPrimaries)
 	if h := r.Holdings[0]; h.Token != 1 || h.EndNs != ms(400) || h.CutByIndex == nil {
 		t.Errorf("the grant's holding %+v, want token 1 cut at 400 ms", h)
@@ -305,10 +307,10 @@ func TestCheckLeaseReleaseCutsOnlyItsOwnToken(t *testing.T) {
 		t.Errorf("the renewal's holding %+v, want token 2 uncut", h)
 	}
 	mustValid(t, "release with the newer token", build(func(b *hb, _, t2 int64) {
-		b.releaseTok(0, 400, 410, "ch_1", "cs1", t2, OK)
+		b.releaseTok(0, 400, 410, "ch_1", "cs1", t2, history.OK)
 	}))
 	mustViolate(t, "release with a random token", build(func(b *hb, _, _ int64) {
-		b.releaseTok(0, 400, 410, "ch_1", "cs1", 1<<40-1, OK)
+		b.releaseTok(0, 400, 410, "ch_1", "cs1", 1<<40-1, history.OK)
 	}), TwoPrimaries)
 }
 
@@ -318,18 +320,18 @@ func TestCheckLeaseReleaseCutsOnlyItsOwnToken(t *testing.T) {
 // so a node that frees the chunk at that release lets a second primary in.
 func TestCheckLeaseReleaseOfNewerTokenLeavesOlderLease(t *testing.T) {
 	b := newHB(t)
-	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 2000)    // [10, 2000)
-	b.renew(0, 500, 510, "ch_1", "cs1", 300, "n2")   // [510, 800): shorter
-	b.release(0, 600, 610, "ch_1", "cs1", OK)        // the last token: the renewal's
-	b.grant(1, 900, 910, "ch_1", "cs2", "cs2", 1000) // inside the grant's lease
-	b.check(2, 1000, 1010, "ch_1", "cs2", false)     // agrees with the second primary
+	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 2000)     // [10, 2000)
+	b.renew(0, 500, 510, "ch_1", "cs1", 300, "n2")    // [510, 800): shorter
+	b.release(0, 600, 610, "ch_1", "cs1", history.OK) // the last token: the renewal's
+	b.grant(1, 900, 910, "ch_1", "cs2", "cs2", 1000)  // inside the grant's lease
+	b.check(2, 1000, 1010, "ch_1", "cs2", false)      // agrees with the second primary
 	mustViolate(t, "older lease still held", b.history(), TwoPrimaries, ReadWrongHolder)
 
 	b = newHB(t) // releasing both leases frees the chunk
 	t1 := b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 2000)
 	b.renew(0, 500, 510, "ch_1", "cs1", 300, "n2")
-	b.release(0, 600, 610, "ch_1", "cs1", OK)
-	b.releaseTok(0, 650, 660, "ch_1", "cs1", t1, OK)
+	b.release(0, 600, 610, "ch_1", "cs1", history.OK)
+	b.releaseTok(0, 650, 660, "ch_1", "cs1", t1, history.OK)
 	b.grant(1, 900, 910, "ch_1", "cs2", "cs2", 1000)
 	mustValid(t, "both released", b.history())
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"chunklease/history"
 )
 
 // TestCheckLeaseValidIncreasingTokens: handovers, renewals through other
@@ -204,7 +206,7 @@ func TestCheckLeaseNegativeSameServerTokenOrder(t *testing.T) {
 // expires_in_ms 9223372036854 was once judged valid that way).
 func TestCheckLeaseNegativeExpiresOutOfRange(t *testing.T) {
 	b := newHB(t)
-	b.pair(0, FGrant, 1000, 1010, OK, ask("ch_1", "cs1"), grantOKValue{ask("ch_1", "cs1"), "cs1", 9223372036854, tok(1)}, "n1")
+	b.pair(0, FGrant, 1000, 1010, history.OK, ask("ch_1", "cs1"), grantOKValue{ask("ch_1", "cs1"), "cs1", 9223372036854, tok(1)}, "n1")
 	b.grantTok(1, 1100, 1110, "ch_1", "cs2", 500, tok(2))
 	r := mustViolate(t, "a time that overflows int64 nanoseconds", b.history(), TwoPrimaries, ExpiresOutOfRange)
 	if v := r.Violations[len(r.Violations)-1]; !strings.Contains(v.Text, "9223372036854 ms remaining") || !strings.Contains(v.Text, "asked for") {
@@ -213,13 +215,13 @@ func TestCheckLeaseNegativeExpiresOutOfRange(t *testing.T) {
 	for _, told := range []int64{-5, maxToken, 1001} {
 		b := newHB(t)
 		b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 500)
-		b.pair(0, FRenew, 100, 110, OK, ask("ch_1", "cs1"), renewOKValue{ask("ch_1", "cs1"), told, tok(2)}, "n2")
+		b.pair(0, FRenew, 100, 110, history.OK, ask("ch_1", "cs1"), renewOKValue{ask("ch_1", "cs1"), told, tok(2)}, "n2")
 		mustViolate(t, fmt.Sprintf("renew told %d ms after asking 1000", told), b.history(), ExpiresOutOfRange)
 	}
 	// Without lease_ms in the request (the node's default) only the range
 	// applies.
 	b = newHB(t)
 	noAsk := map[string]any{"chunk": "ch_1", "server": "cs1"}
-	b.pair(0, FGrant, 0, 10, OK, noAsk, map[string]any{"chunk": "ch_1", "server": "cs1", "primary": "cs1", "expires_in_ms": 60000, "token": 1}, "n1")
+	b.pair(0, FGrant, 0, 10, history.OK, noAsk, map[string]any{"chunk": "ch_1", "server": "cs1", "primary": "cs1", "expires_in_ms": 60000, "token": 1}, "n1")
 	mustValid(t, "a default lease of 60000 ms", b.history())
 }

@@ -3,6 +3,8 @@ package workloads
 import (
 	"slices"
 	"time"
+
+	"chunklease/history"
 )
 
 // The mix of scheduled ops (see doc.go).
@@ -295,12 +297,12 @@ func (l *Lease) learn(now time.Duration, w workerCall, out leaseOutcome) {
 	}
 	renewal := c.f == FRenew || c.renewal
 	switch {
-	case c.f == FGrant && out.c.Type == OK && out.primary == c.server && !c.renewal:
+	case c.f == FGrant && out.c.Type == history.OK && out.primary == c.server && !c.renewal:
 		l.gotToken(p, out.token)
 		l.acquire(now, p, w.invokeAt+msToDuration(out.expiresInMs))
-	case c.f == FGrant && out.c.Type == OK && out.primary != c.server:
+	case c.f == FGrant && out.c.Type == history.OK && out.primary != c.server:
 		l.drop(p) // another server is primary
-	case renewal && out.c.Type == OK:
+	case renewal && out.c.Type == history.OK:
 		l.gotToken(p, out.token)
 		l.renewed(now, p, w.invokeAt+msToDuration(out.expiresInMs))
 	case renewal && l.pairs[p].held:

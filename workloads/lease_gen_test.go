@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"chunklease/history"
 )
 
 func leaseOpts() LeaseOptions {
@@ -18,15 +20,15 @@ func simCfg(workers int, duration time.Duration) simConfig {
 
 // runIdeal simulates the lease workload against a correct service with
 // delays, lost replies and definite failures.
-func runIdeal(tb testing.TB, opts LeaseOptions, seed int64, duration time.Duration) []Op {
+func runIdeal(tb testing.TB, opts LeaseOptions, seed int64, duration time.Duration) []history.Op {
 	svc := newIdeal(seed)
 	svc.lossRate, svc.failRate = 0.03, 0.05
 	return simulate(tb, NewLease(opts, seed), svc, simCfg(opts.Workers, duration))
 }
 
-func historyBytes(t *testing.T, ops []Op) string {
+func historyBytes(t *testing.T, ops []history.Op) string {
 	var b bytes.Buffer
-	if err := WriteHistory(&b, ops); err != nil {
+	if err := history.WriteHistory(&b, ops); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -45,7 +47,7 @@ func TestLeaseGeneratorIsDeterministic(t *testing.T) {
 }
 
 // pairKey names the (server, chunk) pair of a grant, renew or release.
-func pairKey(t *testing.T, op Op) (string, bool) {
+func pairKey(t *testing.T, op history.Op) (string, bool) {
 	var v LeaseValue
 	if err := json.Unmarshal(op.Value, &v); err != nil {
 		t.Fatalf("op %d value %s: %v", op.Index, op.Value, err)
@@ -57,13 +59,13 @@ func TestLeaseGeneratorOneOpInFlightPerPair(t *testing.T) {
 	seed := testSeed(t)
 	ops := runIdeal(t, leaseOpts(), seed, 20*time.Second)
 	open := map[string]int{} // pair -> invoke index of its open op
-	byProcess := map[Process]string{}
+	byProcess := map[history.Process]string{}
 	for _, op := range ops {
 		key, paired := pairKey(t, op)
 		if !paired {
 			continue
 		}
-		if op.Type == Invoke {
+		if op.Type == history.Invoke {
 			if prev, busy := open[key]; busy {
 				t.Fatalf("op %d (%s %s) invoked while op %d on the same pair is in flight", op.Index, op.F, key, prev)
 			}
@@ -76,7 +78,7 @@ func TestLeaseGeneratorOneOpInFlightPerPair(t *testing.T) {
 
 // halfLife is the renewal time the generator must use after an ok grant
 // to itself or an ok renew: reply + (invoke + expires - reply)/2.
-func halfLife(inv, done Op, expiresMs int64) time.Duration {
+func halfLife(inv, done history.Op, expiresMs int64) time.Duration {
 	end := time.Duration(inv.Time) + time.Duration(expiresMs)*time.Millisecond
 	return time.Duration(done.Time) + (end-time.Duration(done.Time))/2
 }
@@ -86,7 +88,7 @@ func TestLeaseGeneratorRenewsAtHalfLife(t *testing.T) {
 	opts := leaseOpts()
 	opts.Workers, opts.Rate = 64, 20 // a worker is always free, so renewals go out exactly on time
 	ops := runIdeal(t, opts, seed, 30*time.Second)
-	pairs, _ := PairOps(ops)
+	pairs, _ := history.PairOps(ops)
 	type last struct {
 		renewAt  time.Duration // half-life of the last ok holding op; -1 if none
 		freedAt  time.Duration // completion of the last op on the pair
@@ -121,7 +123,7 @@ func TestLeaseGeneratorRenewsAtHalfLife(t *testing.T) {
 		st.freedAt = time.Duration(p.Completion.Time)
 		var v LeaseValue
 		_ = json.Unmarshal(p.Completion.Value, &v)
-		ok := p.Completion.Type == OK
+		ok := p.Completion.Type == history.OK
 		switch {
 		case ok && p.Invoke.F == FRenew:
 			st.renewAt, st.believes = halfLife(p.Invoke, *p.Completion, *v.NewExpiresInMs), true
@@ -152,10 +154,10 @@ func TestLeaseGeneratorStaysWithinRateInFailStorm(t *testing.T) {
 			renewsInStorm := map[string]int{} // pair -> renews invoked during the storm
 			for _, op := range ops {
 				at := time.Duration(op.Time)
-				if op.Type == OK && at < svc.stormFrom {
+				if op.Type == history.OK && at < svc.stormFrom {
 					okBefore++
 				}
-				if op.Type != Invoke || at < svc.stormFrom {
+				if op.Type != history.Invoke || at < svc.stormFrom {
 					continue
 				}
 				invoked++
@@ -199,9 +201,9 @@ func TestLeaseSimulationAgainstIdealServiceIsValid(t *testing.T) {
 			t.Errorf("release op %d value %s carries no token", op.Index, op.Value)
 		}
 		switch {
-		case op.Type == Info:
+		case op.Type == history.Info:
 			infos++
-		case op.Type != OK:
+		case op.Type != history.OK:
 		case op.F == FGrant && *v.Primary != v.Server:
 			grantsAnsweredOther++
 		case op.F == FRelease:
@@ -269,7 +271,7 @@ func TestLeaseGeneratorVariesLeaseMs(t *testing.T) {
 	opts := leaseOpts()
 	opts.MinLeaseMs = 150
 	ops := runIdeal(t, opts, seed, 30*time.Second)
-	pairs, _ := PairOps(ops)
+	pairs, _ := history.PairOps(ops)
 	lo, hi := opts.LeaseMs, opts.MinLeaseMs
 	last := map[string]int64{} // pair -> lease_ms of its last ok grant or renew
 	var shorter, longer int
@@ -291,7 +293,7 @@ func TestLeaseGeneratorVariesLeaseMs(t *testing.T) {
 			shorter += b2i(leaseMs < prev)
 			longer += b2i(leaseMs > prev)
 		}
-		if p.Completion != nil && p.Completion.Type == OK {
+		if p.Completion != nil && p.Completion.Type == history.OK {
 			last[key] = leaseMs
 		}
 	}
@@ -358,7 +360,7 @@ func testReplies(t *testing.T, l *Lease, cases []replyCase) {
 		if got.Type != c.typ || (c.value != "" && string(got.Value) != c.value) || !bytes.Contains([]byte(got.Error), []byte(c.errSubstring)) {
 			t.Errorf("%s reply %s: got %s %s %q, want %s %s ~%q", c.inv.F, c.reply, got.Type, got.Value, got.Error, c.typ, c.value, c.errSubstring)
 		}
-		if c.typ != OK && string(got.Value) != string(c.inv.Value) {
+		if c.typ != history.OK && string(got.Value) != string(c.inv.Value) {
 			t.Errorf("%s %s completion value %s, want the invoke value", c.inv.F, c.typ, got.Value)
 		}
 	}
@@ -385,28 +387,28 @@ func TestLeaseRequestsAndReplies(t *testing.T) {
 		t.Errorf("release request %s, want %s", got, want)
 	}
 	testReplies(t, l, []replyCase{
-		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998,"token":4,"in_reply_to":1}`, OK,
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998,"token":4,"in_reply_to":1}`, history.OK,
 			`{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs3","expires_in_ms":998,"token":4}`, ""},
-		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":999,"token":5}`, OK,
+		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":999,"token":5}`, history.OK,
 			`{"chunk":"ch_1","server":"cs1","lease_ms":1000,"new_expires_in_ms":999,"token":5}`, ""},
-		{check, `{"type":"lease_check_ok","primary":null,"remaining_ms":0,"expired":true}`, OK,
+		{check, `{"type":"lease_check_ok","primary":null,"remaining_ms":0,"expired":true}`, history.OK,
 			`{"chunk":"ch_1","primary":null,"remaining_ms":0,"expired":true}`, ""},
-		{check, `{"type":"lease_check_ok","primary":"cs2","remaining_ms":40,"expired":false}`, OK,
+		{check, `{"type":"lease_check_ok","primary":"cs2","remaining_ms":40,"expired":false}`, history.OK,
 			`{"chunk":"ch_1","primary":"cs2","remaining_ms":40,"expired":false}`, ""},
-		{release, `{"type":"lease_release_ok","chunk_handle":"ch_1"}`, OK, `{"chunk":"ch_1","server":"cs1","token":12}`, ""},
-		{release, `{"type":"error","code":12,"text":"no token"}`, Fail, "", "malformed-request: no token"},
-		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_1","primary":"cs3","expires_in_ms":998}`, Info, "", `chunk_handle is "ch_1"`},
-		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998.0}`, Info, "", "expires_in_ms is 998.0"},
-		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","expires_in_ms":998}`, Info, "", "primary is missing"},
-		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":-1}`, Info, "", "new_expires_in_ms is -1"},
-		{check, `{"type":"lease_check_ok","remaining_ms":0,"expired":true}`, Info, "", "missing primary"},
-		{check, `{"type":"lease_check_ok","primary":null,"remaining_ms":0,"expired":"no"}`, Info, "", `expired is "no"`},
-		{release, `{"type":"lease_grant_ok","chunk_handle":"ch_1"}`, Info, "", `want "lease_release_ok"`},
-		{renew, `{"type":"error","code":22,"text":"held by cs2"}`, Fail, "", "precondition-failed: held by cs2"},
-		{grant, `{"type":"error","code":13,"text":"crash"}`, Info, "", "crash: crash"},
-		{grant, ``, Info, "", "net-timeout"},
-		{check, ``, Fail, "", "net-timeout"},
-		{check, `{"type":"error","code":13}`, Fail, "", "crash"},
+		{release, `{"type":"lease_release_ok","chunk_handle":"ch_1"}`, history.OK, `{"chunk":"ch_1","server":"cs1","token":12}`, ""},
+		{release, `{"type":"error","code":12,"text":"no token"}`, history.Fail, "", "malformed-request: no token"},
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_1","primary":"cs3","expires_in_ms":998}`, history.Info, "", `chunk_handle is "ch_1"`},
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998.0}`, history.Info, "", "expires_in_ms is 998.0"},
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","expires_in_ms":998}`, history.Info, "", "primary is missing"},
+		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":-1}`, history.Info, "", "new_expires_in_ms is -1"},
+		{check, `{"type":"lease_check_ok","remaining_ms":0,"expired":true}`, history.Info, "", "missing primary"},
+		{check, `{"type":"lease_check_ok","primary":null,"remaining_ms":0,"expired":"no"}`, history.Info, "", `expired is "no"`},
+		{release, `{"type":"lease_grant_ok","chunk_handle":"ch_1"}`, history.Info, "", `want "lease_release_ok"`},
+		{renew, `{"type":"error","code":22,"text":"held by cs2"}`, history.Fail, "", "precondition-failed: held by cs2"},
+		{grant, `{"type":"error","code":13,"text":"crash"}`, history.Info, "", "crash: crash"},
+		{grant, ``, history.Info, "", "net-timeout"},
+		{check, ``, history.Fail, "", "net-timeout"},
+		{check, `{"type":"error","code":13}`, history.Fail, "", "crash"},
 	})
 }
 
@@ -425,23 +427,23 @@ func TestLeaseTokenReplies(t *testing.T) {
 		return `{"type":"lease_renew_ok","new_expires_in_ms":999,"token":` + token + `}`
 	}
 	testReplies(t, l, []replyCase{
-		{grant, grantWith("1"), OK, `{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs3","expires_in_ms":998,"token":1}`, ""},
-		{renew, renewWith("9007199254740991"), OK,
+		{grant, grantWith("1"), history.OK, `{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs3","expires_in_ms":998,"token":1}`, ""},
+		{renew, renewWith("9007199254740991"), history.OK,
 			`{"chunk":"ch_1","server":"cs1","lease_ms":1000,"new_expires_in_ms":999,"token":9007199254740991}`, ""},
-		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998}`, OK,
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs3","expires_in_ms":998}`, history.OK,
 			`{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs3","expires_in_ms":998}`, ""},
-		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":999}`, OK,
+		{renew, `{"type":"lease_renew_ok","new_expires_in_ms":999}`, history.OK,
 			`{"chunk":"ch_1","server":"cs1","lease_ms":1000,"new_expires_in_ms":999}`, ""},
-		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs1","expires_in_ms":50,"token":"x"}`, OK,
+		{grant, `{"type":"lease_grant_ok","chunk_handle":"ch_2","primary":"cs1","expires_in_ms":50,"token":"x"}`, history.OK,
 			`{"chunk":"ch_2","server":"cs3","lease_ms":1000,"primary":"cs1","expires_in_ms":50}`, ""},
-		{grant, grantWith("0"), Info, "", "token is 0"},
-		{grant, grantWith("-4"), Info, "", "token is -4"},
-		{grant, grantWith("4.0"), Info, "", "token is 4.0"},
-		{grant, grantWith(`"4"`), Info, "", `token is "4"`},
-		{renew, renewWith("9007199254740992"), Info, "", "token is 9007199254740992"},
-		{renew, renewWith("null"), Info, "", "token is null"},
-		{renew, renewWith("1e3"), Info, "", "token is 1e3"},
-		{renew, renewWith("[1]"), Info, "", "token is [1]"},
+		{grant, grantWith("0"), history.Info, "", "token is 0"},
+		{grant, grantWith("-4"), history.Info, "", "token is -4"},
+		{grant, grantWith("4.0"), history.Info, "", "token is 4.0"},
+		{grant, grantWith(`"4"`), history.Info, "", `token is "4"`},
+		{renew, renewWith("9007199254740992"), history.Info, "", "token is 9007199254740992"},
+		{renew, renewWith("null"), history.Info, "", "token is null"},
+		{renew, renewWith("1e3"), history.Info, "", "token is 1e3"},
+		{renew, renewWith("[1]"), history.Info, "", "token is [1]"},
 	})
 }
 

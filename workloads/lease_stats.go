@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"chunklease/history"
 )
 
 // LeaseStatsResult is the lease workload's statistics for results.json:
@@ -65,8 +67,8 @@ type HealGrant struct {
 // LeaseStats computes availability, latency, messages per op, failover
 // and recovery from a lease history, the holdings CheckLease found in it,
 // and the network's message count.
-func LeaseStats(history []Op, holdings []Holding, messages int) LeaseStatsResult {
-	acc := newLeaseStatsAcc(history)
+func LeaseStats(ops []history.Op, holdings []Holding, messages int) LeaseStatsResult {
+	acc := newLeaseStatsAcc(ops)
 	byChunk := map[string][]Holding{}
 	for _, h := range holdings {
 		byChunk[h.Chunk] = append(byChunk[h.Chunk], h)
@@ -74,7 +76,7 @@ func LeaseStats(history []Op, holdings []Holding, messages int) LeaseStatsResult
 	for _, hs := range byChunk {
 		acc.addChunk(hs)
 	}
-	return acc.result(ComputeStats(history, messages))
+	return acc.result(ComputeStats(ops, messages))
 }
 
 // leaseStatsAcc gathers the lease figures chunk by chunk, so that a long
@@ -96,8 +98,8 @@ type failoverAcc struct {
 
 // newLeaseStatsAcc reads the partitions, faults and heals from the
 // nemesis ops of history (other ops are ignored).
-func newLeaseStatsAcc(history []Op) *leaseStatsAcc {
-	a := &leaseStatsAcc{parts: Partitions(history), faults: FaultIntervals(history), heals: Heals(history)}
+func newLeaseStatsAcc(ops []history.Op) *leaseStatsAcc {
+	a := &leaseStatsAcc{parts: Partitions(ops), faults: FaultIntervals(ops), heals: Heals(ops)}
 	a.firstGrant = make([]int64, len(a.heals))
 	for i := range a.firstGrant {
 		a.firstGrant[i] = math.MaxInt64

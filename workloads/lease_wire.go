@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"chunklease/history"
 	"chunklease/internal/jsonstr"
 )
 
@@ -189,7 +190,7 @@ func (l *Lease) Complete(now time.Duration, worker int, inv Invocation, reply js
 	if !own {
 		var err error
 		if c, err = decodeCall(inv); err != nil {
-			return Completion{Type: Info, Value: inv.Value, Error: "workload: " + err.Error()}
+			return Completion{Type: history.Info, Value: inv.Value, Error: "workload: " + err.Error()}
 		}
 	}
 	out := completeLease(inv, c, reply)
@@ -235,7 +236,7 @@ func completeLease(inv Invocation, c leaseCall, reply json.RawMessage) leaseOutc
 	if problem != "" {
 		return leaseOutcome{c: malformedReply(inv, "lease_"+c.f+"_ok: "+problem)}
 	}
-	out.c.Type = OK
+	out.c.Type = history.OK
 	return out
 }
 
@@ -363,7 +364,7 @@ func wantMs(name string, raw json.RawMessage) (int64, string) {
 // rawString decodes a raw JSON string value; null, absent or another type
 // is not a string.
 func rawString(raw json.RawMessage) (string, bool) {
-	if tok, end, ok := scanString(raw, 0); ok && end == len(raw) {
+	if tok, end, ok := history.ScanString(raw, 0); ok && end == len(raw) {
 		return string(tok[1 : len(tok)-1]), true
 	}
 	var s string

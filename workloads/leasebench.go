@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"chunklease/history"
 )
 
 // The lease benchmark (-w lease-bench): the cost of each lease op alone,
@@ -217,7 +219,7 @@ func (b *LeaseBench) Request(inv Invocation) json.RawMessage {
 func (b *LeaseBench) Complete(now time.Duration, worker int, inv Invocation, reply json.RawMessage) Completion {
 	c, err := decodeCall(inv)
 	if err != nil {
-		return Completion{Type: Info, Value: inv.Value, Error: "workload: " + err.Error()}
+		return Completion{Type: history.Info, Value: inv.Value, Error: "workload: " + err.Error()}
 	}
 	out := completeLease(inv, c, reply)
 	if worker >= 0 && worker < len(b.current) {
@@ -234,8 +236,8 @@ func (b *LeaseBench) Complete(now time.Duration, worker int, inv Invocation, rep
 }
 
 // Check runs the lease checker.
-func (b *LeaseBench) Check(history []Op) Result {
-	r := CheckLease(history)
+func (b *LeaseBench) Check(ops []history.Op) Result {
+	r := CheckLease(ops)
 	return Result{Valid: r.Valid, Details: r}
 }
 
@@ -250,10 +252,10 @@ type LeaseBenchStats struct {
 }
 
 // Stats reports the options and LeaseBenchSummary (StatsReporter).
-func (b *LeaseBench) Stats(history []Op, _ Result, _ int) any {
+func (b *LeaseBench) Stats(ops []history.Op, _ Result, _ int) any {
 	o := b.opts
 	return LeaseBenchStats{Op: o.Op, Ops: o.Ops, Chunks: o.Chunks, Workers: o.Workers, LeaseMs: o.LeaseMs,
-		Summary: LeaseBenchSummary(history, o.Op)}
+		Summary: LeaseBenchSummary(ops, o.Op)}
 }
 
 var (
@@ -298,8 +300,8 @@ const (
 
 // LeaseBenchSummary computes the figures of the ops of type op (every op
 // for BenchMixed) from a history.
-func LeaseBenchSummary(history []Op, op string) BenchResult {
-	pairs, _ := PairOps(history)
+func LeaseBenchSummary(ops []history.Op, op string) BenchResult {
+	pairs, _ := history.PairOps(ops)
 	var res BenchResult
 	lat := map[string][]float64{}
 	rows := map[string]*BenchRow{}
@@ -332,7 +334,7 @@ func LeaseBenchSummary(history []Op, op string) BenchResult {
 		for _, k := range []string{kind, kindAll} {
 			r := row(k)
 			r.Invoked++
-			if p.Completion != nil && p.Completion.Type == OK {
+			if p.Completion != nil && p.Completion.Type == history.OK {
 				r.OK++
 				lat[k] = append(lat[k], float64(p.Completion.Time-p.Invoke.Time)/1e6)
 			} else {
@@ -368,7 +370,7 @@ type heldBeliefs map[string]int64
 
 // kind is the row of pair p (its f, or a kind of grant), and learns from
 // p's completion.
-func (h heldBeliefs) kind(p Pair) string {
+func (h heldBeliefs) kind(p history.Pair) string {
 	v, err := decodeLeaseValue(p.Invoke.Value)
 	if err != nil || p.Invoke.F == FCheck {
 		return p.Invoke.F
@@ -376,7 +378,7 @@ func (h heldBeliefs) kind(p Pair) string {
 	key := v.Chunk + "/" + v.Server
 	holds := h[key] > p.Invoke.Time
 	var done LeaseValue
-	ok := p.Completion != nil && p.Completion.Type == OK
+	ok := p.Completion != nil && p.Completion.Type == history.OK
 	if ok {
 		done, _ = decodeLeaseValue(p.Completion.Value)
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"chunklease/history"
 )
 
 var benchOps = []string{BenchGrant, BenchRenew, BenchCheck, BenchRelease, BenchMixed}
@@ -93,11 +95,11 @@ func checkBenchRows(t *testing.T, op string, sum BenchResult, ops int) {
 
 // checkMeasuredState: measured grants find the chunk free, checks find it
 // held by its worker's server, releases carry the chunk's latest token.
-func checkMeasuredState(t *testing.T, op string, ops []Op) {
+func checkMeasuredState(t *testing.T, op string, ops []history.Op) {
 	t.Helper()
 	holder := map[string]string{} // chunk -> server that holds it (by the ok replies)
 	token := map[string]int64{}
-	pairs, _ := PairOps(ops)
+	pairs, _ := history.PairOps(ops)
 	for _, p := range pairs {
 		inv, _ := decodeLeaseValue(p.Invoke.Value)
 		done, _ := decodeLeaseValue(p.Completion.Value)
@@ -134,9 +136,9 @@ func TestLeaseBenchBarrier(t *testing.T) {
 	lastGrant, firstRenew := int64(0), int64(math.MaxInt64)
 	for _, op := range ops {
 		switch {
-		case op.F == FGrant && op.Type != Invoke:
+		case op.F == FGrant && op.Type != history.Invoke:
 			lastGrant = max(lastGrant, op.Time)
-		case op.F == FRenew && op.Type == Invoke:
+		case op.F == FRenew && op.Type == history.Invoke:
 			firstRenew = min(firstRenew, op.Time)
 		}
 	}
@@ -148,11 +150,11 @@ func TestLeaseBenchBarrier(t *testing.T) {
 // The window sums the measured phases only; rates and percentiles follow.
 func TestLeaseBenchSummaryWindow(t *testing.T) {
 	b := newHB(t)
-	b.grant(0, 0, 1, "ch_1", "cs1", "cs1", 1000)   // warm-up
-	b.release(0, 2, 3, "ch_1", "cs1", OK)          // measured phase 1: 2..3 ms
-	b.grant(0, 10, 20, "ch_1", "cs1", "cs1", 1000) // warm-up
-	b.release(0, 30, 31, "ch_1", "cs1", OK)        // measured phase 2: 30..33 ms
-	b.release(1, 30, 33, "ch_2", "cs2", Fail)
+	b.grant(0, 0, 1, "ch_1", "cs1", "cs1", 1000)    // warm-up
+	b.release(0, 2, 3, "ch_1", "cs1", history.OK)   // measured phase 1: 2..3 ms
+	b.grant(0, 10, 20, "ch_1", "cs1", "cs1", 1000)  // warm-up
+	b.release(0, 30, 31, "ch_1", "cs1", history.OK) // measured phase 2: 30..33 ms
+	b.release(1, 30, 33, "ch_2", "cs2", history.Fail)
 	sum := LeaseBenchSummary(b.history(), BenchRelease)
 	if math.Abs(sum.WindowS-0.004) > 1e-9 {
 		t.Errorf("window %.6f s, want 0.004 (1 ms + 3 ms)", sum.WindowS)
@@ -174,7 +176,7 @@ func TestLeaseBenchGrantKinds(t *testing.T) {
 	b.grant(0, 0, 40, "ch_1", "cs1", "cs1", 1000)    // won
 	b.grant(0, 100, 120, "ch_1", "cs1", "cs1", 1000) // by the holder (held until 1000 ms)
 	b.grant(1, 130, 150, "ch_1", "cs2", "cs1", 900)  // another primary
-	b.release(0, 200, 220, "ch_1", "cs1", OK)
+	b.release(0, 200, 220, "ch_1", "cs1", history.OK)
 	b.grant(0, 300, 340, "ch_1", "cs1", "cs1", 1000) // won again after the release
 	got := map[string]int{}
 	for _, r := range LeaseBenchSummary(b.history(), BenchMixed).Rows {

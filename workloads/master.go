@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"chunklease/history"
 )
 
 // Master f values in the history (contract section 2: start, stop,
@@ -156,18 +158,18 @@ func (m *Master) Next(now time.Duration, _ int) (Invocation, bool) {
 func (m *Master) Wake() time.Duration { return m.stagger.nextAt }
 
 // Check runs CheckMaster.
-func (m *Master) Check(history []Op) Result {
-	r := CheckMaster(history)
+func (m *Master) Check(ops []history.Op) Result {
+	r := CheckMaster(ops)
 	return Result{Valid: r.Valid, Details: r}
 }
 
 // Stats computes MasterStats for results.json from the checker's tenures.
-func (m *Master) Stats(history []Op, res Result, messages int) any {
+func (m *Master) Stats(ops []history.Op, res Result, messages int) any {
 	check, ok := res.Details.(MasterResult)
 	if !ok {
-		check = CheckMaster(history)
+		check = CheckMaster(ops)
 	}
-	return MasterStats(history, check.Tenures, messages)
+	return MasterStats(ops, check.Tenures, messages)
 }
 
 // The harness looks for these interfaces.

@@ -1,5 +1,9 @@
 package workloads
 
+import (
+	"chunklease/history"
+)
+
 // NewAnalysis judges a master history read back op by op (Analyzer): the
 // checker keeps each node's beliefs and stops, the statistics their sums;
 // the result is CheckMaster's and MasterStats's.
@@ -13,15 +17,15 @@ type masterAnalysis struct {
 	messages int
 }
 
-func (a *masterAnalysis) Pair(p Pair) error {
+func (a *masterAnalysis) Pair(p history.Pair) error {
 	a.check.add(p)
 	a.stats.add(p)
 	return nil
 }
 
-func (a *masterAnalysis) Problem(p HistoryProblem) { a.check.Problem(p) }
+func (a *masterAnalysis) Problem(p history.Problem) { a.check.Problem(p) }
 
-func (a *masterAnalysis) Finish(facts HistoryFacts) (Analyzed, error) {
+func (a *masterAnalysis) Finish(facts history.Facts) (Analyzed, error) {
 	res := a.check.result()
 	known := map[string]bool{}
 	for _, n := range facts.Nodes {

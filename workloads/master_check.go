@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"chunklease/history"
 )
 
 // TwoMasters is the violation CheckMaster reports: two different nodes'
@@ -34,8 +36,8 @@ type MasterResult struct {
 	// the contract without endangering safety (is_master true naming
 	// another master, remaining_ms > 0 while not master); they are
 	// reported for a person to read and do not change the verdict.
-	Problems  []HistoryProblem `json:"problems"`
-	Anomalies []HistoryProblem `json:"anomalies"`
+	Problems  []history.Problem `json:"problems"`
+	Anomalies []history.Problem `json:"anomalies"`
 }
 
 // MasterCounts counts one f's client ops.
@@ -101,9 +103,9 @@ type masterHistory struct {
 // the masterships it announced have run out. The history is invalid when
 // two different nodes' intervals overlap, or when it has structural
 // problems.
-func CheckMaster(history []Op) MasterResult {
+func CheckMaster(ops []history.Op) MasterResult {
 	c := newMasterChecker()
-	pairs, problems := PairOps(history)
+	pairs, problems := history.PairOps(ops)
 	for _, p := range problems {
 		c.Problem(p)
 	}
@@ -118,23 +120,23 @@ func CheckMaster(history []Op) MasterResult {
 type masterChecker struct {
 	res          MasterResult
 	mh           masterHistory
-	problems     []HistoryProblem // PairOps's, then the pairs'
-	pairProblems []HistoryProblem
+	problems     []history.Problem // PairOps's, then the pairs'
+	pairProblems []history.Problem
 }
 
 func newMasterChecker() *masterChecker {
 	return &masterChecker{
 		res: MasterResult{Counts: map[string]MasterCounts{}, Tenures: []MasterTenure{},
-			Violations: []MasterViolation{}, Anomalies: []HistoryProblem{}},
+			Violations: []MasterViolation{}, Anomalies: []history.Problem{}},
 		mh: masterHistory{stops: map[string][]masterStop{}},
 	}
 }
 
 // Problem takes a problem PairOps found.
-func (c *masterChecker) Problem(p HistoryProblem) { c.problems = append(c.problems, p) }
+func (c *masterChecker) Problem(p history.Problem) { c.problems = append(c.problems, p) }
 
 // add takes the next pair, in invoke order.
-func (c *masterChecker) add(p Pair) {
+func (c *masterChecker) add(p history.Pair) {
 	c.pairProblems = append(c.pairProblems, c.mh.collect(p, &c.res)...)
 }
 
@@ -149,7 +151,7 @@ func (c *masterChecker) result() MasterResult {
 	c.mh.markStops(res.Tenures)
 	res.Problems = append(slices.Clone(c.problems), c.pairProblems...)
 	if res.Problems == nil {
-		res.Problems = []HistoryProblem{}
+		res.Problems = []history.Problem{}
 	}
 	res.Valid = len(res.Violations) == 0 && len(res.Problems) == 0
 	return res
@@ -157,17 +159,17 @@ func (c *masterChecker) result() MasterResult {
 
 // collect counts one client op and files its stop or belief; it returns
 // the op's structural problems.
-func (mh *masterHistory) collect(p Pair, res *MasterResult) []HistoryProblem {
+func (mh *masterHistory) collect(p history.Pair, res *MasterResult) []history.Problem {
 	inv := p.Invoke
 	switch inv.F {
 	case FMasterStart, FMasterStop, FMasterStatus:
 	default:
-		return []HistoryProblem{{inv.Index, fmt.Sprintf("master history has an op with f %q", inv.F)}}
+		return []history.Problem{{Index: inv.Index, Text: fmt.Sprintf("master history has an op with f %q", inv.F)}}
 	}
 	countMasterPair(p, res.Counts)
 	node, problem := masterNode(p)
 	if problem != "" && (inv.F == FMasterStop || (inv.F == FMasterStatus && masterOK(p))) {
-		return []HistoryProblem{{inv.Index, problem}}
+		return []history.Problem{{Index: inv.Index, Text: problem}}
 	}
 	switch {
 	case inv.F == FMasterStop:
@@ -184,24 +186,22 @@ func (mh *masterHistory) collect(p Pair, res *MasterResult) []HistoryProblem {
 
 // collectStatus turns an ok status into a belief when it says is_master,
 // and notes anomalies.
-func (mh *masterHistory) collectStatus(p Pair, node string, res *MasterResult) []HistoryProblem {
+func (mh *masterHistory) collectStatus(p history.Pair, node string, res *MasterResult) []history.Problem {
 	done := *p.Completion
 	v, problem := decodeMasterValue(done.Value)
 	if problem != "" {
-		return []HistoryProblem{{done.Index, fmt.Sprintf("ok status value %s: %s", done.Value, problem)}}
+		return []history.Problem{{Index: done.Index, Text: fmt.Sprintf("ok status value %s: %s", done.Value, problem)}}
 	}
 	where := fmt.Sprintf("status (ops %d-%d) on %s", p.Invoke.Index, done.Index, node)
 	if !v.IsMaster {
 		if v.RemainingMs > 0 {
-			res.Anomalies = append(res.Anomalies, HistoryProblem{done.Index,
-				fmt.Sprintf("%s answered is_master false with remaining_ms %d (the contract says 0)", where, v.RemainingMs)})
+			res.Anomalies = append(res.Anomalies, history.Problem{Index: done.Index, Text: fmt.Sprintf("%s answered is_master false with remaining_ms %d (the contract says 0)", where, v.RemainingMs)})
 		}
 		return nil
 	}
 	res.IsMasterAnswers++
 	if v.Master == nil || *v.Master != node {
-		res.Anomalies = append(res.Anomalies, HistoryProblem{done.Index,
-			fmt.Sprintf("%s answered is_master true but names master %s", where, describeMaster(v.Master))})
+		res.Anomalies = append(res.Anomalies, history.Problem{Index: done.Index, Text: fmt.Sprintf("%s answered is_master true but names master %s", where, describeMaster(v.Master))})
 	}
 	mh.beliefs = append(mh.beliefs, masterBelief{node: node, startNs: done.Time,
 		endNs: endAfterMs(p.Invoke.Time, v.RemainingMs), invokeNs: p.Invoke.Time,
@@ -216,11 +216,11 @@ func describeMaster(m *string) string {
 	return fmt.Sprintf("%q", *m)
 }
 
-func masterOK(p Pair) bool { return p.Completion != nil && p.Completion.Type == OK }
+func masterOK(p history.Pair) bool { return p.Completion != nil && p.Completion.Type == history.OK }
 
 // pairNode is the node that answered: the completion's node, else the
 // invoke's. It is a problem when neither names one or they differ.
-func masterNode(p Pair) (string, string) {
+func masterNode(p history.Pair) (string, string) {
 	node := p.Invoke.Node
 	if p.Completion != nil && p.Completion.Node != "" {
 		if node != "" && node != p.Completion.Node {
@@ -234,15 +234,15 @@ func masterNode(p Pair) (string, string) {
 	return node, ""
 }
 
-func countMasterPair(p Pair, counts map[string]MasterCounts) {
+func countMasterPair(p history.Pair, counts map[string]MasterCounts) {
 	c := counts[p.Invoke.F]
 	c.Invoked++
 	switch {
 	case p.Completion == nil:
 		c.Open++
-	case p.Completion.Type == OK:
+	case p.Completion.Type == history.OK:
 		c.OK++
-	case p.Completion.Type == Fail:
+	case p.Completion.Type == history.Fail:
 		c.Fail++
 	default:
 		c.Info++

@@ -6,12 +6,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"chunklease/history"
 )
 
 // masterHB builds hand-made master histories with times in nanoseconds (so that
 // an overlap of 1 ns can be written). Ops are sorted by time, stably, and
 // indexed when history() is called.
-type masterHB struct{ ops []Op }
+type masterHB struct{ ops []history.Op }
 
 const masterMs = int64(time.Millisecond)
 
@@ -22,7 +24,7 @@ func (b *masterHB) status(proc int, node string, inv, done int64, isMaster bool,
 	if master != "" {
 		v.Master = &master
 	}
-	b.raw(proc, node, FMasterStatus, inv, done, OK, appendMasterValue(nil, v))
+	b.raw(proc, node, FMasterStatus, inv, done, history.OK, appendMasterValue(nil, v))
 }
 
 // call adds a start or stop (or a status that did not complete ok) with
@@ -33,13 +35,13 @@ func (b *masterHB) call(proc int, node, f string, inv, done int64, typ string) {
 
 // raw adds an op with any completion value.
 func (b *masterHB) raw(proc int, node, f string, inv, done int64, typ string, value json.RawMessage) {
-	p := Process{ID: proc}
-	b.ops = append(b.ops, Op{Time: inv, Process: p, Type: Invoke, F: f, Node: node})
+	p := history.Process{ID: proc}
+	b.ops = append(b.ops, history.Op{Time: inv, Process: p, Type: history.Invoke, F: f, Node: node})
 	if typ == "" {
 		return
 	}
-	op := Op{Time: done, Process: p, Type: typ, F: f, Node: node, Value: value}
-	if typ != OK {
+	op := history.Op{Time: done, Process: p, Type: typ, F: f, Node: node, Value: value}
+	if typ != history.OK {
 		op.Error = "net-timeout"
 	}
 	b.ops = append(b.ops, op)
@@ -47,14 +49,14 @@ func (b *masterHB) raw(proc int, node, f string, inv, done int64, typ string, va
 
 // nemesis adds one nemesis op (type info, as the harness writes them).
 func (b *masterHB) nemesis(f string, at int64, value string) {
-	b.ops = append(b.ops, Op{Time: at, Process: NemesisProcess, Type: Info, F: f, Value: json.RawMessage(value)})
+	b.ops = append(b.ops, history.Op{Time: at, Process: history.NemesisProcess, Type: history.Info, F: f, Value: json.RawMessage(value)})
 }
 
-func (b *masterHB) history() []Op {
+func (b *masterHB) history() []history.Op {
 	return inTimeOrder(slices.Clone(b.ops))
 }
 
-func masterValid(t *testing.T, name string, h []Op) MasterResult {
+func masterValid(t *testing.T, name string, h []history.Op) MasterResult {
 	t.Helper()
 	r := CheckMaster(h)
 	if !r.Valid || len(r.Violations) > 0 || len(r.Problems) > 0 {
@@ -65,7 +67,7 @@ func masterValid(t *testing.T, name string, h []Op) MasterResult {
 
 // masterOverlap checks that h is invalid with exactly one two-masters
 // violation of nodes a then b over [startNs, endNs).
-func masterOverlap(t *testing.T, name string, h []Op, a, b string, startNs, endNs int64) MasterResult {
+func masterOverlap(t *testing.T, name string, h []history.Op, a, b string, startNs, endNs int64) MasterResult {
 	t.Helper()
 	r := CheckMaster(h)
 	if r.Valid || len(r.Violations) != 1 || len(r.Problems) > 0 {
@@ -84,11 +86,11 @@ func masterOverlap(t *testing.T, name string, h []Op, a, b string, startNs, endN
 // and unknown statuses and open ops create no belief.
 func TestCheckMasterValidHandover(t *testing.T) {
 	var b masterHB
-	b.call(0, "n1", FMasterStart, 0, 1*masterMs, OK)
+	b.call(0, "n1", FMasterStart, 0, 1*masterMs, history.OK)
 	b.status(1, "n1", 5*masterMs, 10*masterMs, true, "n1", 990)    // n1 [10ms, 995ms)
 	b.status(1, "n1", 400*masterMs, 402*masterMs, true, "n1", 600) // n1 [402ms, 1000ms)
 	b.status(2, "n2", 500*masterMs, 501*masterMs, false, "n1", 0)
-	b.call(2, "n2", FMasterStatus, 600*masterMs, 700*masterMs, Fail)
+	b.call(2, "n2", FMasterStatus, 600*masterMs, 700*masterMs, history.Fail)
 	b.call(3, "n3", FMasterStatus, 650*masterMs, 0, "")
 	b.status(2, "n2", 990*masterMs, 1000*masterMs, true, "n2", 1000) // n2 [1000ms, 1990ms): touches n1's end
 	b.status(4, "n1", 1100*masterMs, 1101*masterMs, false, "n2", 0)
@@ -145,18 +147,18 @@ func TestCheckMasterNegativeOverlaps(t *testing.T) {
 // node take over inside an announced mastership is caught (the negative
 // control); a tenure during which a stop was sent names that stop.
 func TestCheckMasterStopDoesNotCut(t *testing.T) {
-	build := func(stop func(b *masterHB)) []Op {
+	build := func(stop func(b *masterHB)) []history.Op {
 		var b masterHB
 		b.status(0, "n1", 0, 10*masterMs, true, "n1", 1000) // n1 [10ms, 1000ms)
 		stop(&b)
 		b.status(2, "n2", 440*masterMs, 450*masterMs, true, "n2", 1000) // n2 from 450ms
 		return b.history()
 	}
-	masterOverlap(t, "stop after the status", build(func(b *masterHB) { b.call(1, "n1", FMasterStop, 400*masterMs, 420*masterMs, OK) }),
+	masterOverlap(t, "stop after the status", build(func(b *masterHB) { b.call(1, "n1", FMasterStop, 400*masterMs, 420*masterMs, history.OK) }),
 		"n1", "n2", 450*masterMs, 1000*masterMs)
 	var b masterHB // the handover after the announced mastership ran out is valid
 	b.status(0, "n1", 0, 10*masterMs, true, "n1", 1000)
-	b.call(1, "n1", FMasterStop, 400*masterMs, 420*masterMs, OK)
+	b.call(1, "n1", FMasterStop, 400*masterMs, 420*masterMs, history.OK)
 	b.status(2, "n2", 1000*masterMs, 1010*masterMs, true, "n2", 1000)
 	r := masterValid(t, "handover after the announced end", b.history())
 	if ten := r.Tenures[0]; ten.Node != "n1" || ten.StopOp == nil || *ten.StopOp != 2 {
@@ -168,7 +170,7 @@ func TestCheckMasterStopDoesNotCut(t *testing.T) {
 // unjudgeable make it invalid and name the op at fault.
 func TestCheckMasterStructuralProblems(t *testing.T) {
 	statusWith := func(value string) func(b *masterHB) {
-		return func(b *masterHB) { b.raw(0, "n1", FMasterStatus, 0, 5, OK, json.RawMessage(value)) }
+		return func(b *masterHB) { b.raw(0, "n1", FMasterStatus, 0, 5, history.OK, json.RawMessage(value)) }
 	}
 	cases := []struct {
 		name  string
@@ -176,14 +178,14 @@ func TestCheckMasterStructuralProblems(t *testing.T) {
 		want  string
 	}{
 		{"completion without invoke", func(b *masterHB) {
-			b.ops = append(b.ops, Op{Time: 1, Process: Process{ID: 4}, Type: OK, F: FMasterStatus, Node: "n1"})
+			b.ops = append(b.ops, history.Op{Time: 1, Process: history.Process{ID: 4}, Type: history.OK, F: FMasterStatus, Node: "n1"})
 		}, "without an open invoke"},
-		{"unknown f", func(b *masterHB) { b.call(0, "n1", "elect", 0, 1, OK) }, `op with f "elect"`},
+		{"unknown f", func(b *masterHB) { b.call(0, "n1", "elect", 0, 1, history.OK) }, `op with f "elect"`},
 		{"value not an object", statusWith(`null`), "not a JSON object"},
 		{"is_master missing", statusWith(`{"master":"n1","remaining_ms":3}`), "is_master is missing"},
 		{"remaining_ms negative", statusWith(`{"is_master":true,"master":"n1","remaining_ms":-3}`), "remaining_ms is -3"},
 		{"status without node", func(b *masterHB) { b.status(0, "", 0, 5, true, "n1", 10) }, "names no node"},
-		{"stop without node", func(b *masterHB) { b.call(0, "", FMasterStop, 0, 5, Info) }, "names no node"},
+		{"stop without node", func(b *masterHB) { b.call(0, "", FMasterStop, 0, 5, history.Info) }, "names no node"},
 		{"node changes", func(b *masterHB) {
 			b.status(0, "n1", 0, 5, false, "", 0)
 			b.ops[1].Node = "n2"
@@ -198,7 +200,7 @@ func TestCheckMasterStructuralProblems(t *testing.T) {
 		}
 	}
 	var b masterHB // a start without node needs none
-	b.call(0, "", FMasterStart, 0, 5, OK)
+	b.call(0, "", FMasterStart, 0, 5, history.OK)
 	masterValid(t, "start without node", b.history())
 }
 

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"chunklease/history"
 )
 
 // idealMaster is a correct master-lease service: one authoritative lease
@@ -182,7 +184,7 @@ func (s *idealMaster) status(now time.Duration, node int) json.RawMessage {
 // masterSimRun runs the issue's acceptance setting in virtual time: 5
 // nodes, 10 workers, 50 ops/s, 1 s leases, with the service's outages
 // written into the history as partitions.
-func masterSimRun(tb testing.TB, svc *idealMaster, seed int64, duration time.Duration) []Op {
+func masterSimRun(tb testing.TB, svc *idealMaster, seed int64, duration time.Duration) []history.Op {
 	cfg := simConfig{workers: 10, nodes: svc.nodes, duration: duration, timeout: 100 * time.Millisecond}
 	ops := masterSimulate(tb, NewMaster(MasterOptions{Rate: 50}, seed), svc, cfg)
 	return masterWithOutages(ops, svc.outages)
@@ -194,15 +196,15 @@ func masterSimRun(tb testing.TB, svc *idealMaster, seed int64, duration time.Dur
 // rotate), then time jumps to the next completion or Wake. (simulate
 // offers every op to the lowest free worker, which would send a
 // rate-limited workload's ops all to one node.)
-func masterSimulate(tb testing.TB, w Workload, svc service, cfg simConfig) []Op {
-	hw := NewWriter(io.Discard)
+func masterSimulate(tb testing.TB, w Workload, svc service, cfg simConfig) []history.Op {
+	hw := history.NewWriter(io.Discard)
 	busy, procs := make([]bool, cfg.workers), make([]int, cfg.workers)
 	for i := range procs {
 		procs[i] = i
 	}
 	var pending []simEvent
 	record := func(now time.Duration, wk int, typ, f string, value json.RawMessage, errText string) {
-		op := Op{Time: int64(now), Process: Process{ID: procs[wk]}, Type: typ, F: f,
+		op := history.Op{Time: int64(now), Process: history.Process{ID: procs[wk]}, Type: typ, F: f,
 			Node: fmt.Sprintf("n%d", wk%cfg.nodes+1), Value: value, Error: errText}
 		if _, err := hw.Append(op); err != nil {
 			tb.Fatal(err)
@@ -215,7 +217,7 @@ func masterSimulate(tb testing.TB, w Workload, svc service, cfg simConfig) []Op 
 			pending = pending[1:]
 			c := w.Complete(now, ev.worker, ev.inv, ev.reply)
 			record(now, ev.worker, c.Type, ev.inv.F, c.Value, c.Error)
-			if c.Type == Info {
+			if c.Type == history.Info {
 				procs[ev.worker] += cfg.workers
 			}
 			busy[ev.worker] = false
@@ -229,7 +231,7 @@ func masterSimulate(tb testing.TB, w Workload, svc service, cfg simConfig) []Op 
 			if !ok {
 				continue
 			}
-			record(now, wk, Invoke, inv.F, inv.Value, "")
+			record(now, wk, history.Invoke, inv.F, inv.Value, "")
 			busy[wk], nextWorker, seq = true, (wk+1)%cfg.workers, seq+1
 			reply, delay := svc.handle(now, wk%cfg.nodes, w.Request(inv))
 			if reply == nil || delay > cfg.timeout {
@@ -258,14 +260,14 @@ func masterSimulate(tb testing.TB, w Workload, svc service, cfg simConfig) []Op 
 // masterWithOutages writes each outage into the history as a partition the
 // nemesis started and stopped (invoke and completion at the same
 // instant), keeping real-time order and dense indices.
-func masterWithOutages(ops []Op, outages []Interval) []Op {
+func masterWithOutages(ops []history.Op, outages []Interval) []history.Op {
 	out := slices.Clone(ops)
 	for _, o := range outages {
 		for _, f := range []struct {
 			f  string
 			at int64
 		}{{StartPartition, o.StartNs}, {StopPartition, o.EndNs}} {
-			op := Op{Time: f.at, Process: NemesisProcess, Type: Info, F: f.f, Value: json.RawMessage(`null`)}
+			op := history.Op{Time: f.at, Process: history.NemesisProcess, Type: history.Info, F: f.f, Value: json.RawMessage(`null`)}
 			out = append(out, op, op)
 		}
 	}
@@ -307,7 +309,7 @@ func TestMasterSimulationAgainstIdealServiceIsValid(t *testing.T) {
 	}
 	infos := 0
 	for _, op := range ops {
-		if op.Type == Info {
+		if op.Type == history.Info {
 			infos++
 		}
 	}

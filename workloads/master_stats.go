@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"chunklease/history"
 )
 
 // MasterStatsResult is the master workload's statistics for results.json
@@ -81,8 +83,8 @@ type MasterFault struct {
 // MasterStats computes the generic statistics, mastership, failover and
 // faults from a master history, the tenures CheckMaster found in it and
 // the network's message count.
-func MasterStats(history []Op, tenures []MasterTenure, messages int) MasterStatsResult {
-	return masterStats(ComputeStats(history, messages), MasterFaults(history), runWindow(history), tenures)
+func MasterStats(ops []history.Op, tenures []MasterTenure, messages int) MasterStatsResult {
+	return masterStats(ComputeStats(ops, messages), MasterFaults(ops), runWindow(ops), tenures)
 }
 
 // masterStats completes the generic statistics st with the master figures.
@@ -101,12 +103,12 @@ func masterStats(st Stats, faults []MasterFault, run Interval, tenures []MasterT
 }
 
 // runWindow is [time of the first op, time of the last op].
-func runWindow(history []Op) Interval {
-	if len(history) == 0 {
+func runWindow(ops []history.Op) Interval {
+	if len(ops) == 0 {
 		return Interval{}
 	}
 	w := Interval{StartNs: math.MaxInt64, EndNs: math.MinInt64}
-	for _, op := range history {
+	for _, op := range ops {
 		w.StartNs, w.EndNs = min(w.StartNs, op.Time), max(w.EndNs, op.Time)
 	}
 	return w
@@ -294,23 +296,23 @@ type faultState struct {
 // and an end's completion that finds the fault closed moves the fault's
 // end to its own time. So a fault runs from the invoke that starts it to
 // the completion that ends it, the widest reading.
-func MasterFaults(history []Op) []MasterFault {
+func MasterFaults(ops []history.Op) []MasterFault {
 	known := map[string]bool{}
-	for _, op := range history {
+	for _, op := range ops {
 		if !op.Process.Nemesis && op.Node != "" {
 			known[op.Node] = true
 		}
 	}
-	return masterFaults(history, known)
+	return masterFaults(ops, known)
 }
 
 // masterFaults is MasterFaults over the nemesis ops of history (other ops
 // are skipped) with the node ids known from the client ops.
-func masterFaults(history []Op, known map[string]bool) []MasterFault {
+func masterFaults(ops []history.Op, known map[string]bool) []MasterFault {
 	out := []MasterFault{}
 	states := map[string]*faultState{}
 	prevF := ""
-	for _, op := range history {
+	for _, op := range ops {
 		if !op.Process.Nemesis {
 			continue
 		}

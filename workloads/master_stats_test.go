@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"chunklease/history"
 )
 
 // TestMasterFaults: each kind of fault runs from the invoke that starts it
@@ -15,7 +17,7 @@ import (
 func TestMasterFaults(t *testing.T) {
 	var b masterHB
 	for i, node := range []string{"n1", "n2", "n3"} {
-		b.call(i, node, FMasterStatus, 0, 1, Fail) // the node ids the history knows
+		b.call(i, node, FMasterStatus, 0, 1, history.Fail) // the node ids the history knows
 	}
 	b.nemesis(StartPartition, 1000, `"majority"`)
 	b.nemesis(StartPartition, 1001, `["isolated",{"n1":["n2","n3"],"n2":["n1"],"n3":["n1"]}]`)
@@ -27,7 +29,7 @@ func TestMasterFaults(t *testing.T) {
 	b.nemesis("kill", 3501, `"n2"`)
 	b.nemesis("start", 4000, `["n1"]`) // n2 is still down
 	b.nemesis("start", 4001, `["n1"]`)
-	b.call(0, "n1", FMasterStart, 4500, 4501, OK)
+	b.call(0, "n1", FMasterStart, 4500, 4501, history.OK)
 	b.nemesis("start", 5000, `["n2"]`)
 	b.nemesis("start", 5001, `["n2"]`)
 	b.nemesis("pause", 6000, `"one"`)
@@ -57,10 +59,10 @@ func TestMasterStatsFigures(t *testing.T) {
 	stop := 7
 	tenures[0].StopOp = &stop
 	var b masterHB
-	b.call(0, "n1", FMasterStart, 0, 1*masterMs, OK)
+	b.call(0, "n1", FMasterStart, 0, 1*masterMs, history.OK)
 	b.nemesis(StartPartition, 4500*masterMs, `"majority"`)
 	b.nemesis(StopPartition, 6000*masterMs, `null`)
-	b.call(0, "n1", FMasterStatus, 9999*masterMs, 10000*masterMs, Fail)
+	b.call(0, "n1", FMasterStatus, 9999*masterMs, 10000*masterMs, history.Fail)
 	s := MasterStats(b.history(), tenures, 40)
 	m := s.Mastership
 	checkTime := func(name string, got MasteredTime, runMs, masteredMs float64) {
@@ -95,7 +97,7 @@ func TestMasterStatsFigures(t *testing.T) {
 // null, not 0 or 1, and no master means no first master.
 func TestMasterStatsWithoutMasterOrFaults(t *testing.T) {
 	var b masterHB
-	b.call(0, "n1", FMasterStatus, 0, 50*masterMs, Fail)
+	b.call(0, "n1", FMasterStatus, 0, 50*masterMs, history.Fail)
 	s := MasterStats(b.history(), nil, 0)
 	m := s.Mastership
 	if m.Overall.Fraction == nil || *m.Overall.Fraction != 0 || m.InsideFaults.Fraction != nil ||
@@ -111,7 +113,7 @@ func TestMasterStatsWithoutMasterOrFaults(t *testing.T) {
 func TestMasterStatsJSON(t *testing.T) {
 	var b masterHB
 	b.status(0, "n1", 0, 10*masterMs, true, "n1", 100)
-	b.call(1, "n2", FMasterStop, 20*masterMs, 30*masterMs, OK)
+	b.call(1, "n2", FMasterStop, 20*masterMs, 30*masterMs, history.OK)
 	h := b.history()
 	w := NewMaster(MasterOptions{Rate: 1}, 1)
 	raw, err := json.Marshal(w.(StatsReporter).Stats(h, w.Check(h), 12))

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"chunklease/history"
 )
 
 // TestMasterMixAndStagger: ops follow the stagger (first at 0, gaps in
@@ -150,7 +152,7 @@ func TestMasterCompleteOK(t *testing.T) {
 	}
 	for _, c := range cases {
 		got := w.Complete(0, 0, Invocation{F: c.f}, json.RawMessage(c.reply))
-		if got.Type != OK || got.Error != "" || string(got.Value) != c.value {
+		if got.Type != history.OK || got.Error != "" || string(got.Value) != c.value {
 			t.Errorf("%s reply %s: completion %s %q value %s, want ok %s", c.f, c.reply, got.Type, got.Error, got.Value, c.value)
 		}
 	}
@@ -187,12 +189,12 @@ func TestMasterClosedSchemas(t *testing.T) {
 	for _, c := range cases {
 		got := w.Complete(0, 0, Invocation{F: c.f}, json.RawMessage(c.reply))
 		schema := "master_" + c.f + "_ok schema {"
-		if got.Type != Info || !strings.Contains(got.Error, c.want) || !strings.Contains(got.Error, schema) ||
+		if got.Type != history.Info || !strings.Contains(got.Error, c.want) || !strings.Contains(got.Error, schema) ||
 			!strings.HasPrefix(got.Error, "malformed-rpc-response: ") {
 			t.Errorf("%s reply %s: completion %s %q, want info naming %q and %q", c.f, c.reply, got.Type, got.Error, schema, c.want)
 		}
 	}
-	if got := w.Complete(0, 0, Invocation{F: "elect"}, json.RawMessage(`{"type":"master_elect_ok"}`)); got.Type != Info ||
+	if got := w.Complete(0, 0, Invocation{F: "elect"}, json.RawMessage(`{"type":"master_elect_ok"}`)); got.Type != history.Info ||
 		!strings.Contains(got.Error, `no f "elect"`) {
 		t.Errorf("unknown f: %+v", got)
 	}
@@ -210,13 +212,13 @@ func TestMasterErrorsAndTimeouts(t *testing.T) {
 		typ   string
 		err   string
 	}{
-		{FMasterStatus, nil, Fail, TimeoutError},
-		{FMasterStart, nil, Info, TimeoutError},
-		{FMasterStop, nil, Info, TimeoutError},
-		{FMasterStatus, timeout, Fail, "timeout: no majority in time"},
-		{FMasterStart, timeout, Info, "timeout: no majority in time"},
-		{FMasterStop, unavailable, Fail, "temporarily-unavailable: no quorum"},
-		{FMasterStatus, json.RawMessage(`{"type":"error","code":10,"text":"unsupported"}`), Fail, "not-supported: unsupported"},
+		{FMasterStatus, nil, history.Fail, TimeoutError},
+		{FMasterStart, nil, history.Info, TimeoutError},
+		{FMasterStop, nil, history.Info, TimeoutError},
+		{FMasterStatus, timeout, history.Fail, "timeout: no majority in time"},
+		{FMasterStart, timeout, history.Info, "timeout: no majority in time"},
+		{FMasterStop, unavailable, history.Fail, "temporarily-unavailable: no quorum"},
+		{FMasterStatus, json.RawMessage(`{"type":"error","code":10,"text":"unsupported"}`), history.Fail, "not-supported: unsupported"},
 	}
 	for _, c := range cases {
 		got := w.Complete(0, 0, Invocation{F: c.f}, c.reply)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"chunklease/history"
 	"chunklease/internal/jsonstr"
 )
 
@@ -42,7 +43,7 @@ func (m *Master) Complete(_ time.Duration, _ int, inv Invocation, reply json.Raw
 	if problem != "" {
 		return malformedReply(inv, problem)
 	}
-	return Completion{Type: OK, Value: value}
+	return Completion{Type: history.OK, Value: value}
 }
 
 // The closed reply schemas, named in error texts. msg_id is optional as in

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"chunklease/history"
 )
 
 // service answers client requests in a simulation. It processes a request
@@ -34,8 +36,8 @@ type simEvent struct {
 // real time: completions first, then every free worker is offered an op,
 // then time jumps to the next completion or Wake. It fails the test when
 // Next refuses a free worker while Wake says an op is due.
-func simulate(tb testing.TB, w Workload, svc service, cfg simConfig) []Op {
-	hw := NewWriter(io.Discard)
+func simulate(tb testing.TB, w Workload, svc service, cfg simConfig) []history.Op {
+	hw := history.NewWriter(io.Discard)
 	free := make([]bool, cfg.workers)
 	procs := make([]int, cfg.workers)
 	for i := range free {
@@ -43,7 +45,7 @@ func simulate(tb testing.TB, w Workload, svc service, cfg simConfig) []Op {
 	}
 	var pending []simEvent
 	seq := 0
-	record := func(op Op) {
+	record := func(op history.Op) {
 		if _, err := hw.Append(op); err != nil {
 			tb.Fatal(err)
 		}
@@ -53,9 +55,9 @@ func simulate(tb testing.TB, w Workload, svc service, cfg simConfig) []Op {
 			ev := pending[0]
 			pending = pending[1:]
 			c := w.Complete(now, ev.worker, ev.inv, ev.reply)
-			record(Op{Time: int64(now), Process: Process{ID: procs[ev.worker]}, Type: c.Type, F: ev.inv.F,
+			record(history.Op{Time: int64(now), Process: history.Process{ID: procs[ev.worker]}, Type: c.Type, F: ev.inv.F,
 				Node: fmt.Sprintf("n%d", ev.worker%cfg.nodes+1), Value: c.Value, Error: c.Error})
-			if c.Type == Info {
+			if c.Type == history.Info {
 				procs[ev.worker] += cfg.workers // Jepsen: a crashed process is replaced
 			}
 			free[ev.worker] = true
@@ -73,7 +75,7 @@ func simulate(tb testing.TB, w Workload, svc service, cfg simConfig) []Op {
 				anyFree = true
 				continue
 			}
-			record(Op{Time: int64(now), Process: Process{ID: procs[wk]}, Type: Invoke, F: inv.F,
+			record(history.Op{Time: int64(now), Process: history.Process{ID: procs[wk]}, Type: history.Invoke, F: inv.F,
 				Node: fmt.Sprintf("n%d", wk%cfg.nodes+1), Value: inv.Value})
 			free[wk] = false
 			reply, delay := svc.handle(now, wk%cfg.nodes, w.Request(inv))

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"chunklease/history"
 )
 
 // Nemesis f values (Jepsen's): partitions, and the process faults.
@@ -32,10 +34,10 @@ func (iv Interval) contains(t int64) bool { return iv.StartNs <= t && t < iv.End
 // When the nemesis writes both an invoke and a completion for a step, the
 // later one (the completion) counts: the partition is in force from the
 // moment the nemesis finished installing it until it finished healing it.
-func Partitions(history []Op) []Interval {
+func Partitions(ops []history.Op) []Interval {
 	var out []Interval
 	open := false
-	for _, op := range history {
+	for _, op := range ops {
 		if !op.Process.Nemesis {
 			continue
 		}
@@ -73,10 +75,10 @@ func (st NemesisStep) Completed() bool { return st.DoneNs != math.MaxInt64 }
 
 // NemesisSteps pairs the nemesis ops of a history (its nemesis ops alone
 // will do).
-func NemesisSteps(history []Op) []NemesisStep {
+func NemesisSteps(ops []history.Op) []NemesisStep {
 	var steps []NemesisStep
 	pending := false
-	for _, op := range history {
+	for _, op := range ops {
 		if !op.Process.Nemesis {
 			continue
 		}
@@ -117,9 +119,9 @@ func processDown(steps []NemesisStep, begin, end string) []Interval {
 // node not yet resumed. Each fault counts from the completion of the op
 // that caused it to the completion of the op that healed it; overlapping
 // faults merge into one interval.
-func FaultIntervals(history []Op) []Interval {
-	steps := NemesisSteps(history)
-	all := Partitions(history)
+func FaultIntervals(ops []history.Op) []Interval {
+	steps := NemesisSteps(ops)
+	all := Partitions(ops)
 	all = append(all, processDown(steps, NemesisKill, NemesisStart)...)
 	all = append(all, processDown(steps, NemesisPause, NemesisResume)...)
 	return uniteSpans(all)
@@ -134,10 +136,10 @@ type Heal struct {
 }
 
 // Heals lists the heal ops of a history in order.
-func Heals(history []Op) []Heal {
+func Heals(ops []history.Op) []Heal {
 	var out []Heal
 	partitioned := false
-	for _, st := range NemesisSteps(history) {
+	for _, st := range NemesisSteps(ops) {
 		healed := false
 		switch st.F {
 		case StartPartition:
@@ -202,9 +204,9 @@ type Percentiles struct {
 
 // ComputeStats derives the generic statistics from a history and the
 // network's message count.
-func ComputeStats(history []Op, messages int) Stats {
-	b := newStatsBuilder(history)
-	pairs, _ := PairOps(history)
+func ComputeStats(ops []history.Op, messages int) Stats {
+	b := newStatsBuilder(ops)
+	pairs, _ := history.PairOps(ops)
 	for _, p := range pairs {
 		b.add(p)
 	}
@@ -223,16 +225,16 @@ type statsBuilder struct {
 
 // newStatsBuilder reads the partitions and faults from the nemesis ops
 // of history (other ops are ignored).
-func newStatsBuilder(history []Op) *statsBuilder {
-	return &statsBuilder{parts: Partitions(history), faults: FaultIntervals(history),
+func newStatsBuilder(ops []history.Op) *statsBuilder {
+	return &statsBuilder{parts: Partitions(ops), faults: FaultIntervals(ops),
 		overall: newOKFractions(), inPart: newOKFractions(), outPart: newOKFractions(),
 		inFault: newOKFractions(), outFault: newOKFractions(), latencies: map[string]*sampleSet{}}
 }
 
 // add counts one client op (an invocation, its completion if any).
-func (b *statsBuilder) add(p Pair) {
+func (b *statsBuilder) add(p history.Pair) {
 	b.invocations++
-	ok := p.Completion != nil && p.Completion.Type == OK
+	ok := p.Completion != nil && p.Completion.Type == history.OK
 	f := p.Invoke.F
 	b.overall.add(f, ok)
 	split(b.parts, p.Invoke.Time, &b.inPart, &b.outPart).add(f, ok)

@@ -4,17 +4,19 @@ import (
 	"encoding/json"
 	"math"
 	"testing"
+
+	"chunklease/history"
 )
 
 func TestComputeStatsSplitsAvailabilityByPartition(t *testing.T) {
 	b := newHB(t)
 	b.nemesis(StartPartition, 1000, 1001)
 	b.nemesis(StopPartition, 3000, 3001)
-	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)      // outside, ok, 10ms
-	b.check(1, 1500, 1510, "ch_1", "cs1", false)       // inside, ok, 10ms
-	b.grantOutcome(2, 2000, 2100, "ch_1", "cs2", Info) // inside
-	b.renewOutcome(3, 4000, 4010, "ch_1", "cs1", Fail) // outside
-	b.check(4, 4100, 4120, "ch_1", "", true)           // outside, ok, 20ms
+	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)              // outside, ok, 10ms
+	b.check(1, 1500, 1510, "ch_1", "cs1", false)               // inside, ok, 10ms
+	b.grantOutcome(2, 2000, 2100, "ch_1", "cs2", history.Info) // inside
+	b.renewOutcome(3, 4000, 4010, "ch_1", "cs1", history.Fail) // outside
+	b.check(4, 4100, 4120, "ch_1", "", true)                   // outside, ok, 20ms
 	s := ComputeStats(b.history(), 50)
 	if len(s.Partitions) != 1 || s.Partitions[0] != (Interval{ms(1001), ms(3001)}) {
 		t.Errorf("partitions %+v, want [1001ms, 3001ms)", s.Partitions)
@@ -42,12 +44,12 @@ func TestComputeStatsSplitsAvailabilityByPartition(t *testing.T) {
 }
 
 func TestPartitionsWithInfoOnlyNemesisOpsAndNoHeal(t *testing.T) {
-	h := []Op{
-		{Index: 0, Time: 5, Process: NemesisProcess, Type: Info, F: StartPartition},
-		{Index: 1, Time: 7, Process: NemesisProcess, Type: Info, F: StartPartition},
-		{Index: 2, Time: 20, Process: NemesisProcess, Type: Info, F: StopPartition},
-		{Index: 3, Time: 22, Process: NemesisProcess, Type: Info, F: StopPartition},
-		{Index: 4, Time: 30, Process: NemesisProcess, Type: Info, F: StartPartition},
+	h := []history.Op{
+		{Index: 0, Time: 5, Process: history.NemesisProcess, Type: history.Info, F: StartPartition},
+		{Index: 1, Time: 7, Process: history.NemesisProcess, Type: history.Info, F: StartPartition},
+		{Index: 2, Time: 20, Process: history.NemesisProcess, Type: history.Info, F: StopPartition},
+		{Index: 3, Time: 22, Process: history.NemesisProcess, Type: history.Info, F: StopPartition},
+		{Index: 4, Time: 30, Process: history.NemesisProcess, Type: history.Info, F: StartPartition},
 	}
 	got := Partitions(h)
 	want := []Interval{{7, 22}, {30, math.MaxInt64}}
@@ -60,7 +62,7 @@ func TestFailover(t *testing.T) {
 	b := newHB(t)
 	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)      // cs1 [10, 1000)
 	b.grant(1, 1200, 1210, "ch_1", "cs2", "cs2", 1000) // cs2 [1210, 1500): failover 210ms
-	b.release(1, 1500, 1510, "ch_1", "cs2", OK)
+	b.release(1, 1500, 1510, "ch_1", "cs2", history.OK)
 	b.grant(1, 1600, 1605, "ch_1", "cs2", "cs2", 1000) // cs2 again [1605, 2600): retaken by the same
 	b.renew(2, 1700, 1710, "ch_1", "cs2", 500, "n3")   // ends inside the grant's holding: not an end
 	b.grant(0, 3000, 3010, "ch_1", "cs1", "cs1", 1000) // cs1 [3010, 4000): failover 410ms, then never retaken
@@ -89,8 +91,8 @@ func TestHoldingsIn(t *testing.T) {
 // with the target and a completion with the affected nodes, both info.
 func (b *hb) nemesisOp(f string, inv, done float64, target, nodes string) {
 	b.ops = append(b.ops,
-		Op{Time: ms(inv), Process: NemesisProcess, Type: Info, F: f, Value: json.RawMessage(target)},
-		Op{Time: ms(done), Process: NemesisProcess, Type: Info, F: f, Value: json.RawMessage(nodes)})
+		history.Op{Time: ms(inv), Process: history.NemesisProcess, Type: history.Info, F: f, Value: json.RawMessage(target)},
+		history.Op{Time: ms(done), Process: history.NemesisProcess, Type: history.Info, F: f, Value: json.RawMessage(nodes)})
 }
 
 // faultHistory has a partition [100, 300), a kill of n1 [250, 600) (the
@@ -138,12 +140,12 @@ func TestFaultIntervalsAndHeals(t *testing.T) {
 func TestLeaseStatsInsideAndOutsideFaults(t *testing.T) {
 	b := newHB(t)
 	faultHistory(b)
-	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 150)       // outside; cs1 [10, 150): its tenure ends inside
-	b.grant(1, 200, 210, "ch_1", "cs2", "cs2", 100)    // inside; failover 60 ms; cs2 [210, 300)
-	b.grantOutcome(2, 400, 410, "ch_2", "cs1", Info)   // inside
-	b.grant(0, 650, 660, "ch_2", "cs3", "cs3", 100)    // outside; cs3 [660, 750); first grant after the start at 600
-	b.check(1, 950, 960, "ch_1", "", true)             // inside the pause
-	b.grant(2, 1050, 1060, "ch_1", "cs1", "cs1", 1000) // outside; first grant after the resume at 1000
+	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 150)             // outside; cs1 [10, 150): its tenure ends inside
+	b.grant(1, 200, 210, "ch_1", "cs2", "cs2", 100)          // inside; failover 60 ms; cs2 [210, 300)
+	b.grantOutcome(2, 400, 410, "ch_2", "cs1", history.Info) // inside
+	b.grant(0, 650, 660, "ch_2", "cs3", "cs3", 100)          // outside; cs3 [660, 750); first grant after the start at 600
+	b.check(1, 950, 960, "ch_1", "", true)                   // inside the pause
+	b.grant(2, 1050, 1060, "ch_1", "cs1", "cs1", 1000)       // outside; first grant after the resume at 1000
 	res := mustValid(t, "faults", b.history())
 	st := LeaseStats(b.history(), res.Holdings, 0)
 	a := st.Availability

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"chunklease/history"
 )
 
 // LeaseTimelineFile is the report file the lease workload writes.
@@ -47,15 +49,15 @@ func FaultColour(kind string) string { return faultColours[kind] }
 // WriteLeaseTimelineFile writes LeaseTimelineFile into dir. It uses the
 // checker's result when res carries a LeaseResult and checks the history
 // itself otherwise.
-func WriteLeaseTimelineFile(dir string, history []Op, res Result) error {
+func WriteLeaseTimelineFile(dir string, ops []history.Op, res Result) error {
 	lr, ok := res.Details.(LeaseResult)
 	if p, isPtr := res.Details.(*LeaseResult); isPtr && p != nil {
 		lr, ok = *p, true
 	}
 	if !ok {
-		lr = CheckLease(history)
+		lr = CheckLease(ops)
 	}
-	return writeTimelineFile(dir, TimelineInputOf(history, lr, DefaultTimelineLimits), DefaultTimelineLimits)
+	return writeTimelineFile(dir, TimelineInputOf(ops, lr, DefaultTimelineLimits), DefaultTimelineLimits)
 }
 
 // writeTimelineFile writes the page for in into dir.
@@ -76,14 +78,14 @@ func writeTimelineFile(dir string, in TimelineInput, lim TimelineLimits) error {
 }
 
 // WriteLeaseTimeline writes the timeline page with the default limits.
-func WriteLeaseTimeline(w io.Writer, history []Op, res LeaseResult) error {
-	return WriteLeaseTimelineLimited(w, history, res, DefaultTimelineLimits)
+func WriteLeaseTimeline(w io.Writer, ops []history.Op, res LeaseResult) error {
+	return WriteLeaseTimelineLimited(w, ops, res, DefaultTimelineLimits)
 }
 
 // WriteLeaseTimelineLimited writes the timeline page of a history held in
 // memory and CheckLease's result on it.
-func WriteLeaseTimelineLimited(w io.Writer, history []Op, res LeaseResult, lim TimelineLimits) error {
-	return WriteTimelinePage(w, TimelineInputOf(history, res, lim), lim)
+func WriteLeaseTimelineLimited(w io.Writer, ops []history.Op, res LeaseResult, lim TimelineLimits) error {
+	return WriteTimelinePage(w, TimelineInputOf(ops, res, lim), lim)
 }
 
 // WriteTimelinePage writes a self-contained HTML page (no script,

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"math"
 	"slices"
+
+	"chunklease/history"
 )
 
 // TimelineInput is everything the lease timeline shows. It is gathered
@@ -23,7 +25,7 @@ type TimelineInput struct {
 	// Earliest are the earliest violations, earliest first, and Problems
 	// the first history problems (ListedFindings of each at most).
 	Earliest []Violation
-	Problems []HistoryProblem
+	Problems []history.Problem
 	// Lanes are the chunks drawn, in drawing order: those with
 	// violations, then the busiest others; Rest sums up the others.
 	Lanes  []TimelineLane
@@ -49,12 +51,12 @@ type RestCounts struct{ Chunks, Holdings, Invoked int }
 
 // TimelineInputOf gathers the timeline of a history held in memory and
 // CheckLease's result on it.
-func TimelineInputOf(history []Op, res LeaseResult, lim TimelineLimits) TimelineInput {
+func TimelineInputOf(ops []history.Op, res LeaseResult, lim TimelineLimits) TimelineInput {
 	completions := map[int]json.RawMessage{}
 	endNs := int64(1)
-	for _, op := range history {
+	for _, op := range ops {
 		endNs = max(endNs, op.Time)
-		if op.Type == OK {
+		if op.Type == history.OK {
 			completions[op.Index] = op.Value
 		}
 	}
@@ -80,7 +82,7 @@ func TimelineInputOf(history []Op, res LeaseResult, lim TimelineLimits) Timeline
 	slices.SortFunc(servers, compareNatural)
 	in := TimelineInput{Valid: res.Valid, ChunkCount: len(res.Chunks), HoldingCount: len(res.Holdings),
 		ViolationCount: len(res.Violations), ProblemCount: len(res.Problems), Servers: servers,
-		Earliest: early.violations(), Faults: Faults(history), EndNs: endNs, DetailsFile: "results.json"}
+		Earliest: early.violations(), Faults: Faults(ops), EndNs: endNs, DetailsFile: "results.json"}
 	in.Problems = res.Problems[:min(len(res.Problems), lim.ListedFindings)]
 	in.Lanes, in.Rest = picker.lanes()
 	return in

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"chunklease/history"
 )
 
 // pageCounts parses the page as XML, counts elements by each of their
@@ -51,9 +53,9 @@ func pageCounts(t *testing.T, page []byte) map[string]int {
 
 // withToken adds "token" to the value of every ok grant and renew, as
 // the node's replies carry it.
-func withToken(t *testing.T, h []Op) []Op {
+func withToken(t *testing.T, h []history.Op) []history.Op {
 	for i, op := range h {
-		if op.Type != OK || (op.F != FGrant && op.F != FRenew) {
+		if op.Type != history.OK || (op.F != FGrant && op.F != FRenew) {
 			continue
 		}
 		var v map[string]any

@@ -3,6 +3,8 @@ package workloads
 import (
 	"encoding/json"
 	"time"
+
+	"chunklease/history"
 )
 
 // Workload is one Maelstrom-style workload: a pure generator of client
@@ -28,7 +30,7 @@ type Workload interface {
 	// into the completion op and lets the generator learn the outcome.
 	Complete(now time.Duration, worker int, inv Invocation, reply json.RawMessage) Completion
 	// Check judges a whole history (client and nemesis ops, in index order).
-	Check(history []Op) Result
+	Check(ops []history.Op) Result
 }
 
 // Invocation is what a generator asks a client to do.
@@ -56,7 +58,7 @@ type Result struct {
 // run's store directory, the whole history and the checker's result; an
 // error is reported but does not change the verdict.
 type Reporter interface {
-	Report(dir string, history []Op, res Result) error
+	Report(dir string, ops []history.Op, res Result) error
 }
 
 // StatsReporter is implemented by workloads that add statistics to
@@ -65,7 +67,7 @@ type Reporter interface {
 // result (so nothing is checked twice) and the number of network messages
 // it carried, and stores the value under "workload_stats".
 type StatsReporter interface {
-	Stats(history []Op, res Result, messages int) any
+	Stats(ops []history.Op, res Result, messages int) any
 }
 
 // Finisher is implemented by workloads with a final phase, as

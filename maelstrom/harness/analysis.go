@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"chunklease/history"
 	"chunklease/workloads"
 )
 
@@ -24,7 +25,7 @@ const historyFile = "history.jsonl"
 
 // analysis is what reading the history back gave.
 type analysis struct {
-	facts    workloads.HistoryFacts
+	facts    history.Facts
 	tally    *opTally
 	perf     *perfData
 	judged   *workloads.Analyzed // nil when the workload was not judged
@@ -50,8 +51,8 @@ func (r *runner) readBack(judge bool, end time.Duration) *analysis {
 				panic(p) // judge reports it
 			}
 		}()
-		an.facts, an.readErr = workloads.ReadBack(path, func(nemesis []workloads.Op) ([]workloads.PairSink, error) {
-			sinks := []workloads.PairSink{an.tally, perfSink{an.perf}}
+		an.facts, an.readErr = history.ReadBack(path, func(nemesis []history.Op) ([]history.PairSink, error) {
+			sinks := []history.PairSink{an.tally, perfSink{an.perf}}
 			if !judge || !isAnalyzer {
 				return sinks, nil
 			}
@@ -79,7 +80,7 @@ func (r *runner) readBack(judge bool, end time.Duration) *analysis {
 var errNotJudged = errors.New("not judged")
 
 // analysisEnv is what the workload's analysis is told before the first op.
-func (r *runner) analysisEnv(path string, nemesis []workloads.Op) workloads.AnalysisEnv {
+func (r *runner) analysisEnv(path string, nemesis []history.Op) workloads.AnalysisEnv {
 	env := workloads.AnalysisEnv{Dir: r.dir, Nemesis: nemesis, Messages: int(r.netStats().All.MsgCount),
 		Parallel: runtime.GOMAXPROCS(0)}
 	if fi, err := os.Stat(path); err == nil {
@@ -114,7 +115,7 @@ func (r *runner) judgeInMemory(path string) (workloads.Analyzed, error) {
 	if err != nil {
 		return workloads.Analyzed{}, err
 	}
-	history, err := workloads.ReadHistory(f)
+	history, err := history.ReadHistory(f)
 	f.Close()
 	if err != nil {
 		return workloads.Analyzed{}, err
@@ -152,25 +153,25 @@ type opTally struct {
 
 // Op counts one op (workloads.OpObserver): every client completion, paired
 // or not, as the stats checker does.
-func (t *opTally) Op(op workloads.Op) {
+func (t *opTally) Op(op history.Op) {
 	if op.Process.Nemesis {
 		return
 	}
-	if op.Type == workloads.Invoke {
+	if op.Type == history.Invoke {
 		t.invoked++
 		return
 	}
-	if op.Type == workloads.OK {
+	if op.Type == history.OK {
 		t.okDone++
 	}
 	f := t.byF[op.F]
 	t.stats.Count++
 	f.Count++
 	switch op.Type {
-	case workloads.OK:
+	case history.OK:
 		t.stats.OKCount++
 		f.OKCount++
-	case workloads.Fail:
+	case history.Fail:
 		t.stats.FailCount++
 		f.FailCount++
 	default:
@@ -180,8 +181,8 @@ func (t *opTally) Op(op workloads.Op) {
 	t.byF[op.F] = f
 }
 
-func (t *opTally) Pair(workloads.Pair) error        { return nil }
-func (t *opTally) Problem(workloads.HistoryProblem) {}
+func (t *opTally) Pair(history.Pair) error { return nil }
+func (t *opTally) Problem(history.Problem) {}
 
 // opStats is Jepsen's stats checker: invalid when some f never completed
 // ok.
@@ -212,5 +213,5 @@ func (t *opTally) availability(min *float64) AvailabilityResult {
 // perfSink feeds the pictures.
 type perfSink struct{ d *perfData }
 
-func (s perfSink) Pair(p workloads.Pair) error      { s.d.add(p); return nil }
-func (s perfSink) Problem(workloads.HistoryProblem) {}
+func (s perfSink) Pair(p history.Pair) error { s.d.add(p); return nil }
+func (s perfSink) Problem(history.Problem)   {}

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"chunklease/history"
 	"chunklease/maelstrom/nemesis"
 	"chunklease/workloads"
 )
@@ -124,9 +125,9 @@ func leaseSimOptions(t *testing.T, faults nemesis.Faults, interval time.Duration
 }
 
 // nemesisSteps pairs the nemesis ops of a history (invoke, completion).
-func nemesisSteps(t *testing.T, h []workloads.Op) [][2]workloads.Op {
+func nemesisSteps(t *testing.T, h []history.Op) [][2]history.Op {
 	t.Helper()
-	var nem []workloads.Op
+	var nem []history.Op
 	for _, op := range h {
 		if op.Process.Nemesis {
 			nem = append(nem, op)
@@ -135,12 +136,12 @@ func nemesisSteps(t *testing.T, h []workloads.Op) [][2]workloads.Op {
 	if len(nem)%2 != 0 {
 		t.Fatalf("%d nemesis ops: an op without its completion", len(nem))
 	}
-	var steps [][2]workloads.Op
+	var steps [][2]history.Op
 	for i := 0; i < len(nem); i += 2 {
-		if nem[i].F != nem[i+1].F || nem[i].Type != workloads.Info || nem[i+1].Type != workloads.Info {
+		if nem[i].F != nem[i+1].F || nem[i].Type != history.Info || nem[i+1].Type != history.Info {
 			t.Fatalf("nemesis ops %+v and %+v are no invoke/completion pair", nem[i], nem[i+1])
 		}
-		steps = append(steps, [2]workloads.Op{nem[i], nem[i+1]})
+		steps = append(steps, [2]history.Op{nem[i], nem[i+1]})
 	}
 	return steps
 }
@@ -308,15 +309,15 @@ func TestSimPauseDelaysAndDropsLateReplies(t *testing.T) {
 				}
 			case op.Process.Nemesis && op.F == nemesis.ResumeOp && op.Value[0] == '[':
 				clear(paused)
-			case !op.Process.Nemesis && op.Type == workloads.OK:
+			case !op.Process.Nemesis && op.Type == history.OK:
 				if since, ok := paused[op.Node]; ok && op.Time > since {
 					t.Fatalf("op %d completed ok at %v from %s, paused since %v", op.Index, op.Time, op.Node, since)
 				}
 			}
 		}
-		pairs, _ := workloads.PairOps(h)
+		pairs, _ := history.PairOps(h)
 		for _, p := range pairs {
-			if p.Completion.Type == workloads.OK && p.Completion.Time-p.Invoke.Time > int64(time.Second) {
+			if p.Completion.Type == history.OK && p.Completion.Time-p.Invoke.Time > int64(time.Second) {
 				late++
 			}
 		}
@@ -353,9 +354,9 @@ func TestSimFinalPhaseHealsEverything(t *testing.T) {
 		if healed != out.Results.Final.HealedAtNs {
 			t.Errorf("healed at %d, results say %d", healed, out.Results.Final.HealedAtNs)
 		}
-		var finals []workloads.Op
+		var finals []history.Op
 		for _, op := range h {
-			if op.Time > healed && op.Type == workloads.Invoke {
+			if op.Time > healed && op.Type == history.Invoke {
 				finals = append(finals, op)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"chunklease/history"
 	"chunklease/workloads"
 )
 
@@ -132,7 +133,7 @@ func verdict(res *Results, runErr error) int {
 
 // nemesisResult counts the nemesis's work for results.json from the
 // nemesis ops of the history.
-func (r *runner) nemesisResult(nemesis []workloads.Op) NemesisResult {
+func (r *runner) nemesisResult(nemesis []history.Op) NemesisResult {
 	res := computeNemesis(nemesis)
 	res.Faults = r.o.Faults.String()
 	if r.o.Faults.Any() {

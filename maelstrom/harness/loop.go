@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"chunklease/history"
 	"chunklease/workloads"
 )
 
@@ -158,8 +159,8 @@ func (r *runner) invoke(ctx context.Context, i int, inv workloads.Invocation) {
 	}
 	w.busy, w.inv = true, inv
 	node := r.nodeOf(i)
-	r.record(workloads.Op{Process: workloads.Process{ID: w.process},
-		Type: workloads.Invoke, F: inv.F, Node: node, Value: inv.Value})
+	r.record(history.Op{Process: history.Process{ID: w.process},
+		Type: history.Invoke, F: inv.F, Node: node, Value: inv.Value})
 	r.counts.invoked++
 	if r.final.running {
 		r.final.Invoked++
@@ -188,15 +189,15 @@ func (r *runner) complete(res callResult) {
 		return
 	}
 	c := r.o.Workload.Complete(r.now(), res.worker, w.inv, res.reply)
-	r.record(workloads.Op{Process: workloads.Process{ID: w.process},
+	r.record(history.Op{Process: history.Process{ID: w.process},
 		Type: c.Type, F: w.inv.F, Node: r.nodeOf(res.worker), Value: c.Value, Error: c.Error})
 	switch c.Type {
-	case workloads.OK:
+	case history.OK:
 		r.counts.ok++
 		if r.final.running {
 			r.final.OK++
 		}
-	case workloads.Fail:
+	case history.Fail:
 		r.counts.fail++
 	default:
 		r.counts.info++

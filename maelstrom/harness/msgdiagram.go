@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"chunklease/history"
 	"chunklease/maelstrom/netsim"
 	"chunklease/workloads"
 )
@@ -83,13 +84,13 @@ func diagramPanels(focus *workloads.Focus) []diagramPanel {
 
 // focusOf is the earliest violation in a lease checker's details and the
 // span of the ops it names, read from a history held in memory.
-func focusOf(history []workloads.Op, checker any) *workloads.Focus {
+func focusOf(ops []history.Op, checker any) *workloads.Focus {
 	v, ok := workloads.FirstViolation(checker)
 	if !ok {
 		return nil
 	}
 	f := &workloads.Focus{Violation: v, FromNs: v.StartNs, ToNs: v.EndNs}
-	for _, op := range history {
+	for _, op := range ops {
 		if slices.Contains(v.Ops, op.Index) {
 			f.FromNs, f.ToNs = min(f.FromNs, op.Time), max(f.ToNs, op.Time)
 		}
@@ -103,7 +104,7 @@ func focusOf(history []workloads.Op, checker any) *workloads.Focus {
 // with its body; hovering an arrow shows the whole body and its times.
 // start is relative time 0; messages sent before it (init) are left out.
 // nemesis holds the nemesis ops (a whole history will do).
-func writeMessageDiagram(path string, entries []netsim.Entry, start time.Time, nemesis []workloads.Op, nodes []string, panels []diagramPanel) error {
+func writeMessageDiagram(path string, entries []netsim.Entry, start time.Time, nemesis []history.Op, nodes []string, panels []diagramPanel) error {
 	var out bytes.Buffer
 	var body bytes.Buffer
 	y, width := 10, 400
@@ -187,7 +188,7 @@ type row struct {
 // panelRows orders the events of msgs and the nemesis ops between the
 // panel's start and its last event. A nemesis op right after another of
 // the same f in the history (the next index) is that step's completion.
-func panelRows(msgs []dmsg, nemesis []workloads.Op, p diagramPanel) []row {
+func panelRows(msgs []dmsg, nemesis []history.Op, p diagramPanel) []row {
 	var rows []row
 	last := p.fromNs
 	for i, m := range msgs {
@@ -229,7 +230,7 @@ func panelRows(msgs []dmsg, nemesis []workloads.Op, p diagramPanel) []row {
 }
 
 // nemesisLabel names a nemesis op and whom it affects.
-func nemesisLabel(op workloads.Op) string {
+func nemesisLabel(op history.Op) string {
 	var v []json.RawMessage
 	var g map[string][]string
 	if op.F == workloads.StartPartition && json.Unmarshal(op.Value, &v) == nil && len(v) == 2 && json.Unmarshal(v[1], &g) == nil {
@@ -285,7 +286,7 @@ func columns(msgs []dmsg, nodes []string) (cols []string, column func(string) st
 }
 
 // drawPanel writes one panel at y and returns its height and width.
-func drawPanel(b *bytes.Buffer, y int, p diagramPanel, msgs []dmsg, cut bool, nemesis []workloads.Op, nodes []string) (int, int) {
+func drawPanel(b *bytes.Buffer, y int, p diagramPanel, msgs []dmsg, cut bool, nemesis []history.Op, nodes []string) (int, int) {
 	cols, column := columns(msgs, nodes)
 	rows := panelRows(msgs, nemesis, p)
 	width := leftW + len(cols)*colW + labelRoom

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"chunklease/history"
 	"chunklease/maelstrom/netsim"
 	"chunklease/workloads"
 )
@@ -71,9 +72,9 @@ func TestMessageDiagram(t *testing.T) {
 		{"n2", "c5", `{"type":"error","in_reply_to":1,"code":11,"text":"no majority"}`, 40, 40, false},
 		{"n1", "c4", `{"type":"lease_renew_ok","in_reply_to":1,"token":7}`, 50, -1, false},
 	})
-	history := []workloads.Op{
-		{Index: 0, Time: 15e6, Process: workloads.NemesisProcess, Type: workloads.Info, F: workloads.StartPartition, Value: json.RawMessage(`"one"`)},
-		{Index: 1, Time: 15e6, Process: workloads.NemesisProcess, Type: workloads.Info, F: workloads.StartPartition,
+	history := []history.Op{
+		{Index: 0, Time: 15e6, Process: history.NemesisProcess, Type: history.Info, F: workloads.StartPartition, Value: json.RawMessage(`"one"`)},
+		{Index: 1, Time: 15e6, Process: history.NemesisProcess, Type: history.Info, F: workloads.StartPartition,
 			Value: json.RawMessage(`["isolated",{"n1":["n2"],"n2":["n1"]}]`)},
 	}
 	path := filepath.Join(t.TempDir(), messagesFile)
@@ -109,7 +110,7 @@ func TestMessageDiagram(t *testing.T) {
 // TestMessageDiagramPanels: a violation gets its own panel, first, about
 // its chunk and around its ops.
 func TestMessageDiagramPanels(t *testing.T) {
-	history := []workloads.Op{{Index: 0, Time: 2e9}, {Index: 1, Time: 3e9}}
+	history := []history.Op{{Index: 0, Time: 2e9}, {Index: 1, Time: 3e9}}
 	lr := workloads.LeaseResult{Violations: []workloads.Violation{
 		{Kind: workloads.TwoPrimaries, Chunk: "ch_9", Ops: []int{0, 1}, StartNs: 2.5e9, EndNs: 2.6e9},
 		{Kind: workloads.TwoPrimaries, Chunk: "ch_8", StartNs: 4e9, EndNs: 5e9},

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"chunklease/history"
 	"chunklease/maelstrom/nemesis"
-	"chunklease/workloads"
 )
 
 // nemesisWork is the nemesis's state. Like Jepsen's nemesis it performs
@@ -214,7 +214,7 @@ func (r *runner) awaitRestart(ctx context.Context) error {
 // and the completion of a nemesis op have type info.
 func (r *runner) recordNemesis(f string, value any) {
 	raw, _ := json.Marshal(value) // strings, node lists and grudges always marshal
-	r.record(workloads.Op{Process: workloads.NemesisProcess, Type: workloads.Info, F: f, Value: raw})
+	r.record(history.Op{Process: history.NemesisProcess, Type: history.Info, F: f, Value: raw})
 }
 
 // showProgress redraws the terminal progress line.

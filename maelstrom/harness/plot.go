@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"chunklease/history"
 	"chunklease/workloads"
 )
 
@@ -45,16 +46,16 @@ var knownFs = []string{workloads.FGrant, workloads.FRenew, workloads.FCheck, wor
 // (blues, greens, purples), fail ops reds and pinks, info (unknown) ops
 // oranges and browns. Within a family, the f picks the shade.
 var familyColours = map[string][]color.Color{
-	workloads.OK: {rgb(0x1F, 0x77, 0xB4), rgb(0x2C, 0xA0, 0x2C), rgb(0x17, 0xBE, 0xCF), rgb(0x6A, 0x3D, 0x9A),
+	history.OK: {rgb(0x1F, 0x77, 0xB4), rgb(0x2C, 0xA0, 0x2C), rgb(0x17, 0xBE, 0xCF), rgb(0x6A, 0x3D, 0x9A),
 		rgb(0x08, 0x30, 0x6B), rgb(0x00, 0x6D, 0x2C), rgb(0x9E, 0x9A, 0xC8), rgb(0x41, 0xAB, 0x5D)},
-	workloads.Fail: {rgb(0xD6, 0x27, 0x28), rgb(0xE7, 0x29, 0x8A), rgb(0x99, 0x00, 0x0D), rgb(0xFB, 0x6A, 0x4A),
+	history.Fail: {rgb(0xD6, 0x27, 0x28), rgb(0xE7, 0x29, 0x8A), rgb(0x99, 0x00, 0x0D), rgb(0xFB, 0x6A, 0x4A),
 		rgb(0xC5, 0x1B, 0x7D), rgb(0xEF, 0x3B, 0x2C), rgb(0x67, 0x00, 0x0D), rgb(0xF7, 0x68, 0xA1)},
-	workloads.Info: {rgb(0xFF, 0x7F, 0x0E), rgb(0xB1, 0x59, 0x28), rgb(0xE6, 0xAB, 0x02), rgb(0xA6, 0x76, 0x1D),
+	history.Info: {rgb(0xFF, 0x7F, 0x0E), rgb(0xB1, 0x59, 0x28), rgb(0xE6, 0xAB, 0x02), rgb(0xA6, 0x76, 0x1D),
 		rgb(0xFD, 0x8D, 0x3C), rgb(0x8C, 0x2D, 0x04), rgb(0xFE, 0xC4, 0x4F), rgb(0xD9, 0x48, 0x01)},
 }
 
 // completionTypes is the legend order within an f.
-var completionTypes = []string{workloads.OK, workloads.Fail, workloads.Info}
+var completionTypes = []string{history.OK, history.Fail, history.Info}
 
 var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{},
 	draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
@@ -66,7 +67,7 @@ func opStyle(fs []string, f, typ string) (color.Color, draw.GlyphDrawer) {
 	i := slices.Index(fs, f)
 	fam := familyColours[typ]
 	if fam == nil {
-		fam = familyColours[workloads.Info]
+		fam = familyColours[history.Info]
 	}
 	return fam[i%len(fam)], glyphs[i%len(glyphs)]
 }
@@ -107,13 +108,13 @@ func (r *runner) drawPerf(perf *perfData, faults []workloads.Fault) (res PerfRes
 
 // drawGraphs writes both pictures for a history held in memory that ended
 // at end.
-func drawGraphs(history []workloads.Op, end time.Duration, dir string) error {
+func drawGraphs(ops []history.Op, end time.Duration, dir string) error {
 	perf := newPerfData(end)
-	pairs, _ := workloads.PairOps(history)
+	pairs, _ := history.PairOps(ops)
 	for _, p := range pairs {
 		perf.add(p)
 	}
-	return perf.draw(workloads.Faults(history), dir)
+	return perf.draw(workloads.Faults(ops), dir)
 }
 
 // Latency dots are kept on a grid of about two by two pixels of the
@@ -157,7 +158,7 @@ func newPerfData(end time.Duration) *perfData {
 }
 
 // add takes one client op; ops never completed are not drawn.
-func (d *perfData) add(p workloads.Pair) {
+func (d *perfData) add(p history.Pair) {
 	if p.Completion == nil {
 		return
 	}
@@ -347,9 +348,9 @@ func rateGraph(d *perfData, faults []faultSpan, path string) error {
 
 // typeDashes: ok solid, fail dashed, info dotted.
 var typeDashes = map[string][]vg.Length{
-	workloads.OK:   nil,
-	workloads.Fail: {vg.Points(6), vg.Points(3)},
-	workloads.Info: {vg.Points(1.5), vg.Points(2.5)},
+	history.OK:   nil,
+	history.Fail: {vg.Points(6), vg.Points(3)},
+	history.Info: {vg.Points(1.5), vg.Points(2.5)},
 }
 
 // rateBucket is the rate graph's bucket width in seconds: Jepsen's 10 s

@@ -11,34 +11,35 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"chunklease/history"
 	"chunklease/workloads"
 )
 
 // plotHistory is a small lease-like history: every f, ok and failed and
 // unknown completions, a partition, a kill and a pause.
-func plotHistory() []workloads.Op {
-	var h []workloads.Op
-	add := func(ms int64, p workloads.Process, typ, f, value string) {
-		h = append(h, workloads.Op{Index: len(h), Time: ms * 1e6, Process: p, Type: typ, F: f, Value: json.RawMessage(value)})
+func plotHistory() []history.Op {
+	var h []history.Op
+	add := func(ms int64, p history.Process, typ, f, value string) {
+		h = append(h, history.Op{Index: len(h), Time: ms * 1e6, Process: p, Type: typ, F: f, Value: json.RawMessage(value)})
 	}
-	nem := workloads.NemesisProcess
+	nem := history.NemesisProcess
 	fs := []string{workloads.FCheck, workloads.FGrant, workloads.FRenew, workloads.FRelease}
 	for i := range int64(400) {
-		p := workloads.Process{ID: int(i % 5)}
-		typ := []string{workloads.OK, workloads.OK, workloads.OK, workloads.Fail, workloads.Info}[i%5]
-		add(i*25, p, workloads.Invoke, fs[i%4], `{}`)
+		p := history.Process{ID: int(i % 5)}
+		typ := []string{history.OK, history.OK, history.OK, history.Fail, history.Info}[i%5]
+		add(i*25, p, history.Invoke, fs[i%4], `{}`)
 		add(i*25+2+i%7, p, typ, fs[i%4], `{}`)
 		switch i {
 		case 40:
-			add(i*25, nem, workloads.Info, workloads.StartPartition, `"majority"`)
+			add(i*25, nem, history.Info, workloads.StartPartition, `"majority"`)
 		case 120:
-			add(i*25, nem, workloads.Info, workloads.StopPartition, `null`)
+			add(i*25, nem, history.Info, workloads.StopPartition, `null`)
 		case 200:
-			add(i*25, nem, workloads.Info, "kill", `["n1"]`)
+			add(i*25, nem, history.Info, "kill", `["n1"]`)
 		case 260:
-			add(i*25, nem, workloads.Info, "start", `["n1"]`)
+			add(i*25, nem, history.Info, "start", `["n1"]`)
 		case 300:
-			add(i*25, nem, workloads.Info, "pause", `["n2"]`)
+			add(i*25, nem, history.Info, "pause", `["n2"]`)
 		}
 	}
 	return h
@@ -75,8 +76,8 @@ func TestDrawGraphs(t *testing.T) {
 func TestOpColoursAreStable(t *testing.T) {
 	a := orderFs([]string{"check"})
 	b := orderFs([]string{"zap", "grant", "check", "aaa"})
-	ca, _ := opStyle(a, "check", workloads.OK)
-	cb, _ := opStyle(b, "check", workloads.OK)
+	ca, _ := opStyle(a, "check", history.OK)
+	cb, _ := opStyle(b, "check", history.OK)
 	if ca != cb {
 		t.Errorf("check ok is %v in one run and %v in another", ca, cb)
 	}
@@ -96,10 +97,10 @@ func TestOpColoursAreStable(t *testing.T) {
 }
 
 // opAt is a completed op invoked at invokeS seconds that took ms.
-func opAt(f, typ string, invokeS, ms float64) workloads.Pair {
-	inv := workloads.Op{Time: int64(invokeS * 1e9), F: f, Type: workloads.Invoke}
-	done := workloads.Op{Time: inv.Time + int64(ms*1e6), F: f, Type: typ}
-	return workloads.Pair{Invoke: inv, Completion: &done}
+func opAt(f, typ string, invokeS, ms float64) history.Pair {
+	inv := history.Op{Time: int64(invokeS * 1e9), F: f, Type: history.Invoke}
+	done := history.Op{Time: inv.Time + int64(ms*1e6), F: f, Type: typ}
+	return history.Pair{Invoke: inv, Completion: &done}
 }
 
 // TestRateSeriesDropsPartialBucket: 10.3 s in 1 s buckets gives ten
@@ -107,9 +108,9 @@ func opAt(f, typ string, invokeS, ms float64) workloads.Pair {
 func TestRateSeriesDropsPartialBucket(t *testing.T) {
 	d := newPerfData(10*time.Second + 300*time.Millisecond)
 	for _, s := range []float64{0.5, 0.7, 9.9, 10.1} {
-		d.add(opAt("check", workloads.OK, s, 1))
+		d.add(opAt("check", history.OK, s, 1))
 	}
-	xys := rateXYs(d.series[seriesKey{"check", workloads.OK}].rate, d.bucketS)
+	xys := rateXYs(d.series[seriesKey{"check", history.OK}].rate, d.bucketS)
 	if d.bucketS != 1 || len(xys) != 10 || xys[0].Y != 2 || xys[9].Y != 1 || xys[9].X != 9.5 {
 		t.Errorf("series %v", xys)
 	}
@@ -122,9 +123,9 @@ func TestRateSeriesDropsPartialBucket(t *testing.T) {
 func TestLatencyDotsStayBounded(t *testing.T) {
 	d := newPerfData(600 * time.Second)
 	for i := range 300_000 {
-		d.add(opAt("grant", workloads.OK, float64(i)/500, 0.5+float64(i%1000)/1000))
+		d.add(opAt("grant", history.OK, float64(i)/500, 0.5+float64(i%1000)/1000))
 	}
-	s := d.series[seriesKey{"grant", workloads.OK}]
+	s := d.series[seriesKey{"grant", history.OK}]
 	if s.count != 300_000 || len(s.dots) > latencyColumns*(latencyRowsPerDecade/2+1) || len(s.dots) < latencyColumns {
 		t.Errorf("%d ops counted, %d dots kept", s.count, len(s.dots))
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"chunklease/history"
 	"chunklease/workloads"
 )
 
@@ -19,7 +20,7 @@ const indexFile = "index.html"
 // directory and lists them in res.Reports. Neither can change the
 // verdict: a failure is a warning. Between the two, done is called to
 // complete res (timing), so the index shows what results.json says.
-func (r *runner) writeReport(res *Results, nemesis []workloads.Op, focus *workloads.Focus, done func()) {
+func (r *runner) writeReport(res *Results, nemesis []history.Op, focus *workloads.Focus, done func()) {
 	if r.stored != nil {
 		if _, err := os.Stat(filepath.Join(r.dir, messagesFile)); err == nil {
 			res.Reports = append(res.Reports, messagesFile) // the live run's, kept

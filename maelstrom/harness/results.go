@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"chunklease/history"
 	"chunklease/maelstrom/netsim"
 	"chunklease/workloads"
 )
@@ -161,11 +162,11 @@ type NemesisResult struct {
 // computeNemesis counts the nemesis ops of a history (its nemesis ops
 // alone will do): each completed step by f, and the nodes the completion
 // of a kill, start, pause or resume lists.
-func computeNemesis(history []workloads.Op) NemesisResult {
+func computeNemesis(ops []history.Op) NemesisResult {
 	res := NemesisResult{Ops: map[string]int{}}
 	hits := map[string]*int{workloads.NemesisKill: &res.NodesKilled, workloads.NemesisStart: &res.NodesRestarted,
 		workloads.NemesisPause: &res.NodesPaused, workloads.NemesisResume: &res.NodesResumed}
-	for _, st := range workloads.NemesisSteps(history) {
+	for _, st := range workloads.NemesisSteps(ops) {
 		if !st.Completed() {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"chunklease/history"
 	"chunklease/maelstrom/nemesis"
 	"chunklease/maelstrom/netsim"
 	"chunklease/workloads"
@@ -54,8 +55,8 @@ type runner struct {
 	start   time.Time // relative time 0 (after init), monotonic
 
 	histFile *os.File
-	histBuf  *bufio.Writer     // flushed at every progress tick and at the end
-	hist     *workloads.Writer // keeps no op: the analysis reads the file back
+	histBuf  *bufio.Writer   // flushed at every progress tick and at the end
+	hist     *history.Writer // keeps no op: the analysis reads the file back
 	nodes    []*node
 	failure  failure
 	leaseMs  int64 // the workload's longest lease (0: none)
@@ -131,7 +132,7 @@ func (r *runner) prepare() error {
 		return err
 	}
 	r.histBuf = bufio.NewWriterSize(r.histFile, historyBufferBytes)
-	r.hist = workloads.NewStreamWriter(r.histBuf)
+	r.hist = history.NewStreamWriter(r.histBuf)
 	sim, err := netsim.New(r.o.Latency, mix(r.o.Seed, 1))
 	if err != nil {
 		return err
@@ -312,7 +313,7 @@ func (r *runner) now() time.Duration { return time.Since(r.start) }
 // write error fails the run. Only the loop goroutine records, and it
 // reads the clock as it appends, so the history is in time order
 // whatever time the op's caller had in hand.
-func (r *runner) record(op workloads.Op) {
+func (r *runner) record(op history.Op) {
 	op.Time = int64(r.now())
 	if _, err := r.hist.Append(op); err != nil {
 		r.failure.set(fmt.Errorf("writing the history: %w", err))

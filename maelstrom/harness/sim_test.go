@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"chunklease/history"
 	"chunklease/maelstrom/nemesis"
 	"chunklease/maelstrom/netsim"
 	"chunklease/workloads"
@@ -44,22 +45,22 @@ func simOptions(t *testing.T, s script, nodes, concurrency int, seed uint64) (Op
 }
 
 // readHistory reads the run's history.jsonl back.
-func readHistory(t *testing.T, dir string) []workloads.Op {
+func readHistory(t *testing.T, dir string) []history.Op {
 	t.Helper()
 	f, err := os.Open(filepath.Join(dir, "history.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	ops, err := workloads.ReadHistory(f)
+	ops, err := history.ReadHistory(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ops
 }
 
-func clientOps(h []workloads.Op) []workloads.Op {
-	return slices.DeleteFunc(slices.Clone(h), func(op workloads.Op) bool { return op.Process.Nemesis })
+func clientOps(h []history.Op) []history.Op {
+	return slices.DeleteFunc(slices.Clone(h), func(op history.Op) bool { return op.Process.Nemesis })
 }
 
 func TestSimEchoRun(t *testing.T) {
@@ -80,7 +81,7 @@ func TestSimEchoRun(t *testing.T) {
 		// worker, and so every node, gets a fair share.
 		perWorker := make([]int, o.Concurrency)
 		for _, op := range clientOps(h) {
-			if op.Type == workloads.Invoke {
+			if op.Type == history.Invoke {
 				perWorker[op.Process.ID%o.Concurrency]++
 			}
 		}
@@ -95,14 +96,14 @@ func TestSimEchoRun(t *testing.T) {
 // checkHistoryDiscipline: times never go back; each worker talks to node
 // worker mod n; every invoke completes (PairOps finds no problem); no op
 // is invoked at or after the first op's time + the time limit.
-func checkHistoryDiscipline(t *testing.T, h []workloads.Op, o Options) {
+func checkHistoryDiscipline(t *testing.T, h []history.Op, o Options) {
 	t.Helper()
 	for i := 1; i < len(h); i++ {
 		if h[i].Time < h[i-1].Time || h[i].Index != i {
 			t.Fatalf("op %d (time %d) after op %d (time %d): history not in real-time order", i, h[i].Time, i-1, h[i-1].Time)
 		}
 	}
-	pairs, problems := workloads.PairOps(h)
+	pairs, problems := history.PairOps(h)
 	if len(problems) > 0 {
 		t.Fatalf("history problems: %+v", problems)
 	}
@@ -168,13 +169,13 @@ func TestSimTimeoutIsInfo(t *testing.T) {
 		if out.Exit != ExitInvalid {
 			t.Fatalf("exit %d (%v): timed-out echoes must make the history invalid", out.Exit, out.Err)
 		}
-		pairs, _ := workloads.PairOps(readHistory(t, out.Dir))
+		pairs, _ := history.PairOps(readHistory(t, out.Dir))
 		if len(pairs) < 4 {
 			t.Fatalf("only %d ops", len(pairs))
 		}
 		for _, p := range pairs {
 			c := p.Completion
-			if c.Type != workloads.Info || c.Error != workloads.TimeoutError || c.Time-p.Invoke.Time != int64(ClientTimeout) {
+			if c.Type != history.Info || c.Error != workloads.TimeoutError || c.Time-p.Invoke.Time != int64(ClientTimeout) {
 				t.Errorf("op %+v completed %+v, want info net-timeout after exactly 5 s", p.Invoke, *c)
 			}
 		}
@@ -212,9 +213,9 @@ var errorCases = []struct {
 	code string
 	want string
 }{
-	{"11", workloads.Fail}, {"12", workloads.Fail}, {"22", workloads.Fail}, {"10", workloads.Fail}, {"1", workloads.Fail},
-	{"13", workloads.Info}, {"0", workloads.Info}, {"1000", workloads.Info}, {"11.0", workloads.Info},
-	{`"11"`, workloads.Info}, {"null", workloads.Info},
+	{"11", history.Fail}, {"12", history.Fail}, {"22", history.Fail}, {"10", history.Fail}, {"1", history.Fail},
+	{"13", history.Info}, {"0", history.Info}, {"1000", history.Info}, {"11.0", history.Info},
+	{`"11"`, history.Info}, {"null", history.Info},
 }
 
 // echoNumber is N in "Please echo N".
@@ -239,7 +240,7 @@ func TestSimErrorMapping(t *testing.T) {
 		o, _, _ := simOptions(t, failing, 1, 1, seed)
 		o.TimeLimit = 4 * time.Second
 		out := Run(context.Background(), o)
-		pairs, _ := workloads.PairOps(readHistory(t, out.Dir))
+		pairs, _ := history.PairOps(readHistory(t, out.Dir))
 		seen := map[string]bool{}
 		process := 0
 		for _, p := range pairs {
@@ -251,7 +252,7 @@ func TestSimErrorMapping(t *testing.T) {
 			if p.Invoke.Process.ID != process {
 				t.Fatalf("op %d has process %d, want %d", p.Invoke.Index, p.Invoke.Process.ID, process)
 			}
-			if p.Completion.Type == workloads.Info {
+			if p.Completion.Type == history.Info {
 				process++ // + concurrency (1)
 			}
 		}
@@ -302,9 +303,9 @@ func TestSimNemesis(t *testing.T) {
 	})
 }
 
-func checkNemesisOps(t *testing.T, h []workloads.Op, o Options) {
+func checkNemesisOps(t *testing.T, h []history.Op, o Options) {
 	t.Helper()
-	var nem []workloads.Op
+	var nem []history.Op
 	for _, op := range h {
 		if op.Process.Nemesis {
 			nem = append(nem, op)
@@ -323,7 +324,7 @@ func checkNemesisOps(t *testing.T, h []workloads.Op, o Options) {
 		if i%4 == 2 {
 			wantF = nemesis.StopPartition
 		}
-		if inv.F != wantF || done.F != wantF || inv.Type != workloads.Info || done.Type != workloads.Info || inv.Time >= cutoff {
+		if inv.F != wantF || done.F != wantF || inv.Type != history.Info || done.Type != history.Info || inv.Time >= cutoff {
 			t.Fatalf("nemesis ops %d, %d: %+v %+v, want %s invoke and completion before the cutoff", i, i+1, inv, done, wantF)
 		}
 		if wantF == nemesis.StopPartition {
@@ -520,7 +521,7 @@ func TestSimRateZeroInvokesNothing(t *testing.T) {
 // panickyChecker is a workload whose checker crashes.
 type panickyChecker struct{ workloads.Workload }
 
-func (panickyChecker) Check([]workloads.Op) workloads.Result { panic("boom") }
+func (panickyChecker) Check([]history.Op) workloads.Result { panic("boom") }
 
 func TestSimCheckerCrashFailsTheRun(t *testing.T) {
 	seed := testSeed(t)
@@ -549,7 +550,7 @@ type panickyAnalysis struct {
 	n int
 }
 
-func (p *panickyAnalysis) Pair(pair workloads.Pair) error {
+func (p *panickyAnalysis) Pair(pair history.Pair) error {
 	if p.n++; p.n == 10 {
 		panic("boom")
 	}

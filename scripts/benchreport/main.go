@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"chunklease/history"
 	"chunklease/workloads"
 )
 
@@ -52,7 +53,7 @@ func run(args []string, out io.Writer) error {
 // runData is what a report needs of one run.
 type runData struct {
 	dir     string
-	history []workloads.Op
+	history []history.Op
 	results struct {
 		Valid         bool   `json:"valid"`
 		Workload      string `json:"workload"`
@@ -87,7 +88,7 @@ func load(dir string) (*runData, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if r.history, err = workloads.ReadHistory(f); err != nil {
+	if r.history, err = history.ReadHistory(f); err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	return r, nil

@@ -1,4 +1,4 @@
-package workloads
+package history
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -14,46 +15,50 @@ import (
 // Spill files hold a history's client ops split by key (the lease
 // workload's chunk) between the pass that reads the history and the
 // goroutines that check one shard of keys each. A record is a key and a
-// pair in a compact binary form; a shard's records keep the order they
-// were written in (the pairs' invoke order).
+// pair in a compact binary form (Write, ReadSpill), or a key and a byte
+// string (WriteBytes, OpenByteRecords: a checker's findings per key,
+// merged later); a file's records keep the order they were written in.
 
 // Spill sizing: about spillShardBytes of history.jsonl per shard, so one
 // shard's ops fit in a few tens of megabytes when decoded, and at most
-// maxSpillShards shards, each written through a spillBufferBytes buffer.
+// maxSpillShards shards, each written and read through a spillBufferBytes
+// buffer.
 const (
 	spillShardBytes  = 8 << 20
 	maxSpillShards   = 1024
 	spillBufferBytes = 16 << 10
 )
 
-// spillShards is how many shards a history of historyBytes gets.
-func spillShards(historyBytes int64) int {
+// SpillShards is how many shards a history of historyBytes gets.
+func SpillShards(historyBytes int64) int {
 	return int(min(max(historyBytes/spillShardBytes+1, 1), maxSpillShards))
 }
 
-// shardOf is the shard of a key (FNV-1a).
-func shardOf(key string, shards int) int {
+// ShardOf is the shard of a key (FNV-1a).
+func ShardOf(key string, shards int) int {
 	h := fnv.New32a()
 	h.Write([]byte(key))
 	return int(h.Sum32() % uint32(shards))
 }
 
-// spillWriter appends records to one shard file.
-type spillWriter struct {
+// SpillWriter appends records to one spill file.
+type SpillWriter struct {
 	f   *os.File
 	w   *bufio.Writer
 	buf []byte
 }
 
-func createSpill(path string) (*spillWriter, error) {
+// CreateSpill creates the spill file at path.
+func CreateSpill(path string) (*SpillWriter, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
-	return &spillWriter{f: f, w: bufio.NewWriterSize(f, spillBufferBytes)}, nil
+	return &SpillWriter{f: f, w: bufio.NewWriterSize(f, spillBufferBytes)}, nil
 }
 
-func (s *spillWriter) write(key string, p Pair) error {
+// Write appends a pair filed under key.
+func (s *SpillWriter) Write(key string, p Pair) error {
 	b := appendSpillString(s.buf[:0], key)
 	b = appendSpillOp(b, p.Invoke)
 	if p.Completion == nil {
@@ -66,8 +71,17 @@ func (s *spillWriter) write(key string, p Pair) error {
 	return err
 }
 
-// close flushes and closes the file; later calls do nothing.
-func (s *spillWriter) close() error {
+// WriteBytes appends a byte record filed under key.
+func (s *SpillWriter) WriteBytes(key string, data []byte) error {
+	b := appendSpillString(s.buf[:0], key)
+	b = appendSpillString(b, string(data))
+	s.buf = b
+	_, err := s.w.Write(b)
+	return err
+}
+
+// Close flushes and closes the file; later calls do nothing.
+func (s *SpillWriter) Close() error {
 	if s.f == nil {
 		return nil
 	}
@@ -103,29 +117,29 @@ func appendSpillString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-// spillRecord is one decoded record.
-type spillRecord struct {
-	key  string
-	pair Pair
+// SpillRecord is one decoded pair record.
+type SpillRecord struct {
+	Key  string
+	Pair Pair
 }
 
 var errSpillCorrupt = errors.New("spill: corrupt record")
 
-// readSpill decodes a whole shard file. Values point into the file's
-// bytes, which live as long as the records do.
-func readSpill(path string) ([]spillRecord, error) {
+// ReadSpill decodes a whole file of pair records. Values point into the
+// file's bytes, which live as long as the records do.
+func ReadSpill(path string) ([]SpillRecord, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
-	d := spillDecoder{b: data}
-	var out []spillRecord
+	d := spillDecoder{b: data, strings: &interner{}}
+	var out []SpillRecord
 	for len(d.b) > 0 && d.err == nil {
-		r := spillRecord{key: d.str()}
-		r.pair.Invoke = d.op()
+		r := SpillRecord{Key: d.str()}
+		r.Pair.Invoke = d.op()
 		if d.byte() == 1 {
 			c := d.op()
-			r.pair.Completion = &c
+			r.Pair.Completion = &c
 		}
 		out = append(out, r)
 	}
@@ -134,8 +148,9 @@ func readSpill(path string) ([]spillRecord, error) {
 
 // spillDecoder reads records from a byte slice; the first error sticks.
 type spillDecoder struct {
-	b   []byte
-	err error
+	b       []byte
+	err     error
+	strings *interner
 }
 
 func (d *spillDecoder) uvarint() uint64 {
@@ -179,7 +194,7 @@ func (d *spillDecoder) bytes() []byte {
 	return s
 }
 
-func (d *spillDecoder) str() string { return internOpString(d.bytes()) }
+func (d *spillDecoder) str() string { return d.strings.intern(d.bytes()) }
 
 func (d *spillDecoder) op() Op {
 	op := Op{Index: int(d.uvarint()), Time: d.varint(), Process: Process{ID: int(d.varint())}}
@@ -203,9 +218,9 @@ func (d *spillDecoder) fail() {
 	d.b = nil
 }
 
-// spillDir makes the scratch directory of an analysis: inside dir, or in
+// SpillDir makes the scratch directory of an analysis: inside dir, or in
 // the system's temporary directory when dir is "".
-func spillDir(dir, name string) (string, error) {
+func SpillDir(dir, name string) (string, error) {
 	if dir == "" {
 		return os.MkdirTemp("", name+"-*")
 	}
@@ -215,3 +230,56 @@ func spillDir(dir, name string) (string, error) {
 	}
 	return path, os.Mkdir(path, 0o755)
 }
+
+// ByteRecords reads a file of byte records (WriteBytes) one at a time.
+type ByteRecords struct {
+	f         *os.File
+	r         *bufio.Reader
+	key, data []byte
+	err       error
+}
+
+// OpenByteRecords opens the file of byte records at path.
+func OpenByteRecords(path string) (*ByteRecords, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("spill: %w", err)
+	}
+	return &ByteRecords{f: f, r: bufio.NewReaderSize(f, spillBufferBytes)}, nil
+}
+
+// Next reads the next record; false at the end or on an error (Err).
+func (b *ByteRecords) Next() bool {
+	read := func() []byte {
+		n, err := binary.ReadUvarint(b.r)
+		if err != nil {
+			b.err = err
+			return nil
+		}
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(b.r, buf); err != nil {
+			b.err = err
+			return nil
+		}
+		return buf
+	}
+	b.key = read()
+	if b.err != nil {
+		if b.err == io.EOF {
+			b.err = nil
+		}
+		return false
+	}
+	b.data = read()
+	return b.err == nil
+}
+
+// Key and Data are the record Next read.
+func (b *ByteRecords) Key() []byte  { return b.key }
+func (b *ByteRecords) Data() []byte { return b.data }
+
+// Err is the error that stopped Next, if any.
+func (b *ByteRecords) Err() error { return b.err }
+
+// Close closes the file.
+func (b *ByteRecords) Close() error { return b.f.Close() }

@@ -1,4 +1,4 @@
-package workloads
+package history
 
 import (
 	"encoding/json"

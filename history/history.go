@@ -1,4 +1,4 @@
-package workloads
+package history
 
 import (
 	"bufio"
@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"sync"
-	"time"
 
 	"chunklease/internal/jsonstr"
 )
@@ -221,11 +219,12 @@ func ReadHistory(r io.Reader) ([]Op, error) {
 // history. An error from fn stops the scan and is returned as it is.
 func ScanHistory(r io.Reader, fn func(Op) error) error {
 	n := 0
+	strings := &interner{}
 	return scanLines(r, func(lineNo int, line []byte) error {
 		if isBlank(line) {
 			return nil
 		}
-		f, err := decodeOpLine(line)
+		f, err := decodeOpLine(line, strings)
 		var op Op
 		if err == nil {
 			op, err = f.validate(n)
@@ -282,14 +281,4 @@ func scanLines(r io.Reader, fn func(lineNo int, line []byte) error) error {
 
 func validType(t string) bool {
 	return t == Invoke || t == OK || t == Fail || t == Info
-}
-
-// endAfterMs is t plus ms milliseconds, saturating at math.MaxInt64: a
-// reply with an absurd remaining time must make the belief built from it
-// longer, never wrap around into an empty one that hides an overlap.
-func endAfterMs(t, ms int64) int64 {
-	if ms > (math.MaxInt64-t)/int64(time.Millisecond) {
-		return math.MaxInt64
-	}
-	return t + ms*int64(time.Millisecond)
 }

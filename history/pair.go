@@ -1,4 +1,4 @@
-package workloads
+package history
 
 import "fmt"
 
@@ -9,10 +9,10 @@ type Pair struct {
 	Completion *Op
 }
 
-// HistoryProblem is a structural defect of a history that a checker
+// Problem is a structural defect of a history that a checker
 // cannot judge around: a completion without an invoke, a second invoke
 // by a busy process, a completion with another f.
-type HistoryProblem struct {
+type Problem struct {
 	Index int    `json:"index"` // the op at fault
 	Text  string `json:"text"`
 }
@@ -21,13 +21,13 @@ type HistoryProblem struct {
 // process, as Jepsen does (a process has at most one op in flight).
 // Nemesis ops are skipped. Pairs come back in invoke order; problems list
 // every op that breaks the process discipline (those ops are not paired).
-func PairOps(history []Op) ([]Pair, []HistoryProblem) {
+func PairOps(history []Op) ([]Pair, []Problem) {
 	var pairs []Pair
-	var problems []HistoryProblem
+	var problems []Problem
 	s := NewPairStream(func(p Pair) error {
 		pairs = append(pairs, p)
 		return nil
-	}, func(p HistoryProblem) { problems = append(problems, p) })
+	}, func(p Problem) { problems = append(problems, p) })
 	for i := range history {
 		_ = s.add(&history[i]) // emit never fails; completions point into history
 	}
@@ -47,7 +47,7 @@ type PairStream struct {
 	base    int             // sequence number of queue[0]
 	head    int             // queue[:head] were emitted
 	emit    func(Pair) error
-	problem func(HistoryProblem)
+	problem func(Problem)
 }
 
 // queuedPair is a pair and whether it can go: completed, or open for good
@@ -59,7 +59,7 @@ type queuedPair struct {
 
 // NewPairStream returns a stream that passes each pair to emit and each
 // problem to problem.
-func NewPairStream(emit func(Pair) error, problem func(HistoryProblem)) *PairStream {
+func NewPairStream(emit func(Pair) error, problem func(Problem)) *PairStream {
 	return &PairStream{pending: map[Process]int{}, emit: emit, problem: problem}
 }
 
@@ -82,7 +82,7 @@ func (s *PairStream) add(ref *Op) error {
 	if op.Type == Invoke {
 		if busy {
 			q := &s.queue[open-s.base]
-			s.problem(HistoryProblem{op.Index, fmt.Sprintf(
+			s.problem(Problem{op.Index, fmt.Sprintf(
 				"process %d invoked %s while its op %d is still open", op.Process.ID, op.F, q.pair.Invoke.Index)})
 			q.ready = true // it will never complete: its process moved on
 		}
@@ -92,10 +92,10 @@ func (s *PairStream) add(ref *Op) error {
 	}
 	switch q := s.at(open); {
 	case !busy:
-		s.problem(HistoryProblem{op.Index, fmt.Sprintf(
+		s.problem(Problem{op.Index, fmt.Sprintf(
 			"%s completion of %s by process %d without an open invoke", op.Type, op.F, op.Process.ID)})
 	case q.pair.Invoke.F != op.F:
-		s.problem(HistoryProblem{op.Index, fmt.Sprintf(
+		s.problem(Problem{op.Index, fmt.Sprintf(
 			"completion f %q does not match invoke %d f %q", op.F, q.pair.Invoke.Index, q.pair.Invoke.F)})
 	default:
 		q.pair.Completion, q.ready = ref, true

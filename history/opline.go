@@ -1,4 +1,4 @@
-package workloads
+package history
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 type opFields struct {
 	op                                           Op
 	hasIndex, hasTime, hasProcess, hasType, hasF bool
+	strings                                      *interner // nil: every string allocated
 }
 
 // opLineKeys are the keys encoding/json would match to an op field (it
@@ -31,8 +32,8 @@ var opLineKeys = []string{"index", "time", "process", "type", "f", "node", "valu
 
 // decodeOpLine decodes one line as encoding/json would decode it into
 // wireOp.
-func decodeOpLine(line []byte) (opFields, error) {
-	var f opFields
+func decodeOpLine(line []byte, strings *interner) (opFields, error) {
+	f := opFields{strings: strings}
 	if scanOpLine(line, &f) {
 		return f, nil
 	}
@@ -120,19 +121,19 @@ func (f *opFields) set(key, val []byte) bool {
 		return ok && int64(int(n)) == n
 	case "type":
 		f.hasType = true
-		return opString(val, &f.op.Type)
+		return f.strings.str(val, &f.op.Type)
 	case "f":
 		f.hasF = true
-		return opString(val, &f.op.F)
+		return f.strings.str(val, &f.op.F)
 	case "node":
-		return opString(val, &f.op.Node)
+		return f.strings.str(val, &f.op.Node)
 	case "error":
-		return opString(val, &f.op.Error)
+		return f.strings.str(val, &f.op.Error)
 	case "value":
 		f.op.Value = append(json.RawMessage(nil), val...)
 		return true
 	}
-	return !foldsToOneOf(key, opLineKeys)
+	return !FoldsToOneOf(key, opLineKeys)
 }
 
 // opInt reads an integer token (scanScalar vouched for its syntax).
@@ -144,39 +145,39 @@ func opInt(val []byte) (int64, bool) {
 	return n, err == nil
 }
 
-// opString reads a string token, sharing the few strings every history
-// repeats (types, fs, node names) instead of allocating each.
-func opString(val []byte, dst *string) bool {
+// interner shares the strings a history repeats (types, fs, node names,
+// keys) instead of allocating each: the first internLimit distinct
+// strings are kept, the rest allocated as they come, so a history of
+// many distinct values costs no more memory than before. One interner
+// serves one reader (it is not safe for concurrent use).
+type interner struct{ m map[string]string }
+
+const internLimit = 4096
+
+func (in *interner) intern(b []byte) string {
+	if in == nil {
+		return string(b)
+	}
+	if s, ok := in.m[string(b)]; ok { // no allocation: the compiler looks up without converting
+		return s
+	}
+	s := string(b)
+	if in.m == nil {
+		in.m = map[string]string{}
+	}
+	if len(in.m) < internLimit {
+		in.m[s] = s
+	}
+	return s
+}
+
+// str reads a string token (ScanFlat vouched for its syntax) into dst.
+func (in *interner) str(val []byte, dst *string) bool {
 	if len(val) < 2 || val[0] != '"' {
 		return false
 	}
-	*dst = internOpString(val[1 : len(val)-1])
+	*dst = in.intern(val[1 : len(val)-1])
 	return true
-}
-
-// commonOpStrings are the type and f names of the project's workloads and
-// nemeses, and the usual node names.
-var commonOpStrings = func() map[string]string {
-	m := map[string]string{}
-	for _, s := range []string{Invoke, OK, Fail, Info, FGrant, FRenew, FCheck, FRelease, "echo",
-		FMasterStart, FMasterStop, FMasterStatus, StartPartition, StopPartition, NemesisKill, NemesisPause, NemesisResume,
-		"net-timeout"} {
-		m[s] = s
-	}
-	for i := range 10 {
-		for _, p := range []string{"n", "n1"} {
-			s := p + strconv.Itoa(i)
-			m[s] = s
-		}
-	}
-	return m
-}()
-
-func internOpString(b []byte) string {
-	if s, ok := commonOpStrings[string(b)]; ok { // no allocation: the compiler looks up without converting
-		return s
-	}
-	return string(b)
 }
 
 // isBlank reports whether a line holds only JSON whitespace.
