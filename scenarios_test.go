@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"chunklease/history"
-	"chunklease/workloads"
+	leasewl "chunklease/workloads/lease"
 )
 
 // The safety holes of issue 8, replayed against three real node processes
@@ -185,7 +185,7 @@ func (c *liveCluster) judge() {
 	c.mu.Lock()
 	ops := append([]history.Op(nil), c.ops...)
 	c.mu.Unlock()
-	res := workloads.CheckLease(ops)
+	res := leasewl.CheckLease(ops)
 	if !res.Valid {
 		c.t.Fatalf("the lease checker judged the history invalid: %+v %+v", res.Violations, res.Problems)
 	}

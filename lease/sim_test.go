@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"chunklease/history"
-	"chunklease/workloads"
+	leasewl "chunklease/workloads/lease"
 )
 
 var (
@@ -46,7 +46,7 @@ var raceEnabled = false
 type outcome struct {
 	sc         scenario
 	ops        int
-	violations []workloads.Violation
+	violations []leasewl.Violation
 	problems   []history.Problem
 	history    []byte
 }
@@ -64,10 +64,10 @@ func runSchedule(sc scenario) outcome {
 	if sc.master {
 		return masterOutcome(sc, ops, jsonl)
 	}
-	res := workloads.CheckLease(ops)
+	res := leasewl.CheckLease(ops)
 	o := outcome{sc: sc, ops: len(ops), violations: res.Violations, problems: res.Problems, history: jsonl}
 	for _, text := range checkProtectedPromise(ops, res.Holdings, sc.driftPPM) {
-		o.violations = append(o.violations, workloads.Violation{Kind: "protected-promise", Text: text})
+		o.violations = append(o.violations, leasewl.Violation{Kind: "protected-promise", Text: text})
 	}
 	return o
 }

@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"chunklease/history"
-	"chunklease/workloads"
+	leasewl "chunklease/workloads/lease"
+	"chunklease/workloads/master"
 )
 
 // The master lease under the simulation: the same worlds, faults and
@@ -27,10 +28,10 @@ func drawMasterScenario(seed uint64, weakening string) scenario {
 
 // masterOutcome checks a master history.
 func masterOutcome(sc scenario, ops []history.Op, jsonl []byte) outcome {
-	res := workloads.CheckMaster(ops)
+	res := master.CheckMaster(ops)
 	o := outcome{sc: sc, ops: len(ops), problems: res.Problems, history: jsonl}
 	for _, v := range res.Violations {
-		o.violations = append(o.violations, workloads.Violation{Kind: v.Kind, Text: v.Text})
+		o.violations = append(o.violations, leasewl.Violation{Kind: v.Kind, Text: v.Text})
 	}
 	return o
 }

@@ -10,6 +10,8 @@ import (
 	"chunklease/history"
 	"chunklease/lease"
 	"chunklease/workloads"
+	leasewl "chunklease/workloads/lease"
+	"chunklease/workloads/master"
 )
 
 // The simulated world: one virtual real-time clock, a heap of timed
@@ -143,9 +145,9 @@ func newWorld(sc scenario) *world {
 		w.nodes = append(w.nodes, &simNode{id: w.ids[i], wakeAt: -1, wallSkew: skew})
 	}
 	if sc.master {
-		w.wl = workloads.NewMaster(workloads.MasterOptions{Rate: sc.rate}, int64(sc.seed))
+		w.wl = master.NewMaster(master.MasterOptions{Rate: sc.rate}, int64(sc.seed))
 	} else {
-		w.wl = workloads.NewLease(workloads.LeaseOptions{Servers: sc.servers, Chunks: sc.chunks,
+		w.wl = leasewl.NewLease(leasewl.LeaseOptions{Servers: sc.servers, Chunks: sc.chunks,
 			LeaseMs: sc.leaseMs, Rate: sc.rate, Workers: sc.workers}, int64(sc.seed))
 	}
 	w.clients = newClients(w)

@@ -57,16 +57,13 @@ type Analyzed struct {
 	Warnings []string
 }
 
-// Focus is a violation to look at first: the ops it names ran within
-// [FromNs, ToNs].
+// Focus is a violation to look at first, for pictures that zoom in on
+// it: its kind, the key it concerns (the lease workload's chunk: the
+// message diagram shows the messages that name it), when it began, and
+// the time span [FromNs, ToNs] of the ops it names.
 type Focus struct {
-	Violation    Violation
+	Kind         string
+	Key          string
+	StartNs      int64
 	FromNs, ToNs int64
 }
-
-// The project's workloads judge long runs in bounded memory.
-var (
-	_ Analyzer = (*Lease)(nil)
-	_ Analyzer = (*Master)(nil)
-	_ Analyzer = (*Echo)(nil)
-)

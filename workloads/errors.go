@@ -47,7 +47,7 @@ type errorBody struct {
 // in the table has a name; anything else (missing, >= 1000, 11.0, "11")
 // is "unknown" and indefinite.
 func ErrorName(code json.RawMessage) (name string, definite bool) {
-	n, ok := jsonInt(code)
+	n, ok := JSONInt(code)
 	if !ok {
 		return "unknown", false
 	}
@@ -101,12 +101,12 @@ func ClassifyTimeout(idempotent bool) (typ, errText string) {
 // reply (nil: a timeout) and an error body. It returns ok=false when the
 // reply is something else, for the workload to validate. The completion of
 // a failed or unknown op carries the invoke's value, as in Jepsen.
-func errorCompletion(inv Invocation, reply json.RawMessage, idempotent bool) (Completion, bool) {
+func ErrorCompletion(inv Invocation, reply json.RawMessage, idempotent bool) (Completion, bool) {
 	if reply == nil {
 		typ, text := ClassifyTimeout(idempotent)
 		return Completion{Type: typ, Value: inv.Value, Error: text}, true
 	}
-	if replyType(reply) != "error" {
+	if ReplyType(reply) != "error" {
 		return Completion{}, false
 	}
 	typ, text := ClassifyError(reply, idempotent)
@@ -115,12 +115,12 @@ func errorCompletion(inv Invocation, reply json.RawMessage, idempotent bool) (Co
 
 // malformedReply is the info completion of a reply that breaks its schema:
 // the node may or may not have done the op, so the outcome is unknown.
-func malformedReply(inv Invocation, problem string) Completion {
+func MalformedReply(inv Invocation, problem string) Completion {
 	return Completion{Type: history.Info, Value: inv.Value, Error: "malformed-rpc-response: " + problem}
 }
 
 // replyType returns the body's "type" when it is a string, else "".
-func replyType(body json.RawMessage) string {
+func ReplyType(body json.RawMessage) string {
 	var b struct {
 		Type json.RawMessage `json:"type"`
 	}
@@ -149,11 +149,32 @@ func errorText(raw json.RawMessage) string {
 }
 
 // jsonInt reads a JSON integer literal: 11 yes; 11.0, 1e1, "11", null no.
-func jsonInt(raw json.RawMessage) (int64, bool) {
+func JSONInt(raw json.RawMessage) (int64, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.ContainsAny(raw, ".eE\"") {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	return n, err == nil
+}
+
+// OrMissing shows a raw field in an error text: "missing" when absent.
+func OrMissing(raw json.RawMessage) string {
+	if raw == nil {
+		return "missing"
+	}
+	return string(raw)
+}
+
+// RawString decodes a raw JSON string value; null, absent or another type
+// is not a string.
+func RawString(raw json.RawMessage) (string, bool) {
+	if tok, end, ok := history.ScanString(raw, 0); ok && end == len(raw) {
+		return string(tok[1 : len(tok)-1]), true
+	}
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
 }

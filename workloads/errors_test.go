@@ -53,15 +53,15 @@ func TestClassifyTimeout(t *testing.T) {
 
 func TestErrorCompletionKeepsTheInvokeValue(t *testing.T) {
 	inv := Invocation{F: "grant", Value: json.RawMessage(`{"chunk":"ch_1","server":"cs1","lease_ms":1000}`)}
-	c, done := errorCompletion(inv, nil, false)
+	c, done := ErrorCompletion(inv, nil, false)
 	if !done || c.Type != history.Info || string(c.Value) != string(inv.Value) || c.Error != TimeoutError {
 		t.Errorf("timeout completion = %+v", c)
 	}
-	c, done = errorCompletion(inv, json.RawMessage(`{"type":"error","in_reply_to":3,"code":11,"text":"t"}`), false)
+	c, done = ErrorCompletion(inv, json.RawMessage(`{"type":"error","in_reply_to":3,"code":11,"text":"t"}`), false)
 	if !done || c.Type != history.Fail || string(c.Value) != string(inv.Value) {
 		t.Errorf("error completion = %+v", c)
 	}
-	if _, done := errorCompletion(inv, json.RawMessage(`{"type":"lease_grant_ok"}`), false); done {
+	if _, done := ErrorCompletion(inv, json.RawMessage(`{"type":"lease_grant_ok"}`), false); done {
 		t.Error("a non-error reply was treated as an error")
 	}
 }

@@ -139,7 +139,7 @@ func (f *Fault) addValue(raw json.RawMessage, nodes map[string]bool) {
 			f.Nodes = append(f.Nodes, s)
 		}
 	}
-	slices.SortFunc(f.Nodes, compareNatural)
+	slices.SortFunc(f.Nodes, CompareNatural)
 	f.Detail = f.Kind + " " + strings.Join(f.Nodes, " ")
 }
 
@@ -205,7 +205,7 @@ func DescribeGrudge(g map[string][]string) (shape string, cut []string) {
 			all = appendNew(all, s)
 		}
 	}
-	slices.SortFunc(all, compareNatural)
+	slices.SortFunc(all, CompareNatural)
 	groups := groupByDrops(all, g)
 	if isCleanSplit(groups, g) && len(groups) > 1 {
 		parts := make([]string, len(groups))
@@ -222,7 +222,7 @@ func DescribeGrudge(g map[string][]string) (shape string, cut []string) {
 		if len(cut) == 0 { // an even split: both sides are cut off
 			cut = slices.Clone(all)
 		}
-		slices.SortFunc(cut, compareNatural)
+		slices.SortFunc(cut, CompareNatural)
 		return strings.Join(parts, " | "), cut
 	}
 	if len(groups) == 1 && len(g[all[0]]) == 0 {
@@ -232,7 +232,7 @@ func DescribeGrudge(g map[string][]string) (shape string, cut []string) {
 	for _, n := range all {
 		if srcs := g[n]; len(srcs) > 0 {
 			s := slices.Clone(srcs)
-			slices.SortFunc(s, compareNatural)
+			slices.SortFunc(s, CompareNatural)
 			lines = append(lines, fmt.Sprintf("%s drops %s", n, strings.Join(s, " ")))
 			cut = append(cut, n)
 		}

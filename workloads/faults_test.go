@@ -17,7 +17,7 @@ func nemesisOp(ms int64, typ, f, value string) history.Op {
 // invoke and a completion, into periods with the nodes affected.
 func TestFaults(t *testing.T) {
 	h := []history.Op{
-		{Time: 0, Process: history.Process{ID: 0}, Type: history.Invoke, F: FCheck, Node: "n0", Value: json.RawMessage(`{}`)},
+		{Time: 0, Process: history.Process{ID: 0}, Type: history.Invoke, F: "check", Node: "n0", Value: json.RawMessage(`{}`)},
 		nemesisOp(100, history.Info, StartPartition, `"majority"`),
 		nemesisOp(101, history.Info, StartPartition, `["isolated",{"n0":["n2","n3","n4"],"n1":["n2","n3","n4"],"n2":["n0","n1"],"n3":["n0","n1"],"n4":["n0","n1"]}]`),
 		nemesisOp(200, history.Info, "kill", `null`),

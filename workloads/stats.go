@@ -27,7 +27,7 @@ type Interval struct {
 }
 
 // contains reports whether t is in [StartNs, EndNs).
-func (iv Interval) contains(t int64) bool { return iv.StartNs <= t && t < iv.EndNs }
+func (iv Interval) Contains(t int64) bool { return iv.StartNs <= t && t < iv.EndNs }
 
 // Partitions returns the intervals during which the network was
 // partitioned: from a start-partition op to the next stop-partition op.
@@ -124,7 +124,7 @@ func FaultIntervals(ops []history.Op) []Interval {
 	all := Partitions(ops)
 	all = append(all, processDown(steps, NemesisKill, NemesisStart)...)
 	all = append(all, processDown(steps, NemesisPause, NemesisResume)...)
-	return uniteSpans(all)
+	return UniteSpans(all)
 }
 
 // Heal is a nemesis op that ended a fault in force: a stop-partition
@@ -205,34 +205,34 @@ type Percentiles struct {
 // ComputeStats derives the generic statistics from a history and the
 // network's message count.
 func ComputeStats(ops []history.Op, messages int) Stats {
-	b := newStatsBuilder(ops)
+	b := NewStatsBuilder(ops)
 	pairs, _ := history.PairOps(ops)
 	for _, p := range pairs {
-		b.add(p)
+		b.Add(p)
 	}
-	return b.result(messages)
+	return b.Result(messages)
 }
 
-// statsBuilder computes Stats from the pairs of a history, one at a time,
-// in memory that does not grow with the history (sampleSet): the
+// StatsBuilder computes Stats from the pairs of a history, one at a time,
+// in memory that does not grow with the history (SampleSet): the
 // nemesis ops, which fix the partitions and faults, come first.
-type statsBuilder struct {
+type StatsBuilder struct {
 	parts, faults                               []Interval
 	overall, inPart, outPart, inFault, outFault OKFractions
-	latencies                                   map[string]*sampleSet // per f, ok ops, in ms
+	latencies                                   map[string]*SampleSet // per f, ok ops, in ms
 	invocations                                 int
 }
 
-// newStatsBuilder reads the partitions and faults from the nemesis ops
+// NewStatsBuilder reads the partitions and faults from the nemesis ops
 // of history (other ops are ignored).
-func newStatsBuilder(ops []history.Op) *statsBuilder {
-	return &statsBuilder{parts: Partitions(ops), faults: FaultIntervals(ops),
+func NewStatsBuilder(ops []history.Op) *StatsBuilder {
+	return &StatsBuilder{parts: Partitions(ops), faults: FaultIntervals(ops),
 		overall: newOKFractions(), inPart: newOKFractions(), outPart: newOKFractions(),
-		inFault: newOKFractions(), outFault: newOKFractions(), latencies: map[string]*sampleSet{}}
+		inFault: newOKFractions(), outFault: newOKFractions(), latencies: map[string]*SampleSet{}}
 }
 
 // add counts one client op (an invocation, its completion if any).
-func (b *statsBuilder) add(p history.Pair) {
+func (b *StatsBuilder) Add(p history.Pair) {
 	b.invocations++
 	ok := p.Completion != nil && p.Completion.Type == history.OK
 	f := p.Invoke.F
@@ -242,31 +242,31 @@ func (b *statsBuilder) add(p history.Pair) {
 	if ok {
 		l := b.latencies[f]
 		if l == nil {
-			l = &sampleSet{}
+			l = &SampleSet{}
 			b.latencies[f] = l
 		}
-		l.add(nsToMs(p.Completion.Time - p.Invoke.Time))
+		l.Add(NsToMs(p.Completion.Time - p.Invoke.Time))
 	}
 }
 
 // result is the statistics of the pairs added so far.
-func (b *statsBuilder) result(messages int) Stats {
-	s := Stats{Partitions: nonNilSlice(b.parts), FaultIntervals: nonNilSlice(b.faults), Messages: messages, ClientInvocations: b.invocations}
+func (b *StatsBuilder) Result(messages int) Stats {
+	s := Stats{Partitions: NonNil(b.parts), FaultIntervals: NonNil(b.faults), Messages: messages, ClientInvocations: b.invocations}
 	if b.invocations > 0 {
 		s.MessagesPerOp = float64(messages) / float64(b.invocations)
 	}
 	s.Availability = Availability{b.overall.done(), b.inPart.done(), b.outPart.done(), b.inFault.done(), b.outFault.done()}
 	s.LatencyMs = map[string]Percentiles{}
 	for f, l := range b.latencies {
-		s.LatencyMs[f] = l.percentiles()
+		s.LatencyMs[f] = l.Percentiles()
 	}
 	return s
 }
 
 // inAny reports whether t lies in one of the intervals.
-func inAny(ivs []Interval, t int64) bool {
+func InAny(ivs []Interval, t int64) bool {
 	for _, iv := range ivs {
-		if iv.contains(t) {
+		if iv.Contains(t) {
 			return true
 		}
 	}
@@ -275,7 +275,7 @@ func inAny(ivs []Interval, t int64) bool {
 
 // split returns inside when t lies in one of the intervals, else outside.
 func split(ivs []Interval, t int64, inside, outside *OKFractions) *OKFractions {
-	if inAny(ivs, t) {
+	if InAny(ivs, t) {
 		return inside
 	}
 	return outside
@@ -313,20 +313,20 @@ func (o OKFraction) withFraction() OKFraction {
 	return o
 }
 
-// percentiles uses the nearest-rank method: the p-th percentile of n
+// PercentilesOf uses the nearest-rank method: the p-th percentile of n
 // sorted samples is sample ceil(p*n) (1-based).
-func percentiles(samples []float64) Percentiles {
+func PercentilesOf(samples []float64) Percentiles {
 	if len(samples) == 0 {
 		return Percentiles{}
 	}
 	s := slices.Clone(samples)
 	sort.Float64s(s)
-	return Percentiles{Count: len(s), P50: nearestRank(s, 0.50), P95: nearestRank(s, 0.95), P99: nearestRank(s, 0.99), Max: s[len(s)-1]}
+	return Percentiles{Count: len(s), P50: NearestRank(s, 0.50), P95: NearestRank(s, 0.95), P99: NearestRank(s, 0.99), Max: s[len(s)-1]}
 }
 
 // nearestRank is the q-quantile of sorted samples (sample ceil(q*n),
 // 1-based); 0 without samples.
-func nearestRank(sorted []float64, q float64) float64 {
+func NearestRank(sorted []float64, q float64) float64 {
 	if len(sorted) == 0 {
 		return 0
 	}
@@ -334,4 +334,13 @@ func nearestRank(sorted []float64, q float64) float64 {
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
-func nsToMs(ns int64) float64 { return float64(ns) / 1e6 }
+// NsToMs is a duration in nanoseconds in milliseconds.
+func NsToMs(ns int64) float64 { return float64(ns) / 1e6 }
+
+// NonNil is s, or an empty slice for nil, so JSON shows [] not null.
+func NonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -81,6 +81,13 @@ type Finisher interface {
 	FinalOps() []Invocation
 }
 
+// Focuser is implemented by workloads judged in memory (without an
+// Analyzer) whose checker names violations: Focus is the violation a
+// picture should zoom in on first (the message diagram), nil for none.
+type Focuser interface {
+	Focus(ops []history.Op, res Result) *Focus
+}
+
 // LeaseBounded is implemented by workloads whose nodes hold leases of a
 // known longest length. LongestLeaseMs is the longest lease any node may
 // hold, in milliseconds: the harness passes it to nodes as LEASE_MAX_MS
@@ -121,17 +128,3 @@ func HasNodeLeases(w Workload) bool {
 	_, ok := w.(NodeLeased)
 	return ok
 }
-
-// Compile-time checks that the workloads implement what the harness
-// looks for.
-var (
-	_ Workload      = (*Echo)(nil)
-	_ Workload      = (*Lease)(nil)
-	_ StatsReporter = (*Echo)(nil)
-	_ StatsReporter = (*Lease)(nil)
-	_ Reporter      = (*Lease)(nil)
-	_ Finisher      = (*Lease)(nil)
-	_ LeaseBounded  = (*Lease)(nil)
-	_ Workload      = (*Master)(nil)
-	_ NodeLeased    = (*Master)(nil)
-)

@@ -115,21 +115,24 @@ func (r *runner) judgeInMemory(path string) (workloads.Analyzed, error) {
 	if err != nil {
 		return workloads.Analyzed{}, err
 	}
-	history, err := history.ReadHistory(f)
+	ops, err := history.ReadHistory(f)
 	f.Close()
 	if err != nil {
 		return workloads.Analyzed{}, err
 	}
 	w := r.o.Workload
-	check := w.Check(history)
-	out := workloads.Analyzed{Result: check, Focus: focusOf(history, check.Details)}
+	check := w.Check(ops)
+	out := workloads.Analyzed{Result: check}
+	if f, ok := w.(workloads.Focuser); ok {
+		out.Focus = f.Focus(ops, check)
+	}
 	if s, ok := w.(workloads.StatsReporter); ok {
-		r.guard("the workload statistics", func() { out.Stats = s.Stats(history, check, int(r.netStats().All.MsgCount)) })
+		r.guard("the workload statistics", func() { out.Stats = s.Stats(ops, check, int(r.netStats().All.MsgCount)) })
 	}
 	if rep, ok := w.(workloads.Reporter); ok {
 		before := listFiles(r.dir)
 		r.guard("the workload report", func() {
-			if err := rep.Report(r.dir, history, check); err != nil {
+			if err := rep.Report(r.dir, ops, check); err != nil {
 				panic(err)
 			}
 		})

@@ -13,6 +13,8 @@ import (
 
 	"chunklease/maelstrom/nemesis"
 	"chunklease/workloads"
+	"chunklease/workloads/echo"
+	"chunklease/workloads/lease"
 )
 
 // TestEchoValidWithRealProcesses runs three fake echo nodes for a short
@@ -226,7 +228,7 @@ func TestInterruptStopsEverything(t *testing.T) {
 func TestKillAndPauseRealProcesses(t *testing.T) {
 	t.Parallel()
 	o, rec, console := execOptions(t, "lease", 1)
-	o.Workload = workloads.NewLease(workloads.LeaseOptions{LeaseMs: 300, Rate: 50, Workers: 10}, WorkloadSeed(o.Seed))
+	o.Workload = lease.NewLease(lease.LeaseOptions{LeaseMs: 300, Rate: 50, Workers: 10}, WorkloadSeed(o.Seed))
 	o.Concurrency, o.TimeLimit = 10, 2*time.Second
 	o.Faults, o.NemesisInterval = nemesis.Faults{Kill: true, Pause: true}, 200*time.Millisecond
 	// A seed whose first process fault pauses the node, while it is up:
@@ -254,7 +256,7 @@ func TestKillAndPauseRealProcesses(t *testing.T) {
 func TestPausedAtTheEndIsStopped(t *testing.T) {
 	t.Parallel()
 	o, rec, console := execOptions(t, "echo", 3)
-	o.Workload = workloads.NewEcho(workloads.EchoOptions{Rate: 0}, 1)
+	o.Workload = echo.NewEcho(echo.EchoOptions{Rate: 0}, 1)
 	o.Seed = firstSeedPausing(t, o.Nodes)
 	t.Logf("running with seed %d, whose first op pauses a node", o.Seed)
 	o.Faults, o.NemesisInterval = nemesis.Faults{Pause: true}, time.Hour // one pause at t=0, no resume

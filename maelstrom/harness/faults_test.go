@@ -13,7 +13,7 @@ import (
 
 	"chunklease/history"
 	"chunklease/maelstrom/nemesis"
-	"chunklease/workloads"
+	"chunklease/workloads/lease"
 )
 
 // leaseRequest is the part of a lease request the fake lease node reads.
@@ -119,7 +119,7 @@ func leaseSimOptions(t *testing.T, faults nemesis.Faults, interval time.Duration
 	launch, log := fakeLauncherEnv(leaseScript)
 	o, _, _ := simOptions(t, echoScript, 1, 20, seed)
 	o.Launch = launch
-	o.Workload = workloads.NewLease(workloads.LeaseOptions{LeaseMs: 2000, Rate: 10, Workers: 20}, WorkloadSeed(seed))
+	o.Workload = lease.NewLease(lease.LeaseOptions{LeaseMs: 2000, Rate: 10, Workers: 20}, WorkloadSeed(seed))
 	o.Faults, o.NemesisInterval, o.TimeLimit = faults, interval, 40*time.Second
 	return o, log
 }
@@ -265,7 +265,7 @@ func TestSimKillWithoutBootWaitIsCaught(t *testing.T) {
 			o, log := leaseSimOptions(t, nemesis.Faults{Kill: true}, time.Second, seed)
 			o.KillWithoutBootWait = true
 			out := Run(context.Background(), o)
-			res, _ := out.Results.Checker.(workloads.LeaseSummary)
+			res, _ := out.Results.Checker.(lease.LeaseSummary)
 			if out.Exit != ExitInvalid || len(res.Violations) == 0 {
 				t.Fatalf("seed %d: exit %d (%v), violations %+v; want violations", seed, out.Exit, out.Err, res.Violations)
 			}
@@ -364,7 +364,7 @@ func TestSimFinalPhaseHealsEverything(t *testing.T) {
 			t.Fatalf("%d ops after the heal, want one check per chunk", len(finals))
 		}
 		for i, op := range finals {
-			if op.F != workloads.FCheck || op.Time < healed+int64(DefaultRecoveryTime(2000)) || string(op.Value) != fmt.Sprintf(`{"chunk":"ch_%d"}`, i+1) {
+			if op.F != lease.FCheck || op.Time < healed+int64(DefaultRecoveryTime(2000)) || string(op.Value) != fmt.Sprintf(`{"chunk":"ch_%d"}`, i+1) {
 				t.Errorf("final op %+v: want check ch_%d after the recovery wait", op, i+1)
 			}
 		}

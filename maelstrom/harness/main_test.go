@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"chunklease/maelstrom/netsim"
-	"chunklease/workloads"
+	"chunklease/workloads/echo"
 )
 
 // fakeNodeBin is the scripted node program (testdata/fakenode), built
@@ -94,7 +94,7 @@ func execOptions(t *testing.T, mode string, nodes int) (Options, *pidRecorder, *
 	}
 	seed := testSeed(t)
 	return Options{
-		Workload:    workloads.NewEcho(workloads.EchoOptions{Rate: 200}, WorkloadSeed(seed)),
+		Workload:    echo.NewEcho(echo.EchoOptions{Rate: 200}, WorkloadSeed(seed)),
 		Nodes:       ids,
 		Launch:      rec.wrap(ExecLauncher(fakeNodeBin, []string{mode})),
 		TimeLimit:   300 * time.Millisecond,

@@ -73,29 +73,13 @@ type msgBody struct {
 func diagramPanels(focus *workloads.Focus) []diagramPanel {
 	var panels []diagramPanel
 	if focus != nil {
-		v := focus.Violation
 		panels = append(panels, diagramPanel{
-			title:  fmt.Sprintf("Around the first violation: %s on %s at %s (messages about %s only)", v.Kind, v.Chunk, secs(v.StartNs), v.Chunk),
-			fromNs: max(focus.FromNs-int64(diagramAround), 0), toNs: focus.ToNs + int64(diagramAround), chunk: v.Chunk})
+			title: fmt.Sprintf("Around the first violation: %s on %s at %s (messages about %s only)",
+				focus.Kind, focus.Key, secs(focus.StartNs), focus.Key),
+			fromNs: max(focus.FromNs-int64(diagramAround), 0), toNs: focus.ToNs + int64(diagramAround), chunk: focus.Key})
 	}
 	return append(panels, diagramPanel{title: fmt.Sprintf("The first %gs of the test (init not shown)", diagramHead.Seconds()),
 		fromNs: 0, toNs: int64(diagramHead)})
-}
-
-// focusOf is the earliest violation in a lease checker's details and the
-// span of the ops it names, read from a history held in memory.
-func focusOf(ops []history.Op, checker any) *workloads.Focus {
-	v, ok := workloads.FirstViolation(checker)
-	if !ok {
-		return nil
-	}
-	f := &workloads.Focus{Violation: v, FromNs: v.StartNs, ToNs: v.EndNs}
-	for _, op := range ops {
-		if slices.Contains(v.Ops, op.Index) {
-			f.FromNs, f.ToNs = min(f.FromNs, op.Time), max(f.ToNs, op.Time)
-		}
-	}
-	return f
 }
 
 // writeMessageDiagram draws the panels as one SVG: a Lamport diagram per

@@ -14,6 +14,7 @@ import (
 	"chunklease/history"
 	"chunklease/maelstrom/netsim"
 	"chunklease/workloads"
+	"chunklease/workloads/lease"
 )
 
 // journalOf builds journal entries: each (src, dest, body, sentMs,
@@ -72,7 +73,7 @@ func TestMessageDiagram(t *testing.T) {
 		{"n2", "c5", `{"type":"error","in_reply_to":1,"code":11,"text":"no majority"}`, 40, 40, false},
 		{"n1", "c4", `{"type":"lease_renew_ok","in_reply_to":1,"token":7}`, 50, -1, false},
 	})
-	history := []history.Op{
+	nemesis := []history.Op{
 		{Index: 0, Time: 15e6, Process: history.NemesisProcess, Type: history.Info, F: workloads.StartPartition, Value: json.RawMessage(`"one"`)},
 		{Index: 1, Time: 15e6, Process: history.NemesisProcess, Type: history.Info, F: workloads.StartPartition,
 			Value: json.RawMessage(`["isolated",{"n1":["n2"],"n2":["n1"]}]`)},
@@ -82,7 +83,7 @@ func TestMessageDiagram(t *testing.T) {
 		path = filepath.Join(dir, messagesFile)
 	}
 	panels := []diagramPanel{{title: "around", fromNs: 0, toNs: 1e9, chunk: "ch_1"}, {title: "all", fromNs: 0, toNs: 1e9}}
-	if err := writeMessageDiagram(path, entries, start, history, []string{"n1", "n2"}, panels); err != nil {
+	if err := writeMessageDiagram(path, entries, start, nemesis, []string{"n1", "n2"}, panels); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := os.ReadFile(path)
@@ -110,17 +111,17 @@ func TestMessageDiagram(t *testing.T) {
 // TestMessageDiagramPanels: a violation gets its own panel, first, about
 // its chunk and around its ops.
 func TestMessageDiagramPanels(t *testing.T) {
-	history := []history.Op{{Index: 0, Time: 2e9}, {Index: 1, Time: 3e9}}
-	lr := workloads.LeaseResult{Violations: []workloads.Violation{
-		{Kind: workloads.TwoPrimaries, Chunk: "ch_9", Ops: []int{0, 1}, StartNs: 2.5e9, EndNs: 2.6e9},
-		{Kind: workloads.TwoPrimaries, Chunk: "ch_8", StartNs: 4e9, EndNs: 5e9},
+	ops := []history.Op{{Index: 0, Time: 2e9}, {Index: 1, Time: 3e9}}
+	lr := lease.LeaseResult{Violations: []lease.Violation{
+		{Kind: lease.TwoPrimaries, Chunk: "ch_9", Ops: []int{0, 1}, StartNs: 2.5e9, EndNs: 2.6e9},
+		{Kind: lease.TwoPrimaries, Chunk: "ch_8", StartNs: 4e9, EndNs: 5e9},
 	}}
-	focus := focusOf(history, lr)
+	focus := lease.FocusOf(ops, lr)
 	p := diagramPanels(focus)
 	if len(p) != 2 || p[0].chunk != "ch_9" || p[0].fromNs != 2e9-int64(diagramAround) || p[0].toNs != 3e9+int64(diagramAround) || p[1].chunk != "" {
 		t.Errorf("panels %+v", p)
 	}
-	if p := diagramPanels(focusOf(history, nil)); len(p) != 1 || p[0].fromNs != 0 {
+	if p := diagramPanels(lease.FocusOf(ops, nil)); len(p) != 1 || p[0].fromNs != 0 {
 		t.Errorf("without a violation: %+v", p)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"chunklease/maelstrom/nemesis"
-	"chunklease/workloads"
+	"chunklease/workloads/master"
 )
 
 // masterScript is an in-process node that answers the master workload's
@@ -29,7 +29,7 @@ func masterScript(self string, m inMsg) ([]string, bool) {
 func masterSimOptions(t *testing.T, leaseMs int64, faults nemesis.Faults, seed uint64) (Options, *fakeNet) {
 	t.Helper()
 	o, log, _ := simOptions(t, masterScript, 3, 6, seed)
-	o.Workload = workloads.NewMaster(workloads.MasterOptions{Rate: 20, LeaseMs: leaseMs}, WorkloadSeed(seed))
+	o.Workload = master.NewMaster(master.MasterOptions{Rate: 20, LeaseMs: leaseMs}, WorkloadSeed(seed))
 	o.Faults, o.NemesisInterval, o.TimeLimit = faults, time.Second, 10*time.Second
 	return o, log
 }

@@ -19,6 +19,8 @@ import (
 
 	"chunklease/history"
 	"chunklease/workloads"
+	"chunklease/workloads/lease"
+	"chunklease/workloads/master"
 )
 
 // Picture file names, as Maelstrom's.
@@ -39,8 +41,8 @@ const (
 // knownFs fixes the colour and marker of every f the project's workloads
 // write, in this order, so a colour means the same op in every run. Other
 // fs follow in alphabetical order.
-var knownFs = []string{workloads.FGrant, workloads.FRenew, workloads.FCheck, workloads.FRelease,
-	"echo", workloads.FMasterStart, workloads.FMasterStop, workloads.FMasterStatus}
+var knownFs = []string{lease.FGrant, lease.FRenew, lease.FCheck, lease.FRelease,
+	"echo", master.FMasterStart, master.FMasterStop, master.FMasterStatus}
 
 // Colour families tell ok from failures at a glance: ok ops are cool
 // (blues, greens, purples), fail ops reds and pinks, info (unknown) ops
@@ -357,7 +359,7 @@ var typeDashes = map[string][]vg.Length{
 // for long runs, and a tenth of the run (at least 0.1 s, rounded to 1, 2
 // or 5) for short ones, so a 30 s test still shows a curve.
 func rateBucket(end time.Duration) float64 {
-	return min(10, max(0.1, workloads.NiceStep(end.Seconds()/12)))
+	return min(10, max(0.1, lease.NiceStep(end.Seconds()/12)))
 }
 
 // newOutsideLegend is a legend drawn in its own strip right of the plot.
@@ -412,7 +414,7 @@ func addFaults(p *plot.Plot, legend *plot.Legend, faults []faultSpan) {
 
 // faultColour is the timeline's colour for kind, translucent.
 func faultColour(kind string) color.Color {
-	v, err := strconv.ParseUint(workloads.FaultColour(kind)[1:], 16, 32)
+	v, err := strconv.ParseUint(lease.FaultColour(kind)[1:], 16, 32)
 	if err != nil {
 		return color.NRGBA{A: 0x40}
 	}
@@ -449,7 +451,7 @@ type niceTicks struct{ n int }
 
 // Ticks implements plot.Ticker.
 func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
-	minor := workloads.NiceStep((hi-lo)/float64(t.n)) / 5
+	minor := lease.NiceStep((hi-lo)/float64(t.n)) / 5
 	var out []plot.Tick
 	for k := int64(math.Ceil(lo/minor - 1e-9)); float64(k)*minor <= hi+minor*1e-9; k++ {
 		v := float64(k) * minor

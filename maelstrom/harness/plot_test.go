@@ -13,6 +13,7 @@ import (
 
 	"chunklease/history"
 	"chunklease/workloads"
+	"chunklease/workloads/lease"
 )
 
 // plotHistory is a small lease-like history: every f, ok and failed and
@@ -23,7 +24,7 @@ func plotHistory() []history.Op {
 		h = append(h, history.Op{Index: len(h), Time: ms * 1e6, Process: p, Type: typ, F: f, Value: json.RawMessage(value)})
 	}
 	nem := history.NemesisProcess
-	fs := []string{workloads.FCheck, workloads.FGrant, workloads.FRenew, workloads.FRelease}
+	fs := []string{lease.FCheck, lease.FGrant, lease.FRenew, lease.FRelease}
 	for i := range int64(400) {
 		p := history.Process{ID: int(i % 5)}
 		typ := []string{history.OK, history.OK, history.OK, history.Fail, history.Info}[i%5]

@@ -10,6 +10,7 @@ import (
 
 	"chunklease/history"
 	"chunklease/workloads"
+	"chunklease/workloads/lease"
 )
 
 // indexFile is the run's front page: the verdict, the key figures and a
@@ -52,8 +53,8 @@ func (r *runner) writeReport(res *Results, nemesis []history.Op, focus *workload
 // fileNotes describe the files a run directory may hold, in the order
 // the index lists them.
 var fileNotes = []struct{ name, note string }{
-	{workloads.LeaseTimelineFile, "lease timeline: who held each chunk when, the faults, every violation"},
-	{workloads.LeaseDetailsFile, "every chunk's op counts, holdings and violations, one JSON object a line (results.json has the summary)"},
+	{lease.LeaseTimelineFile, "lease timeline: who held each chunk when, the faults, every violation"},
+	{lease.LeaseDetailsFile, "every chunk's op counts, holdings and violations, one JSON object a line (results.json has the summary)"},
 	{messagesFile, "message diagram (Lamport): the first seconds, and the messages about the chunk of the first violation"},
 	{latencyGraphFile, "latency of every op at its invoke time, faults shaded"},
 	{rateGraphFile, "throughput per op and outcome, faults shaded"},
@@ -142,14 +143,14 @@ func leaseFigures(res *Results) [][2]string {
 		if len(lr.Violations) > 0 {
 			v := lr.Violations[0]
 			text += fmt.Sprintf("; the first: %s on %s at %.3f s (<a href=\"%s\">timeline</a>, <a href=\"%s\">messages</a>)",
-				esc(v.Kind), esc(v.Chunk), float64(v.StartNs)/1e9, workloads.LeaseTimelineFile, messagesFile)
+				esc(v.Kind), esc(v.Chunk), float64(v.StartNs)/1e9, lease.LeaseTimelineFile, messagesFile)
 		}
 		if lr.Details != "" {
 			text += fmt.Sprintf("; every chunk's holdings and violations: <a href=\"%s\">%s</a>", esc(lr.Details), esc(lr.Details))
 		}
 		rows = append(rows, [2]string{"lease checker", text})
 	}
-	if st, ok := res.WorkloadStats.(workloads.LeaseStatsResult); ok {
+	if st, ok := res.WorkloadStats.(lease.LeaseStatsResult); ok {
 		a := st.Availability
 		rows = append(rows,
 			[2]string{"availability", fmt.Sprintf("ok fraction %.3f outside partitions, %.3f inside", a.OutsidePartition.All.Fraction, a.InsidePartition.All.Fraction)},
@@ -161,14 +162,14 @@ func leaseFigures(res *Results) [][2]string {
 
 // leaseSummaryOf reads the lease checker's details: the analysis's
 // summary, or a whole LeaseResult.
-func leaseSummaryOf(checker any) (workloads.LeaseSummary, bool) {
+func leaseSummaryOf(checker any) (lease.LeaseSummary, bool) {
 	switch c := checker.(type) {
-	case workloads.LeaseSummary:
+	case lease.LeaseSummary:
 		return c, true
-	case workloads.LeaseResult:
-		return workloads.SummarizeLease(c), true
+	case lease.LeaseResult:
+		return lease.SummarizeLease(c), true
 	}
-	return workloads.LeaseSummary{}, false
+	return lease.LeaseSummary{}, false
 }
 
 // indexFiles lists the run's files with their notes: the known ones in

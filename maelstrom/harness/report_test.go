@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"chunklease/maelstrom/netsim"
-	"chunklease/workloads"
+	"chunklease/workloads/lease"
 )
 
 // TestIndexPage: the index names the verdict and the first violation,
@@ -17,7 +17,7 @@ func TestIndexPage(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "node-logs"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"history.jsonl", "results.json", "node-logs/n1.log", workloads.LeaseTimelineFile, workloads.LeaseDetailsFile} {
+	for _, f := range []string{"history.jsonl", "results.json", "node-logs/n1.log", lease.LeaseTimelineFile, lease.LeaseDetailsFile} {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -30,9 +30,9 @@ func TestIndexPage(t *testing.T) {
 	invalid := false
 	res := &Results{Workload: "lease", Seed: 42, Command: []string{"maelstrom", "test", "-w", "lease"},
 		Checks: Checks{Workload: &invalid, Stats: true, Availability: true, Net: true},
-		Checker: workloads.LeaseSummary{Violations: []workloads.Violation{{Kind: workloads.TwoPrimaries, Chunk: "ch_3", StartNs: 1.5e9}},
-			Details: workloads.LeaseDetailsFile},
-		Reports: []string{workloads.LeaseTimelineFile, workloads.LeaseDetailsFile}}
+		Checker: lease.LeaseSummary{Violations: []lease.Violation{{Kind: lease.TwoPrimaries, Chunk: "ch_3", StartNs: 1.5e9}},
+			Details: lease.LeaseDetailsFile},
+		Reports: []string{lease.LeaseTimelineFile, lease.LeaseDetailsFile}}
 	r.writeReport(res, nil, nil, func() { res.Timing = Timing{RunS: 12, AnalysisS: 0.5, TimeLimitS: 10} })
 	page, err := os.ReadFile(filepath.Join(dir, indexFile))
 	if err != nil {

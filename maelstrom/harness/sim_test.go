@@ -17,6 +17,7 @@ import (
 	"chunklease/maelstrom/nemesis"
 	"chunklease/maelstrom/netsim"
 	"chunklease/workloads"
+	"chunklease/workloads/echo"
 )
 
 // simOptions runs in-process fake nodes following s with the echo
@@ -30,7 +31,7 @@ func simOptions(t *testing.T, s script, nodes, concurrency int, seed uint64) (Op
 		ids[i] = fmt.Sprintf("n%d", i+1)
 	}
 	return Options{
-		Workload:    workloads.NewEcho(workloads.EchoOptions{Rate: 50}, WorkloadSeed(seed)),
+		Workload:    echo.NewEcho(echo.EchoOptions{Rate: 50}, WorkloadSeed(seed)),
 		Nodes:       ids,
 		Launch:      launch,
 		TimeLimit:   10 * time.Second,
@@ -506,7 +507,7 @@ func TestSimRateZeroInvokesNothing(t *testing.T) {
 	seed := testSeed(t)
 	synctest.Test(t, func(t *testing.T) {
 		o, _, _ := simOptions(t, echoScript, 2, 2, seed)
-		o.Workload = workloads.NewEcho(workloads.EchoOptions{Rate: 0}, 1)
+		o.Workload = echo.NewEcho(echo.EchoOptions{Rate: 0}, 1)
 		start := time.Now()
 		out := Run(context.Background(), o)
 		if out.Exit != ExitValid || len(readHistory(t, out.Dir)) != 0 {

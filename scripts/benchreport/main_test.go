@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"chunklease/history"
-	"chunklease/workloads"
+	"chunklease/workloads/lease"
 )
 
 // histBuilder builds a history of sequential ops on process 0, each
@@ -24,14 +24,14 @@ type histBuilder struct {
 // fail. A grant names primary.
 func (h *histBuilder) op(f, ch, server, primary string, latencyMs float64, ok bool) {
 	inv := fmt.Sprintf(`{"chunk":%q,"server":%q,"lease_ms":60000}`, ch, server)
-	if f == workloads.FCheck {
+	if f == lease.FCheck {
 		inv = fmt.Sprintf(`{"chunk":%q}`, ch)
 	}
 	h.next++
 	done := map[string]string{
-		workloads.FGrant: fmt.Sprintf(`{"chunk":%q,"server":%q,"lease_ms":60000,"primary":%q,"expires_in_ms":59000,"token":%d}`, ch, server, primary, h.next),
-		workloads.FRenew: fmt.Sprintf(`{"chunk":%q,"server":%q,"lease_ms":60000,"new_expires_in_ms":59000,"token":%d}`, ch, server, h.next),
-		workloads.FCheck: fmt.Sprintf(`{"chunk":%q,"primary":%q,"remaining_ms":100,"expired":false}`, ch, primary),
+		lease.FGrant: fmt.Sprintf(`{"chunk":%q,"server":%q,"lease_ms":60000,"primary":%q,"expires_in_ms":59000,"token":%d}`, ch, server, primary, h.next),
+		lease.FRenew: fmt.Sprintf(`{"chunk":%q,"server":%q,"lease_ms":60000,"new_expires_in_ms":59000,"token":%d}`, ch, server, h.next),
+		lease.FCheck: fmt.Sprintf(`{"chunk":%q,"primary":%q,"remaining_ms":100,"expired":false}`, ch, primary),
 	}[f]
 	typ := history.OK
 	if !ok {
@@ -70,9 +70,9 @@ func lightRun(t *testing.T, extraMs float64) string {
 	h := &histBuilder{}
 	for i := range 25 {
 		ch := fmt.Sprintf("ch_%d", i)
-		h.op(workloads.FGrant, ch, "cs1", "cs1", 40+extraMs, true)
-		h.op(workloads.FRenew, ch, "cs1", "", 20+extraMs, true)
-		h.op(workloads.FCheck, ch, "", "cs1", 20+extraMs, true)
+		h.op(lease.FGrant, ch, "cs1", "cs1", 40+extraMs, true)
+		h.op(lease.FRenew, ch, "cs1", "", 20+extraMs, true)
+		h.op(lease.FCheck, ch, "", "cs1", 20+extraMs, true)
 	}
 	return writeRun(t, h, leaseResults)
 }
@@ -83,10 +83,10 @@ func contentionRun(t *testing.T, failures int, slowGrantMs float64) string {
 	h := &histBuilder{}
 	for i := range 25 {
 		ch := fmt.Sprintf("ch_%d", i)
-		h.op(workloads.FGrant, ch, "cs1", "cs1", map[bool]float64{true: slowGrantMs, false: 40}[i == 24], true)
+		h.op(lease.FGrant, ch, "cs1", "cs1", map[bool]float64{true: slowGrantMs, false: 40}[i == 24], true)
 	}
 	for i := range 40 {
-		h.op(workloads.FRenew, fmt.Sprintf("ch_%d", i%25), "cs1", "", 20, i >= failures)
+		h.op(lease.FRenew, fmt.Sprintf("ch_%d", i%25), "cs1", "", 20, i >= failures)
 	}
 	return writeRun(t, h, leaseResults)
 }
@@ -129,7 +129,7 @@ func TestInvalidRunIsAnError(t *testing.T) {
 func TestTableNeedsEveryMeasuredOp(t *testing.T) {
 	h := &histBuilder{}
 	for i := range 3 {
-		h.op(workloads.FGrant, fmt.Sprintf("ch_%d", i), "cs1", "cs1", 1, true)
+		h.op(lease.FGrant, fmt.Sprintf("ch_%d", i), "cs1", "cs1", 1, true)
 	}
 	results := `{"valid":true,"workload":"lease-bench","workload_stats":{"op":"grant","ops":%d,"workers":1}}`
 	var out bytes.Buffer

@@ -57,7 +57,7 @@
 // negative control), --lease-ms (the lease workload's longest lease_ms;
 // the master workload's lease length, which every node gets as LEASE_MS
 // and LEASE_MAX_MS), the lease workload's --servers and --chunks, and the
-// lease benchmark's (-w lease-bench, workloads/leasebench.go) --bench-op
+// lease benchmark's (-w lease-bench, workloads/leasebench) --bench-op
 // and --ops. With MAELSTROM_CPUPROFILE_DIR set in the environment the
 // command writes its CPU profile there, and the nodes, which inherit the
 // environment, theirs (internal/cpuprof).

@@ -206,36 +206,16 @@ func (f *testFlags) runOptions() (harness.Options, error) {
 	}, nil
 }
 
-// workload builds the chosen workload with its seed.
+// workload builds the chosen workload with its seed, from the table of
+// workloads (workloads.go).
 func (f *testFlags) workload(workers int) (workloads.Workload, error) {
-	seed := harness.WorkloadSeed(f.Seed)
-	switch f.Workload {
-	case "echo":
-		return workloads.NewEcho(workloads.EchoOptions{Rate: f.Rate}, seed), nil
-	case "lease":
-		o := workloads.LeaseOptions{Servers: f.Servers, Chunks: f.Chunks, LeaseMs: f.LeaseMs, Rate: f.Rate, Workers: workers}
-		if f.Servers < 1 || f.Chunks < 1 || f.LeaseMs < 1 {
-			return nil, fmt.Errorf("--servers, --chunks and --lease-ms must be >= 1 (got %d, %d, %d)", f.Servers, f.Chunks, f.LeaseMs)
+	p := workloads.Params{Rate: f.Rate, Workers: workers, Seed: harness.WorkloadSeed(f.Seed), LeaseMs: f.LeaseMs,
+		Servers: f.Servers, Chunks: f.Chunks, BenchOp: f.BenchOp, Ops: f.Ops}
+	for _, w := range workloadTable {
+		if w.name == f.Workload {
+			return w.build(p)
 		}
-		if err := o.Validate(); err != nil {
-			return nil, fmt.Errorf("lease workload: %w", err)
-		}
-		return workloads.NewLease(o, seed), nil
-	case "master":
-		o := workloads.MasterOptions{Rate: f.Rate, LeaseMs: f.LeaseMs}
-		if f.LeaseMs < 1 {
-			return nil, fmt.Errorf("--lease-ms must be >= 1 (got %d)", f.LeaseMs)
-		}
-		if err := o.Validate(); err != nil {
-			return nil, fmt.Errorf("master workload: %w", err)
-		}
-		return workloads.NewMaster(o, seed), nil
-	case "lease-bench":
-		o := workloads.LeaseBenchOptions{Op: f.BenchOp, Ops: f.Ops, Chunks: f.Chunks, Workers: workers, LeaseMs: f.LeaseMs}
-		if err := o.Validate(); err != nil {
-			return nil, fmt.Errorf("lease-bench workload: %w", err)
-		}
-		return workloads.NewLeaseBench(o), nil
 	}
-	return nil, fmt.Errorf("Failed to validate %q: Must be one of echo, lease, master, lease-bench (this harness runs these four)", "--workload "+f.Workload)
+	return nil, fmt.Errorf("Failed to validate %q: Must be one of %s (this harness runs these %d)",
+		"--workload "+f.Workload, workloadNames(), len(workloadTable))
 }
