@@ -49,6 +49,10 @@ type Analyzed struct {
 	Result  Result
 	Stats   any      // results.json "workload_stats"; nil for none
 	Reports []string // files written into Dir
+	// Pictures are what package report draws into Dir after the analysis
+	// (the lease workload's lease.TimelineInput: lease-timeline.html), in
+	// order; none without a Dir.
+	Pictures []any
 	// Focus is the earliest violation and the time span of the ops it
 	// names, for pictures that zoom in on it; nil when there is none.
 	Focus *Focus

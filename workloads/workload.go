@@ -53,14 +53,6 @@ type Result struct {
 	Details any
 }
 
-// Reporter is implemented by workloads that write extra report files
-// (the lease timeline). The harness calls Report after checking, with the
-// run's store directory, the whole history and the checker's result; an
-// error is reported but does not change the verdict.
-type Reporter interface {
-	Report(dir string, ops []history.Op, res Result) error
-}
-
 // StatsReporter is implemented by workloads that add statistics to
 // results.json (availability, latency, failover, messages per op). The
 // harness calls Stats after checking, with the history, the checker's

@@ -6,17 +6,17 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"time"
 
 	"chunklease/history"
+	"chunklease/report"
 	"chunklease/workloads"
 )
 
 // The analysis reads history.jsonl back from disk (the run kept none of
 // it in memory) and judges it in memory that does not grow with the run:
 // workloads.ReadBack streams the ops, the harness's own figures are sums
-// (opTally) and bounded pictures (perfData), and a workload that
+// (opTally) and bounded pictures (PerfData), and a workload that
 // implements workloads.Analyzer judges it op by op, spilling what it must
 // keep to disk (the lease workload checks chunks on every core).
 
@@ -27,7 +27,7 @@ const historyFile = "history.jsonl"
 type analysis struct {
 	facts    history.Facts
 	tally    *opTally
-	perf     *perfData
+	perf     *report.PerfData
 	judged   *workloads.Analyzed // nil when the workload was not judged
 	readErr  error               // the history could not be read back
 	judgeErr error               // the workload's analysis failed
@@ -38,7 +38,7 @@ type analysis struct {
 // workload without workloads.Analyzer is judged from the history held in
 // memory, as simulations do.
 func (r *runner) readBack(judge bool, end time.Duration) *analysis {
-	an := &analysis{tally: &opTally{byF: map[string]FStats{}}, perf: newPerfData(end)}
+	an := &analysis{tally: &opTally{byF: map[string]report.FStats{}}, perf: report.NewPerfData(end)}
 	streamed, isAnalyzer := r.o.Workload.(workloads.Analyzer)
 	var wa workloads.Analysis
 	path := filepath.Join(r.dir, historyFile)
@@ -52,7 +52,7 @@ func (r *runner) readBack(judge bool, end time.Duration) *analysis {
 			}
 		}()
 		an.facts, an.readErr = history.ReadBack(path, func(nemesis []history.Op) ([]history.PairSink, error) {
-			sinks := []history.PairSink{an.tally, perfSink{an.perf}}
+			sinks := []history.PairSink{an.tally, an.perf}
 			if !judge || !isAnalyzer {
 				return sinks, nil
 			}
@@ -109,7 +109,7 @@ func (an *analysis) judge(f func() (workloads.Analyzed, error), name string) {
 
 // judgeInMemory judges a workload that has no streamed analysis the way
 // the simulations do: the whole history in memory, Check, then Stats and
-// Report when it has them.
+// Focus when it has them.
 func (r *runner) judgeInMemory(path string) (workloads.Analyzed, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -129,19 +129,6 @@ func (r *runner) judgeInMemory(path string) (workloads.Analyzed, error) {
 	if s, ok := w.(workloads.StatsReporter); ok {
 		r.guard("the workload statistics", func() { out.Stats = s.Stats(ops, check, int(r.netStats().All.MsgCount)) })
 	}
-	if rep, ok := w.(workloads.Reporter); ok {
-		before := listFiles(r.dir)
-		r.guard("the workload report", func() {
-			if err := rep.Report(r.dir, ops, check); err != nil {
-				panic(err)
-			}
-		})
-		for _, name := range listFiles(r.dir) {
-			if !slices.Contains(before, name) {
-				out.Reports = append(out.Reports, name)
-			}
-		}
-	}
 	return out, nil
 }
 
@@ -149,8 +136,8 @@ func (r *runner) judgeInMemory(path string) (workloads.Analyzed, error) {
 // sections need, op by op: Jepsen's stats checker over completions,
 // Maelstrom's availability (ok over invocations), client invocations.
 type opTally struct {
-	stats           OpStats
-	byF             map[string]FStats
+	stats           report.OpStats
+	byF             map[string]report.FStats
 	invoked, okDone int
 }
 
@@ -189,9 +176,9 @@ func (t *opTally) Problem(history.Problem) {}
 
 // opStats is Jepsen's stats checker: invalid when some f never completed
 // ok.
-func (t *opTally) opStats() OpStats {
+func (t *opTally) opStats() report.OpStats {
 	s := t.stats
-	s.ByF, s.Valid = map[string]FStats{}, true
+	s.ByF, s.Valid = map[string]report.FStats{}, true
 	for name, f := range t.byF {
 		f.Valid = f.OKCount > 0
 		s.ByF[name] = f
@@ -202,8 +189,8 @@ func (t *opTally) opStats() OpStats {
 
 // availability is Maelstrom's availability checker against min (nil:
 // any fraction is valid).
-func (t *opTally) availability(min *float64) AvailabilityResult {
-	a := AvailabilityResult{OKFraction: 1, Expected: min, Valid: true}
+func (t *opTally) availability(min *float64) report.AvailabilityResult {
+	a := report.AvailabilityResult{OKFraction: 1, Expected: min, Valid: true}
 	if t.invoked > 0 {
 		a.OKFraction = float64(t.okDone) / float64(t.invoked)
 	}
@@ -212,9 +199,3 @@ func (t *opTally) availability(min *float64) AvailabilityResult {
 	}
 	return a
 }
-
-// perfSink feeds the pictures.
-type perfSink struct{ d *perfData }
-
-func (s perfSink) Pair(p history.Pair) error { s.d.add(p); return nil }
-func (s perfSink) Problem(history.Problem)   {}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"chunklease/maelstrom/netsim"
+	"chunklease/report"
 )
 
 // Analysing a stored run again (maelstrom analyze, as Maelstrom's
@@ -25,52 +26,13 @@ import (
 // of the history (a live run's ends when its analysis begins, a few
 // milliseconds later).
 
-// StoredRun is what a stored results.json tells about its run beyond
-// the history.
-type StoredRun struct {
-	Workload  string          `json:"workload"`
-	Error     *string         `json:"error"`
-	Command   []string        `json:"command"`
-	Config    json.RawMessage `json:"config"`
-	Seed      uint64          `json:"seed"`
-	Started   time.Time       `json:"started"`
-	DurationS float64         `json:"duration_s"`
-	Final     FinalPhase      `json:"final"`
-	Net       struct {
-		All          netsim.Counts `json:"all"`
-		Clients      netsim.Counts `json:"clients"`
-		Servers      netsim.Counts `json:"servers"`
-		StrayReplies int64         `json:"stray_replies"`
-	} `json:"net"`
-	Nemesis      NemesisResult      `json:"nemesis"`
-	Availability AvailabilityResult `json:"availability"`
-	Timing       Timing             `json:"timing"`
-	Memory       Memory             `json:"memory"`
-}
-
-// ReadStoredRun reads dir/results.json.
-func ReadStoredRun(dir string) (*StoredRun, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
-	if err != nil {
-		return nil, fmt.Errorf("%s is not a stored run: %w", dir, err)
-	}
-	var s StoredRun
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("%s/results.json: %w", dir, err)
-	}
-	if s.Workload == "" {
-		return nil, fmt.Errorf("%s/results.json names no workload", dir)
-	}
-	return &s, nil
-}
-
 // Analyze judges the stored run in dir again and rewrites its
 // results.json, pictures and pages. o is the run's options as the stored
 // flags give them (Workload, Nodes, Faults, NemesisInterval,
 // AvailabilityMin, TimeLimit, Seed, Config, Stdout, Stderr); nothing is
 // started. A run that failed stays failed, with its stored error, as the
 // test run reported it. The exit status is the one test gives.
-func Analyze(o Options, dir string, s *StoredRun) Outcome {
+func Analyze(o Options, dir string, s *report.StoredRun) Outcome {
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
 	}
@@ -141,7 +103,7 @@ func (r *runner) strayReplies() int64 {
 }
 
 // finalPhaseResult is what the final phase did.
-func (r *runner) finalPhaseResult() FinalPhase {
+func (r *runner) finalPhaseResult() report.FinalPhase {
 	if s := r.stored; s != nil {
 		return s.Final
 	}

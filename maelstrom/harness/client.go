@@ -120,3 +120,12 @@ func repliesTo(body json.RawMessage, msgID int64) bool {
 	n, err := strconv.ParseInt(string(bytes.TrimSpace(b.InReplyTo)), 10, 64)
 	return err == nil && n == msgID
 }
+
+// truncate cuts s to n runes, marking the cut, for lines quoted in
+// messages.
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

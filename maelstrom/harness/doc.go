@@ -53,7 +53,7 @@
 //     that does not grow with the run: Jepsen's stats checker (invalid
 //     if some f never completed ok), the availability checker and the
 //     net checker count op by op; the nemesis's counts come from its
-//     ops; latency-raw.png and rate.png from a bounded summary (perfData:
+//     ops; latency-raw.png and rate.png from a bounded summary (PerfData:
 //     completions per rate bucket, and the latency dots a reader can tell
 //     apart, at most one per cell of a grid of about two by two pixels,
 //     with every op counted in the legend); a workload that

@@ -2,11 +2,11 @@ package harness
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"chunklease/history"
+	"chunklease/report"
 	"chunklease/workloads"
 )
 
@@ -33,7 +33,7 @@ func (r *runner) conclude(runErr error, ranFor time.Duration, analysisStart time
 	if an.judgeErr != nil && runErr == nil {
 		runErr = an.judgeErr
 	}
-	res := &Results{
+	res := &report.Results{
 		Workload: r.o.Workload.Name(), Seed: r.o.Seed, Command: r.o.Command, Config: r.o.Config,
 		Started: r.started, Stats: an.tally.opStats(), Availability: an.tally.availability(r.o.AvailabilityMin),
 		Nemesis: r.nemesisResult(an.facts.Nemesis), Final: r.finalPhaseResult(),
@@ -48,9 +48,13 @@ func (r *runner) conclude(runErr error, ranFor time.Duration, analysisStart time
 		for _, w := range j.Warnings {
 			r.console.println("WARN " + w)
 		}
+		r.drawPictures(res, j.Pictures)
 	}
 	faults := workloads.FaultsOf(an.facts.Nemesis, an.facts.Nodes)
-	res.Perf = r.drawPerf(an.perf, faults)
+	res.Perf = report.DrawPerf(r.dir, an.perf, faults)
+	if res.Perf.Error != "" {
+		r.console.println("WARN " + res.Perf.Error)
+	}
 	res.Checks.Final = res.Final.Valid
 	res.ExitCode = verdict(res, runErr)
 	res.Valid = res.ExitCode == ExitValid
@@ -59,15 +63,15 @@ func (r *runner) conclude(runErr error, ranFor time.Duration, analysisStart time
 	}
 	r.writeReport(res, an.facts.Nemesis, focus, func() { // report.go: messages.svg and index.html
 		res.Duration = time.Since(r.started)
-		res.Timing = Timing{RunS: ranFor.Seconds(), AnalysisS: time.Since(analysisStart).Seconds(), TimeLimitS: r.o.TimeLimit.Seconds()}
-		res.Memory = Memory{HarnessPeakMiB: peakRSSMiB(), NodePeakMiB: r.nodePeakMiB()}
+		res.Timing = report.Timing{RunS: ranFor.Seconds(), AnalysisS: time.Since(analysisStart).Seconds(), TimeLimitS: r.o.TimeLimit.Seconds()}
+		res.Memory = report.Memory{HarnessPeakMiB: peakRSSMiB(), NodePeakMiB: r.nodePeakMiB()}
 		if s := r.stored; s != nil {
 			res.Duration = time.Duration(s.DurationS * float64(time.Second))
 			res.Timing.RunS, res.Memory.NodePeakMiB = s.Timing.RunS, s.Memory.NodePeakMiB
 		}
 	})
 	out := Outcome{Exit: res.ExitCode, Dir: r.dir, Err: runErr, Results: res}
-	if err := writeResults(r.dir, res); err != nil {
+	if err := report.WriteResults(r.dir, res); err != nil {
 		r.console.println("ERROR writing results.json: " + err.Error())
 		out.Exit, out.Err = ExitFailed, err
 	}
@@ -113,7 +117,7 @@ func (r *runner) guard(what string, f func()) {
 // beats unknown beats true): 255 when the run failed or the checker
 // crashed, 1 when a checker found the history invalid, 2 when none did
 // but the final phase never saw an ok op, 0 otherwise.
-func verdict(res *Results, runErr error) int {
+func verdict(res *report.Results, runErr error) int {
 	res.Checks.Stats = res.Stats.Valid
 	res.Checks.Availability = res.Availability.Valid
 	res.Checks.Net = res.Net.Valid
@@ -133,7 +137,7 @@ func verdict(res *Results, runErr error) int {
 
 // nemesisResult counts the nemesis's work for results.json from the
 // nemesis ops of the history.
-func (r *runner) nemesisResult(nemesis []history.Op) NemesisResult {
+func (r *runner) nemesisResult(nemesis []history.Op) report.NemesisResult {
 	res := computeNemesis(nemesis)
 	res.Faults = r.o.Faults.String()
 	if r.o.Faults.Any() {
@@ -148,13 +152,13 @@ func (r *runner) nemesisResult(nemesis []history.Op) NemesisResult {
 
 // printSummary prints the verdict, the key figures and where the report
 // is.
-func (r *runner) printSummary(res *Results, runErr error, invoked int) {
+func (r *runner) printSummary(res *report.Results, runErr error, invoked int) {
 	w := r.o.Stdout
 	switch res.ExitCode {
 	case ExitValid:
 		fmt.Fprintln(w, "\nEverything looks good: the history is valid.")
 	case ExitInvalid:
-		fmt.Fprintf(w, "\nAnalysis invalid: %s.\n", r.failedChecks(res))
+		fmt.Fprintf(w, "\nAnalysis invalid: %s.\n", res.FailedChecks())
 	case ExitUnknown:
 		fmt.Fprintf(w, "\nValidity unknown: no anomaly found, but none of the %d final ops completed ok after every fault was healed and the harness waited %.1f s (results.json \"final\").\n",
 			res.Final.Invoked, res.Final.RecoveryWaitS)
@@ -184,29 +188,7 @@ func (r *runner) printSummary(res *Results, runErr error, invoked int) {
 	fmt.Fprintf(w, "  seed %d; report: %s (%s)\n", r.o.Seed, where, strings.Join(r.reportFiles(res), ", "))
 }
 
-// failedChecks names the checkers that found the history invalid.
-func (r *runner) failedChecks(res *Results) string {
-	var failed []string
-	if c := res.Checks.Workload; c != nil && !*c {
-		failed = append(failed, fmt.Sprintf("the %s checker found violations (results.json key %q)", res.Workload, res.Workload))
-	}
-	if !res.Checks.Stats {
-		var none []string
-		for f, st := range res.Stats.ByF {
-			if !st.Valid {
-				none = append(none, f)
-			}
-		}
-		slices.Sort(none)
-		failed = append(failed, fmt.Sprintf("no %s op ever completed ok (stats)", strings.Join(none, "/")))
-	}
-	if !res.Checks.Availability {
-		failed = append(failed, fmt.Sprintf("availability %.3f is below the expected %v", res.Availability.OKFraction, *res.Availability.Expected))
-	}
-	return strings.Join(failed, "; ")
-}
-
-func (r *runner) reportFiles(res *Results) []string {
+func (r *runner) reportFiles(res *report.Results) []string {
 	files := []string{"results.json", "history.jsonl"}
 	if res.Perf.LatencyGraph != "" {
 		files = append(files, res.Perf.LatencyGraph, res.Perf.RateGraph)

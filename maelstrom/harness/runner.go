@@ -16,28 +16,25 @@ import (
 	"chunklease/history"
 	"chunklease/maelstrom/nemesis"
 	"chunklease/maelstrom/netsim"
+	"chunklease/report"
 	"chunklease/workloads"
 )
 
-// Exit statuses of a run, as real Maelstrom's (Jepsen's cli; contract
-// section 2).
+// Exit statuses of a run, as real Maelstrom's (report.ExitValid ...).
 const (
-	ExitValid   = 0   // every checker found the history valid
-	ExitInvalid = 1   // some checker found it invalid
-	ExitUnknown = 2   // no checker found it invalid, but some could not decide
-	ExitBadArgs = 254 // bad arguments: no command, unknown flag, impossible value
-	// ExitFailed: the run itself failed: a node crashed (outside the kill
-	// nemesis) or printed a line Maelstrom rejects (strict mode), init
-	// failed, a checker crashed, the run was interrupted.
-	ExitFailed = 255
+	ExitValid   = report.ExitValid
+	ExitInvalid = report.ExitInvalid
+	ExitUnknown = report.ExitUnknown
+	ExitBadArgs = report.ExitBadArgs
+	ExitFailed  = report.ExitFailed
 )
 
 // Outcome is how a run ended.
 type Outcome struct {
 	Exit    int
-	Dir     string   // the run's store directory; "" when none was made
-	Err     error    // why the run failed (ExitFailed) or the options were bad (ExitBadArgs)
-	Results *Results // nil when no results were written
+	Dir     string          // the run's store directory; "" when none was made
+	Err     error           // why the run failed (ExitFailed) or the options were bad (ExitBadArgs)
+	Results *report.Results // nil when no results were written
 }
 
 // errInterrupted is a run stopped by the user (Ctrl-C).
@@ -83,7 +80,7 @@ type runner struct {
 	ticker    *time.Ticker // redraws the progress line
 	// stored is the stored run being analysed again (Analyze); nil in a
 	// live run.
-	stored *StoredRun
+	stored *report.StoredRun
 }
 
 // Run performs one test: start the nodes, init them, drive the workload

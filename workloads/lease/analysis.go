@@ -165,11 +165,7 @@ func (a *leaseAnalysis) Finish(facts history.Facts) (workloads.Analyzed, error) 
 			sum.Details = LeaseDetailsFile
 			out.Reports = append(out.Reports, LeaseDetailsFile)
 		}
-		if err := writeTimelineFile(a.env.Dir, acc.timeline(sum, problems, facts), DefaultTimelineLimits); err != nil {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("%s could not be written: %v", LeaseTimelineFile, err))
-		} else {
-			out.Reports = append(out.Reports, LeaseTimelineFile)
-		}
+		out.Pictures = append(out.Pictures, acc.timeline(sum, problems, facts))
 	}
 	out.Result = workloads.Result{Valid: sum.Valid, Details: sum}
 	if len(acc.early.list) > 0 {

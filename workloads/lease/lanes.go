@@ -269,3 +269,19 @@ func (e *earliestViolations) violations() []Violation {
 	}
 	return out
 }
+
+// TimelineLimits keep the page small for any run: a lane for every chunk
+// with a violation (up to ViolationLanes), the BusiestLanes busiest other
+// chunks, and one summary line for the rest. A lane with more than
+// MarksPerLane holdings draws back-to-back holdings of one server as one
+// bar (its tooltip says how many), which a screen could not tell apart
+// anyway.
+type TimelineLimits struct {
+	ViolationLanes int
+	BusiestLanes   int
+	MarksPerLane   int
+	ListedFindings int // violations listed in the summary
+}
+
+// DefaultTimelineLimits bound a timeline to a few megabytes at most.
+var DefaultTimelineLimits = TimelineLimits{ViolationLanes: 200, BusiestLanes: 40, MarksPerLane: 400, ListedFindings: 50}

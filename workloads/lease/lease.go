@@ -175,16 +175,10 @@ func (l *Lease) Stats(ops []history.Op, res workloads.Result, messages int) any 
 	return LeaseStats(ops, check.Holdings, messages)
 }
 
-// Report writes the lease timeline (lease-timeline.html) into dir.
-func (l *Lease) Report(dir string, ops []history.Op, res workloads.Result) error {
-	return WriteLeaseTimelineFile(dir, ops, res)
-}
-
 // What the harness looks for.
 var (
 	_ workloads.Workload      = (*Lease)(nil)
 	_ workloads.StatsReporter = (*Lease)(nil)
-	_ workloads.Reporter      = (*Lease)(nil)
 	_ workloads.Finisher      = (*Lease)(nil)
 	_ workloads.LeaseBounded  = (*Lease)(nil)
 	_ workloads.Analyzer      = (*Lease)(nil)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"chunklease/maelstrom/harness"
+	"chunklease/report"
 )
 
 const analyzeUsage = `Usage: maelstrom analyze [--store DIR] [RUN_DIR]
@@ -73,8 +74,8 @@ func analyze(args []string, stdout, stderr io.Writer) int {
 
 // storedOptions rebuilds a stored run's options from its results.json:
 // the flags it ran with, as test parsed them.
-func storedOptions(dir string) (harness.Options, *harness.StoredRun, error) {
-	stored, err := harness.ReadStoredRun(dir)
+func storedOptions(dir string) (harness.Options, *report.StoredRun, error) {
+	stored, err := report.ReadStoredRun(dir)
 	if err != nil {
 		return harness.Options{}, nil, err
 	}

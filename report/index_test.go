@@ -1,12 +1,12 @@
-package harness
+package report
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
-	"chunklease/maelstrom/netsim"
 	"chunklease/workloads/lease"
 )
 
@@ -17,24 +17,26 @@ func TestIndexPage(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "node-logs"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"history.jsonl", "results.json", "node-logs/n1.log", lease.LeaseTimelineFile, lease.LeaseDetailsFile} {
+	for _, f := range []string{"history.jsonl", "results.json", "node-logs/n1.log", LeaseTimelineFile, lease.LeaseDetailsFile} {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	net, err := netsim.New(netsim.Latency{Dist: netsim.Constant}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &runner{o: Options{Nodes: []string{"n1"}}, dir: dir, net: &network{Net: net}, console: newConsole(nil)}
 	invalid := false
 	res := &Results{Workload: "lease", Seed: 42, Command: []string{"maelstrom", "test", "-w", "lease"},
 		Checks: Checks{Workload: &invalid, Stats: true, Availability: true, Net: true},
 		Checker: lease.LeaseSummary{Violations: []lease.Violation{{Kind: lease.TwoPrimaries, Chunk: "ch_3", StartNs: 1.5e9}},
 			Details: lease.LeaseDetailsFile},
-		Reports: []string{lease.LeaseTimelineFile, lease.LeaseDetailsFile}}
-	r.writeReport(res, nil, nil, func() { res.Timing = Timing{RunS: 12, AnalysisS: 0.5, TimeLimitS: 10} })
-	page, err := os.ReadFile(filepath.Join(dir, indexFile))
+		Reports: []string{LeaseTimelineFile, lease.LeaseDetailsFile}}
+	if err := WriteMessageDiagram(dir, nil, time.Now(), false, nil, []string{"n1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	res.Reports = append(res.Reports, MessagesFile)
+	res.Timing = Timing{RunS: 12, AnalysisS: 0.5, TimeLimitS: 10}
+	if err := WriteIndex(dir, res, []string{"n1"}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, IndexFile))
 	if err != nil {
 		t.Fatal(err)
 	}

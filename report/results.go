@@ -1,4 +1,4 @@
-package harness
+package report
 
 import (
 	"bytes"
@@ -7,11 +7,23 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
-	"chunklease/history"
 	"chunklease/maelstrom/netsim"
-	"chunklease/workloads"
+)
+
+// Exit statuses of a run, as real Maelstrom's (Jepsen's cli; contract
+// section 2).
+const (
+	ExitValid   = 0   // every checker found the history valid
+	ExitInvalid = 1   // some checker found it invalid
+	ExitUnknown = 2   // no checker found it invalid, but some could not decide
+	ExitBadArgs = 254 // bad arguments: no command, unknown flag, impossible value
+	// ExitFailed: the run itself failed: a node crashed (outside the kill
+	// nemesis) or printed a line Maelstrom rejects (strict mode), init
+	// failed, a checker crashed, the run was interrupted.
+	ExitFailed = 255
 )
 
 // Results is results.json: the verdict of every checker and the figures
@@ -159,25 +171,6 @@ type NemesisResult struct {
 	LateRepliesDropped int64          `json:"late_replies_dropped"`
 }
 
-// computeNemesis counts the nemesis ops of a history (its nemesis ops
-// alone will do): each completed step by f, and the nodes the completion
-// of a kill, start, pause or resume lists.
-func computeNemesis(ops []history.Op) NemesisResult {
-	res := NemesisResult{Ops: map[string]int{}}
-	hits := map[string]*int{workloads.NemesisKill: &res.NodesKilled, workloads.NemesisStart: &res.NodesRestarted,
-		workloads.NemesisPause: &res.NodesPaused, workloads.NemesisResume: &res.NodesResumed}
-	for _, st := range workloads.NemesisSteps(ops) {
-		if !st.Completed() {
-			continue
-		}
-		res.Ops[st.F]++
-		if n, ok := hits[st.F]; ok {
-			*n += len(st.Nodes)
-		}
-	}
-	return res
-}
-
 // NetResult is Maelstrom's net checker: message counts over the whole run
 // (init included), overall, client traffic and node-to-node traffic.
 type NetResult struct {
@@ -199,23 +192,6 @@ type NetGroup struct {
 	MsgsPerOp *float64 `json:"msgs_per_op,omitempty"`
 }
 
-// computeNet is the net checker's result for invoked client invocations.
-func computeNet(s netsim.Stats, invoked int) NetResult {
-	perOp := func(c netsim.Counts) *float64 {
-		if invoked == 0 {
-			return nil
-		}
-		v := float64(c.MsgCount) / float64(invoked)
-		return &v
-	}
-	return NetResult{
-		All:     NetGroup{s.All, perOp(s.All)},
-		Clients: NetGroup{Counts: s.Clients},
-		Servers: NetGroup{s.Servers, perOp(s.Servers)},
-		Valid:   true,
-	}
-}
-
 // PerfResult names the pictures; Error says why one could not be drawn.
 type PerfResult struct {
 	LatencyGraph string `json:"latency_graph"`
@@ -224,8 +200,8 @@ type PerfResult struct {
 	Valid        bool   `json:"valid"`
 }
 
-// writeResults writes results.json into dir.
-func writeResults(dir string, res *Results) error {
+// WriteResults writes results.json into dir.
+func WriteResults(dir string, res *Results) error {
 	raw, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
@@ -233,8 +209,8 @@ func writeResults(dir string, res *Results) error {
 	return os.WriteFile(filepath.Join(dir, "results.json"), append(raw, '\n'), 0o644)
 }
 
-// listFiles returns the names of the regular files directly in dir.
-func listFiles(dir string) []string {
+// ListFiles returns the names of the regular files directly in dir.
+func ListFiles(dir string) []string {
 	entries, _ := os.ReadDir(dir)
 	var names []string
 	for _, e := range entries {
@@ -261,10 +237,32 @@ type FinalPhase struct {
 	Valid         any     `json:"valid"`
 }
 
-// verdict is Valid once the final ops completed.
-func (f FinalPhase) verdict() any {
+// Verdict is Valid once the final ops completed.
+func (f FinalPhase) Verdict() any {
 	if f.OK > 0 {
 		return true
 	}
 	return "unknown"
+}
+
+// FailedChecks names the checkers that found the history invalid.
+func (res *Results) FailedChecks() string {
+	var failed []string
+	if c := res.Checks.Workload; c != nil && !*c {
+		failed = append(failed, fmt.Sprintf("the %s checker found violations (results.json key %q)", res.Workload, res.Workload))
+	}
+	if !res.Checks.Stats {
+		var none []string
+		for f, st := range res.Stats.ByF {
+			if !st.Valid {
+				none = append(none, f)
+			}
+		}
+		slices.Sort(none)
+		failed = append(failed, fmt.Sprintf("no %s op ever completed ok (stats)", strings.Join(none, "/")))
+	}
+	if !res.Checks.Availability {
+		failed = append(failed, fmt.Sprintf("availability %.3f is below the expected %v", res.Availability.OKFraction, *res.Availability.Expected))
+	}
+	return strings.Join(failed, "; ")
 }

@@ -1,4 +1,4 @@
-package harness
+package report
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,8 +18,8 @@ import (
 	"chunklease/workloads"
 )
 
-// messagesFile is the message diagram, named as Maelstrom's.
-const messagesFile = "messages.svg"
+// MessagesFile is the message diagram, named as Maelstrom's.
+const MessagesFile = "messages.svg"
 
 // Message diagram limits and geometry (SVG pixels).
 const (
@@ -80,6 +81,21 @@ func diagramPanels(focus *workloads.Focus) []diagramPanel {
 	}
 	return append(panels, diagramPanel{title: fmt.Sprintf("The first %gs of the test (init not shown)", diagramHead.Seconds()),
 		fromNs: 0, toNs: int64(diagramHead)})
+}
+
+// WriteMessageDiagram draws MessagesFile into dir from the network's
+// journal (entries), start being relative time 0 (messages before it,
+// init, are left out): around the first violation (focus, nil for none),
+// then the first seconds of the test. With initOnly (the run failed
+// before its main phase) it draws the run's first seconds from start,
+// init included. nemesis holds the nemesis ops (a whole history will
+// do); nodes are the run's node ids.
+func WriteMessageDiagram(dir string, entries []netsim.Entry, start time.Time, initOnly bool, nemesis []history.Op, nodes []string, focus *workloads.Focus) error {
+	panels := diagramPanels(focus)
+	if initOnly {
+		panels = []diagramPanel{{title: "The run's first seconds, init included (the run failed before its main phase)", toNs: int64(2 * diagramHead)}}
+	}
+	return writeMessageDiagram(filepath.Join(dir, MessagesFile), entries, start, nemesis, nodes, panels)
 }
 
 // writeMessageDiagram draws the panels as one SVG: a Lamport diagram per

@@ -1,4 +1,4 @@
-package harness
+package report
 
 import (
 	"cmp"
@@ -89,19 +89,18 @@ func orderFs(seen []string) []string {
 	return append(fs, extra...)
 }
 
-// drawPerf draws latency-raw.png and rate.png into the run directory. A
-// picture that cannot be drawn is reported in the result, not fatal.
-func (r *runner) drawPerf(perf *perfData, faults []workloads.Fault) (res PerfResult) {
+// DrawPerf draws latency-raw.png and rate.png into dir from perf, with
+// the faults shaded. A picture that cannot be drawn is reported in the
+// result (Error), never fatal: a plotting bug must not cost the verdict.
+func DrawPerf(dir string, perf *PerfData, faults []workloads.Fault) (res PerfResult) {
 	defer func() {
-		if p := recover(); p != nil { // a plotting bug must not cost the verdict
+		if p := recover(); p != nil {
 			res = PerfResult{Valid: true, Error: fmt.Sprintf("drawing the graphs: %v", p)}
-			r.console.println("WARN " + res.Error)
 		}
 	}()
 	res = PerfResult{Valid: true}
-	if err := perf.draw(faults, r.dir); err != nil {
+	if err := perf.draw(faults, dir); err != nil {
 		res.Error = err.Error()
-		r.console.println("WARN " + err.Error())
 		return res
 	}
 	res.LatencyGraph, res.RateGraph = latencyGraphFile, rateGraphFile
@@ -111,7 +110,7 @@ func (r *runner) drawPerf(perf *perfData, faults []workloads.Fault) (res PerfRes
 // drawGraphs writes both pictures for a history held in memory that ended
 // at end.
 func drawGraphs(ops []history.Op, end time.Duration, dir string) error {
-	perf := newPerfData(end)
+	perf := NewPerfData(end)
 	pairs, _ := history.PairOps(ops)
 	for _, p := range pairs {
 		perf.add(p)
@@ -133,11 +132,11 @@ const (
 	latencyCellsPerSeries = latencyColumns * latencyRows
 )
 
-// perfData is what the pictures need from a run's completed client ops,
+// PerfData is what the pictures need from a run's completed client ops,
 // gathered pair by pair in memory that does not grow with the run: per f
 // and outcome, the count, the completions per rate bucket and the latency
 // dots that stay visible.
-type perfData struct {
+type PerfData struct {
 	end          time.Duration
 	bucketS      float64
 	series       map[seriesKey]*perfSeries
@@ -154,13 +153,24 @@ type perfSeries struct {
 	rate  []float64 // completions per full rate bucket, by invoke time
 }
 
-func newPerfData(end time.Duration) *perfData {
-	return &perfData{end: end, bucketS: rateBucket(end), series: map[seriesKey]*perfSeries{},
+// NewPerfData gathers the pictures of a run whose time axis ends at end.
+func NewPerfData(end time.Duration) *PerfData {
+	return &PerfData{end: end, bucketS: rateBucket(end), series: map[seriesKey]*perfSeries{},
 		minMs: math.Inf(1), maxMs: math.Inf(-1)}
 }
 
+// Pair takes one client op (history.PairSink); ops never completed are
+// not drawn.
+func (d *PerfData) Pair(p history.Pair) error {
+	d.add(p)
+	return nil
+}
+
+// Problem ignores a structural defect: the checkers judge those.
+func (d *PerfData) Problem(history.Problem) {}
+
 // add takes one client op; ops never completed are not drawn.
-func (d *perfData) add(p history.Pair) {
+func (d *PerfData) add(p history.Pair) {
 	if p.Completion == nil {
 		return
 	}
@@ -183,7 +193,7 @@ func (d *perfData) add(p history.Pair) {
 }
 
 // cell is the latency grid cell of a dot.
-func (d *perfData) cell(invokeS, ms float64) int {
+func (d *PerfData) cell(invokeS, ms float64) int {
 	col := int(invokeS / max(d.end.Seconds(), 1e-9) * latencyColumns)
 	row := int(math.Log10(ms/minLatencyMs) * latencyRowsPerDecade)
 	return min(max(col, 0), latencyColumns-1)*latencyRows + min(max(row, 0), latencyRows-1)
@@ -203,7 +213,7 @@ func (s *perfSeries) mark(cell int) bool {
 }
 
 // fs are the fs that occur, in drawing order.
-func (d *perfData) fs() []string {
+func (d *PerfData) fs() []string {
 	var seen []string
 	for k := range d.series {
 		seen = append(seen, k.f)
@@ -212,7 +222,7 @@ func (d *perfData) fs() []string {
 }
 
 // draw writes both pictures into dir.
-func (d *perfData) draw(faults []workloads.Fault, dir string) error {
+func (d *PerfData) draw(faults []workloads.Fault, dir string) error {
 	spans := faultSpans(faults, d.end)
 	if err := latencyGraph(d, spans, filepath.Join(dir, latencyGraphFile)); err != nil {
 		return err
@@ -254,7 +264,7 @@ func newGraph(title string, end time.Duration) *plot.Plot {
 // (dots that would hide each other drawn once): colour by f within the
 // completion type's colour family, shape by f, faults shaded, log latency
 // axis.
-func latencyGraph(d *perfData, faults []faultSpan, path string) error {
+func latencyGraph(d *PerfData, faults []faultSpan, path string) error {
 	p := newGraph("Latency of every op (at its invoke time)", d.end)
 	p.Y.Label.Text = "Latency (ms, log scale)"
 	p.Y.Scale = plot.LogScale{}
@@ -315,7 +325,7 @@ func rateXYs(counts []float64, bucketS float64) plotter.XYs {
 
 // rateGraph plots completions per second for each f and type, faults
 // shaded; ok lines are solid, fail dashed, info dotted.
-func rateGraph(d *perfData, faults []faultSpan, path string) error {
+func rateGraph(d *PerfData, faults []faultSpan, path string) error {
 	p := newGraph("Throughput", d.end)
 	bucketS := d.bucketS
 	p.Y.Label.Text = fmt.Sprintf("Completions per second (%gs buckets, by invoke time)", bucketS)
@@ -359,7 +369,7 @@ var typeDashes = map[string][]vg.Length{
 // for long runs, and a tenth of the run (at least 0.1 s, rounded to 1, 2
 // or 5) for short ones, so a 30 s test still shows a curve.
 func rateBucket(end time.Duration) float64 {
-	return min(10, max(0.1, lease.NiceStep(end.Seconds()/12)))
+	return min(10, max(0.1, NiceStep(end.Seconds()/12)))
 }
 
 // newOutsideLegend is a legend drawn in its own strip right of the plot.
@@ -414,7 +424,7 @@ func addFaults(p *plot.Plot, legend *plot.Legend, faults []faultSpan) {
 
 // faultColour is the timeline's colour for kind, translucent.
 func faultColour(kind string) color.Color {
-	v, err := strconv.ParseUint(lease.FaultColour(kind)[1:], 16, 32)
+	v, err := strconv.ParseUint(FaultColour(kind)[1:], 16, 32)
 	if err != nil {
 		return color.NRGBA{A: 0x40}
 	}
@@ -451,7 +461,7 @@ type niceTicks struct{ n int }
 
 // Ticks implements plot.Ticker.
 func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
-	minor := lease.NiceStep((hi-lo)/float64(t.n)) / 5
+	minor := NiceStep((hi-lo)/float64(t.n)) / 5
 	var out []plot.Tick
 	for k := int64(math.Ceil(lo/minor - 1e-9)); float64(k)*minor <= hi+minor*1e-9; k++ {
 		v := float64(k) * minor

@@ -1,4 +1,4 @@
-package harness
+package report
 
 import (
 	"encoding/json"
@@ -107,7 +107,7 @@ func opAt(f, typ string, invokeS, ms float64) history.Pair {
 // TestRateSeriesDropsPartialBucket: 10.3 s in 1 s buckets gives ten
 // points; the last 0.3 s is not drawn as a rate.
 func TestRateSeriesDropsPartialBucket(t *testing.T) {
-	d := newPerfData(10*time.Second + 300*time.Millisecond)
+	d := NewPerfData(10*time.Second + 300*time.Millisecond)
 	for _, s := range []float64{0.5, 0.7, 9.9, 10.1} {
 		d.add(opAt("check", history.OK, s, 1))
 	}
@@ -122,7 +122,7 @@ func TestRateSeriesDropsPartialBucket(t *testing.T) {
 // grid finer than the picture's pixels, and the first dot of each cell is
 // kept where it was.
 func TestLatencyDotsStayBounded(t *testing.T) {
-	d := newPerfData(600 * time.Second)
+	d := NewPerfData(600 * time.Second)
 	for i := range 300_000 {
 		d.add(opAt("grant", history.OK, float64(i)/500, 0.5+float64(i%1000)/1000))
 	}

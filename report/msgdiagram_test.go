@@ -1,4 +1,4 @@
-package harness
+package report
 
 import (
 	"bytes"
@@ -78,9 +78,9 @@ func TestMessageDiagram(t *testing.T) {
 		{Index: 1, Time: 15e6, Process: history.NemesisProcess, Type: history.Info, F: workloads.StartPartition,
 			Value: json.RawMessage(`["isolated",{"n1":["n2"],"n2":["n1"]}]`)},
 	}
-	path := filepath.Join(t.TempDir(), messagesFile)
+	path := filepath.Join(t.TempDir(), MessagesFile)
 	if dir := os.Getenv("PLOT_OUT"); dir != "" { // to look at it
-		path = filepath.Join(dir, messagesFile)
+		path = filepath.Join(dir, MessagesFile)
 	}
 	panels := []diagramPanel{{title: "around", fromNs: 0, toNs: 1e9, chunk: "ch_1"}, {title: "all", fromNs: 0, toNs: 1e9}}
 	if err := writeMessageDiagram(path, entries, start, nemesis, []string{"n1", "n2"}, panels); err != nil {

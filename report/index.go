@@ -1,4 +1,4 @@
-package harness
+package report
 
 import (
 	"bytes"
@@ -8,54 +8,27 @@ import (
 	"slices"
 	"strings"
 
-	"chunklease/history"
-	"chunklease/workloads"
 	"chunklease/workloads/lease"
 )
 
-// indexFile is the run's front page: the verdict, the key figures and a
+// IndexFile is the run's front page: the verdict, the key figures and a
 // link to every other file.
-const indexFile = "index.html"
+const IndexFile = "index.html"
 
-// writeReport writes the message diagram and the index page into the run
-// directory and lists them in res.Reports. Neither can change the
-// verdict: a failure is a warning. Between the two, done is called to
-// complete res (timing), so the index shows what results.json says.
-func (r *runner) writeReport(res *Results, nemesis []history.Op, focus *workloads.Focus, done func()) {
-	if r.stored != nil {
-		if _, err := os.Stat(filepath.Join(r.dir, messagesFile)); err == nil {
-			res.Reports = append(res.Reports, messagesFile) // the live run's, kept
-		}
-	}
-	if r.net != nil {
-		r.guard("the message diagram", func() {
-			start, panels := r.start, diagramPanels(focus)
-			if start.IsZero() { // the run failed before its main phase: show init
-				start = r.started
-				panels = []diagramPanel{{title: "The run's first seconds, init included (the run failed before its main phase)", toNs: int64(2 * diagramHead)}}
-			}
-			if err := writeMessageDiagram(filepath.Join(r.dir, messagesFile), r.net.Journal(), start, nemesis, r.o.Nodes, panels); err != nil {
-				panic(err)
-			}
-			res.Reports = append(res.Reports, messagesFile)
-		})
-	}
-	done()
-	r.guard("the index page", func() {
-		res.Reports = append(res.Reports, indexFile)
-		if err := os.WriteFile(filepath.Join(r.dir, indexFile), r.indexPage(res), 0o644); err != nil {
-			res.Reports = res.Reports[:len(res.Reports)-1]
-			panic(err)
-		}
-	})
+// WriteIndex writes index.html into dir: the run's front page, with the
+// verdict, the key figures, a link to every file of the run (res.Reports,
+// the files present, results.json, the node logs) and the graphs. nodes
+// are the run's node ids.
+func WriteIndex(dir string, res *Results, nodes []string) error {
+	return os.WriteFile(filepath.Join(dir, IndexFile), indexPage(dir, res, nodes), 0o644)
 }
 
 // fileNotes describe the files a run directory may hold, in the order
 // the index lists them.
 var fileNotes = []struct{ name, note string }{
-	{lease.LeaseTimelineFile, "lease timeline: who held each chunk when, the faults, every violation"},
+	{LeaseTimelineFile, "lease timeline: who held each chunk when, the faults, every violation"},
 	{lease.LeaseDetailsFile, "every chunk's op counts, holdings and violations, one JSON object a line (results.json has the summary)"},
-	{messagesFile, "message diagram (Lamport): the first seconds, and the messages about the chunk of the first violation"},
+	{MessagesFile, "message diagram (Lamport): the first seconds, and the messages about the chunk of the first violation"},
 	{latencyGraphFile, "latency of every op at its invoke time, faults shaded"},
 	{rateGraphFile, "throughput per op and outcome, faults shaded"},
 	{"history.jsonl", "the history: one op a line (invoke, ok, fail, info; nemesis ops)"},
@@ -71,9 +44,9 @@ ul{padding-left:20px}`
 
 // indexPage renders index.html: self-contained, links relative to the
 // run directory.
-func (r *runner) indexPage(res *Results) []byte {
+func indexPage(dir string, res *Results, nodes []string) []byte {
 	var b bytes.Buffer
-	cls, word := r.verdictWords(res)
+	cls, word := verdictWords(res)
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"/><title>%s run: %s</title>\n<style>%s</style></head>\n<body>\n",
 		esc(res.Workload), esc(word), indexCSS)
 	fmt.Fprintf(&b, "<h1 id=\"verdict\">%s run: <span class=\"%s\">%s</span></h1>\n", esc(res.Workload), cls, esc(word))
@@ -81,11 +54,11 @@ func (r *runner) indexPage(res *Results) []byte {
 		fmt.Fprintf(&b, "<pre class=\"error\">%s</pre>\n", esc(res.Error))
 	}
 	b.WriteString("<table class=\"figures\">\n")
-	for _, kv := range r.keyFigures(res) {
+	for _, kv := range keyFigures(res, nodes) {
 		fmt.Fprintf(&b, "<tr><th>%s</th><td>%s</td></tr>\n", esc(kv[0]), kv[1])
 	}
 	b.WriteString("</table>\n<h2>Files</h2>\n<ul class=\"files\">\n")
-	for _, f := range r.indexFiles(res) {
+	for _, f := range indexFiles(dir, res) {
 		fmt.Fprintf(&b, "<li><a href=\"%s\">%s</a>%s</li>\n", esc(f[0]), esc(f[0]), f[1])
 	}
 	b.WriteString("</ul>\n<div class=\"graphs\">\n")
@@ -99,7 +72,7 @@ func (r *runner) indexPage(res *Results) []byte {
 }
 
 // verdictWords are the CSS class and the words of the verdict.
-func (r *runner) verdictWords(res *Results) (string, string) {
+func verdictWords(res *Results) (string, string) {
 	switch {
 	case res.Valid:
 		return "valid", "valid"
@@ -108,15 +81,15 @@ func (r *runner) verdictWords(res *Results) (string, string) {
 	case res.ExitCode == ExitUnknown:
 		return "unknown", "validity unknown: no checker found a violation, but the final phase's reads never succeeded"
 	}
-	return "invalid", "INVALID: " + r.failedChecks(res)
+	return "invalid", "INVALID: " + res.FailedChecks()
 }
 
 // keyFigures are the rows of the figures table; values are HTML.
-func (r *runner) keyFigures(res *Results) [][2]string {
+func keyFigures(res *Results, nodes []string) [][2]string {
 	s := res.Stats
 	rows := [][2]string{
 		{"started", esc(res.Started.Format("2006-01-02 15:04:05 MST")) + fmt.Sprintf(", %.1f s in all", res.Duration.Seconds())},
-		{"nodes", esc(strings.Join(r.o.Nodes, " "))},
+		{"nodes", esc(strings.Join(nodes, " "))},
 		{"ops", fmt.Sprintf("%d completed: %d ok, %d fail, %d info; ok fraction %.3f", s.Count, s.OKCount, s.FailCount, s.InfoCount, res.Availability.OKFraction)},
 	}
 	if n := res.Net; n.All.MsgsPerOp != nil {
@@ -143,7 +116,7 @@ func leaseFigures(res *Results) [][2]string {
 		if len(lr.Violations) > 0 {
 			v := lr.Violations[0]
 			text += fmt.Sprintf("; the first: %s on %s at %.3f s (<a href=\"%s\">timeline</a>, <a href=\"%s\">messages</a>)",
-				esc(v.Kind), esc(v.Chunk), float64(v.StartNs)/1e9, lease.LeaseTimelineFile, messagesFile)
+				esc(v.Kind), esc(v.Chunk), float64(v.StartNs)/1e9, LeaseTimelineFile, MessagesFile)
 		}
 		if lr.Details != "" {
 			text += fmt.Sprintf("; every chunk's holdings and violations: <a href=\"%s\">%s</a>", esc(lr.Details), esc(lr.Details))
@@ -174,8 +147,8 @@ func leaseSummaryOf(checker any) (lease.LeaseSummary, bool) {
 
 // indexFiles lists the run's files with their notes: the known ones in
 // order, then the others, then each node's log.
-func (r *runner) indexFiles(res *Results) [][2]string {
-	present := append(listFiles(r.dir), "results.json") // written right after this page
+func indexFiles(dir string, res *Results) [][2]string {
+	present := append(ListFiles(dir), "results.json") // written right after this page
 	var out [][2]string
 	for _, f := range fileNotes {
 		if slices.Contains(present, f.name) || slices.Contains(res.Reports, f.name) {
@@ -184,11 +157,11 @@ func (r *runner) indexFiles(res *Results) [][2]string {
 	}
 	for _, name := range append(present, res.Reports...) {
 		known := slices.ContainsFunc(fileNotes, func(f struct{ name, note string }) bool { return f.name == name })
-		if !known && name != indexFile && !slices.ContainsFunc(out, func(o [2]string) bool { return o[0] == name }) {
+		if !known && name != IndexFile && !slices.ContainsFunc(out, func(o [2]string) bool { return o[0] == name }) {
 			out = append(out, [2]string{name, ""})
 		}
 	}
-	for _, log := range listFiles(filepath.Join(r.dir, "node-logs")) {
+	for _, log := range ListFiles(filepath.Join(dir, "node-logs")) {
 		out = append(out, [2]string{"node-logs/" + log, ": the node's stderr"})
 	}
 	return out

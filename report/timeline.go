@@ -1,10 +1,9 @@
-package lease
+package report
 
 import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"os"
@@ -14,26 +13,11 @@ import (
 
 	"chunklease/history"
 	"chunklease/workloads"
+	"chunklease/workloads/lease"
 )
 
-// LeaseTimelineFile is the report file the lease workload writes.
+// LeaseTimelineFile is the lease workload's timeline page.
 const LeaseTimelineFile = "lease-timeline.html"
-
-// TimelineLimits keep the page small for any run: a lane for every chunk
-// with a violation (up to ViolationLanes), the BusiestLanes busiest other
-// chunks, and one summary line for the rest. A lane with more than
-// MarksPerLane holdings draws back-to-back holdings of one server as one
-// bar (its tooltip says how many), which a screen could not tell apart
-// anyway.
-type TimelineLimits struct {
-	ViolationLanes int
-	BusiestLanes   int
-	MarksPerLane   int
-	ListedFindings int // violations listed in the summary
-}
-
-// DefaultTimelineLimits bound a timeline to a few megabytes at most.
-var DefaultTimelineLimits = TimelineLimits{ViolationLanes: 200, BusiestLanes: 40, MarksPerLane: 400, ListedFindings: 50}
 
 // serverPalette colours servers in natural order; it repeats past twenty.
 var serverPalette = []string{"#4C78A8", "#59A14F", "#F28E2B", "#B07AA1", "#76B7B2",
@@ -47,22 +31,14 @@ var faultColours = map[string]string{workloads.FaultPartition: "#E9C46A", worklo
 // FaultColour is the colour pictures shade a fault kind with.
 func FaultColour(kind string) string { return faultColours[kind] }
 
-// WriteLeaseTimelineFile writes LeaseTimelineFile into dir. It uses the
-// checker's result when res carries a LeaseResult and checks the history
-// itself otherwise.
-func WriteLeaseTimelineFile(dir string, ops []history.Op, res workloads.Result) error {
-	lr, ok := res.Details.(LeaseResult)
-	if p, isPtr := res.Details.(*LeaseResult); isPtr && p != nil {
-		lr, ok = *p, true
-	}
-	if !ok {
-		lr = CheckLease(ops)
-	}
-	return writeTimelineFile(dir, TimelineInputOf(ops, lr, DefaultTimelineLimits), DefaultTimelineLimits)
+// WriteLeaseTimelineFile writes LeaseTimelineFile into dir, drawn from
+// what the lease analysis gathered (lease.TimelineInput).
+func WriteLeaseTimelineFile(dir string, in lease.TimelineInput) error {
+	return writeTimelineFile(dir, in, lease.DefaultTimelineLimits)
 }
 
 // writeTimelineFile writes the page for in into dir.
-func writeTimelineFile(dir string, in TimelineInput, lim TimelineLimits) error {
+func writeTimelineFile(dir string, in lease.TimelineInput, lim lease.TimelineLimits) error {
 	f, err := os.Create(filepath.Join(dir, LeaseTimelineFile))
 	if err != nil {
 		return fmt.Errorf("lease timeline: %w", err)
@@ -79,14 +55,14 @@ func writeTimelineFile(dir string, in TimelineInput, lim TimelineLimits) error {
 }
 
 // WriteLeaseTimeline writes the timeline page with the default limits.
-func WriteLeaseTimeline(w io.Writer, ops []history.Op, res LeaseResult) error {
-	return WriteLeaseTimelineLimited(w, ops, res, DefaultTimelineLimits)
+func WriteLeaseTimeline(w io.Writer, ops []history.Op, res lease.LeaseResult) error {
+	return WriteLeaseTimelineLimited(w, ops, res, lease.DefaultTimelineLimits)
 }
 
 // WriteLeaseTimelineLimited writes the timeline page of a history held in
 // memory and CheckLease's result on it.
-func WriteLeaseTimelineLimited(w io.Writer, ops []history.Op, res LeaseResult, lim TimelineLimits) error {
-	return WriteTimelinePage(w, TimelineInputOf(ops, res, lim), lim)
+func WriteLeaseTimelineLimited(w io.Writer, ops []history.Op, res lease.LeaseResult, lim lease.TimelineLimits) error {
+	return WriteTimelinePage(w, lease.TimelineInputOf(ops, res, lim), lim)
 }
 
 // WriteTimelinePage writes a self-contained HTML page (no script,
@@ -97,7 +73,7 @@ func WriteLeaseTimelineLimited(w io.Writer, ops []history.Op, res LeaseResult, l
 // violations in red, and a time axis at the top and bottom that stays on
 // screen while scrolling. Positions are percentages, so the chart follows
 // the window's width. Hovering any mark shows its details (tokens too).
-func WriteTimelinePage(w io.Writer, in TimelineInput, lim TimelineLimits) error {
+func WriteTimelinePage(w io.Writer, in lease.TimelineInput, lim lease.TimelineLimits) error {
 	t := newTimeline(in, lim)
 	t.head()
 	t.summary()
@@ -121,15 +97,15 @@ func WriteTimelinePage(w io.Writer, in TimelineInput, lim TimelineLimits) error 
 // timeline is what the page shows and how time maps to a percentage.
 type timeline struct {
 	b      strings.Builder
-	in     TimelineInput
+	in     lease.TimelineInput
 	faults []workloads.Fault
 	endNs  int64 // the right edge
 	laneID map[string]string
 	colour map[string]int // server -> palette index
-	lim    TimelineLimits
+	lim    lease.TimelineLimits
 }
 
-func newTimeline(in TimelineInput, lim TimelineLimits) *timeline {
+func newTimeline(in lease.TimelineInput, lim lease.TimelineLimits) *timeline {
 	t := &timeline{in: in, faults: in.Faults, endNs: max(in.EndNs, 1), laneID: map[string]string{}, colour: map[string]int{}, lim: lim}
 	for i, s := range in.Servers {
 		t.colour[s] = i % len(serverPalette)
@@ -388,7 +364,7 @@ func (t *timeline) lane(i int) {
 // mark is one bar: one holding, or back-to-back holdings of one server,
 // with the tokens of the first and the last.
 type mark struct {
-	first, last           Holding
+	first, last           lease.Holding
 	firstToken, lastToken string
 	n                     int
 }
@@ -396,7 +372,7 @@ type mark struct {
 // mergeHoldings returns one mark per holding while they fit the budget;
 // beyond it, holdings of one server that follow each other with a gap
 // under a growing share of the run become one mark.
-func mergeHoldings(hs []Holding, tokens []string, endNs int64, budget int) []mark {
+func mergeHoldings(hs []lease.Holding, tokens []string, endNs int64, budget int) []mark {
 	marks := make([]mark, len(hs))
 	for i, h := range hs {
 		tok := "?"
@@ -446,7 +422,7 @@ func (t *timeline) holding(m mark) {
 }
 
 // violation marks the violating interval in red over the whole lane.
-func (t *timeline) violation(v Violation) {
+func (t *timeline) violation(v lease.Violation) {
 	title := fmt.Sprintf("%s on %s, servers %s, ops %v, [%s, %s]: %s", v.Kind, v.Chunk,
 		strings.Join(v.Servers, "/"), v.Ops, seconds(v.StartNs), seconds(v.EndNs), v.Text)
 	fmt.Fprintf(&t.b, "<b class=\"v\" data-kind=\"%s\" style=\"%s\" title=\"%s\"></b>", esc(v.Kind), t.span(v.StartNs, v.EndNs), esc(title))
@@ -462,7 +438,5 @@ func (t *timeline) restLine() {
 }
 
 func seconds(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) }
-
-func esc(s string) string { return html.EscapeString(s) }
 
 // FirstViolation is the earliest violation in a lease checker's details

@@ -1,4 +1,4 @@
-package lease
+package report
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 
 	"chunklease/history"
 	"chunklease/workloads"
+	"chunklease/workloads/lease"
+	"chunklease/workloads/workloadtest"
 )
 
 // pageCounts parses the page as XML, counts elements by each of their
@@ -56,7 +58,7 @@ func pageCounts(t *testing.T, page []byte) map[string]int {
 // the node's replies carry it.
 func withToken(t *testing.T, h []history.Op) []history.Op {
 	for i, op := range h {
-		if op.Type != history.OK || (op.F != FGrant && op.F != FRenew) {
+		if op.Type != history.OK || (op.F != lease.FGrant && op.F != lease.FRenew) {
 			continue
 		}
 		var v map[string]any
@@ -70,16 +72,16 @@ func withToken(t *testing.T, h []history.Op) []history.Op {
 }
 
 func TestLeaseTimelineMarksViolations(t *testing.T) {
-	b := newHB(t)
-	b.nemesis(workloads.StartPartition, 200, 201)
-	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)
-	b.grant(1, 500, 510, "ch_1", "cs2", "cs2", 1000) // two primaries
-	b.grant(2, 0, 10, "ch_2", "cs3", "cs3", 1000)
-	b.check(3, 300, 310, "ch_2", "cs1", false) // read saw the wrong holder
-	b.check(4, 0, 5, "ch_10", "", false)       // a third lane, with nothing held
-	b.nemesis(workloads.StopPartition, 700, 701)
-	h := withToken(t, b.history())
-	res := CheckLease(h)
+	b := workloadtest.NewLeaseHistory(t)
+	b.Nemesis(workloads.StartPartition, 200, 201)
+	b.Grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)
+	b.Grant(1, 500, 510, "ch_1", "cs2", "cs2", 1000) // two primaries
+	b.Grant(2, 0, 10, "ch_2", "cs3", "cs3", 1000)
+	b.Check(3, 300, 310, "ch_2", "cs1", false) // read saw the wrong holder
+	b.Check(4, 0, 5, "ch_10", "", false)       // a third lane, with nothing held
+	b.Nemesis(workloads.StopPartition, 700, 701)
+	h := withToken(t, b.Ops())
+	res := lease.CheckLease(h)
 	if res.Valid || len(res.Violations) != 2 {
 		t.Fatalf("negative control: %+v", res.Violations)
 	}
@@ -109,19 +111,19 @@ func TestLeaseTimelineMarksViolations(t *testing.T) {
 // violation, give a lane for the violation, the busiest chunks up to the
 // limit and one line for the rest; the page stays under a megabyte.
 func TestLeaseTimelineStaysSmall(t *testing.T) {
-	res := LeaseResult{Chunks: map[string]ChunkCounts{}}
+	res := lease.LeaseResult{Chunks: map[string]lease.ChunkCounts{}}
 	const chunks = 100_000
 	for i := range chunks {
 		c := fmt.Sprintf("ch_%d", i)
 		n := 1 + i%7
-		res.Chunks[c] = ChunkCounts{Invoked: 2 * n, OK: 2 * n, Holdings: n}
+		res.Chunks[c] = lease.ChunkCounts{Invoked: 2 * n, OK: 2 * n, Holdings: n}
 		for k := range n {
 			start := int64(i%300)*1e9 + int64(k)*2e8
-			res.Holdings = append(res.Holdings, Holding{Chunk: c, Server: fmt.Sprintf("cs%d", k%3), F: FGrant,
+			res.Holdings = append(res.Holdings, lease.Holding{Chunk: c, Server: fmt.Sprintf("cs%d", k%3), F: lease.FGrant,
 				StartNs: start, EndNs: start + 1e8, InvokeIndex: 2 * i, CompletionIndex: 2*i + 1})
 		}
 	}
-	res.Violations = []Violation{{Kind: TwoPrimaries, Chunk: "ch_7", Servers: []string{"cs0", "cs1"}, StartNs: 1e9, EndNs: 2e9, Text: "overlap"}}
+	res.Violations = []lease.Violation{{Kind: lease.TwoPrimaries, Chunk: "ch_7", Servers: []string{"cs0", "cs1"}, StartNs: 1e9, EndNs: 2e9, Text: "overlap"}}
 	var page bytes.Buffer
 	if err := WriteLeaseTimeline(&page, nil, res); err != nil {
 		t.Fatal(err)
@@ -130,7 +132,7 @@ func TestLeaseTimelineStaysSmall(t *testing.T) {
 		t.Errorf("the page is %d bytes for %d chunks; want at most 1 MiB", page.Len(), chunks)
 	}
 	c := pageCounts(t, page.Bytes())
-	lim := DefaultTimelineLimits
+	lim := lease.DefaultTimelineLimits
 	if c["lane"] != lim.BusiestLanes+1 || c["violating"] != 1 || c["rest"] != 1 {
 		t.Errorf("counts %v: want %d lanes (1 violating) and a summary line", c, lim.BusiestLanes+1)
 	}
@@ -142,9 +144,9 @@ func TestLeaseTimelineStaysSmall(t *testing.T) {
 // TestMergeHoldings: a lane over its budget draws back-to-back holdings
 // of one server as one bar, and never merges two servers.
 func TestMergeHoldings(t *testing.T) {
-	var hs []Holding
+	var hs []lease.Holding
 	for i := range int64(3000) {
-		hs = append(hs, Holding{Chunk: "ch_1", Server: fmt.Sprintf("cs%d", i/1000), StartNs: i * 1e6, EndNs: i*1e6 + 9e5})
+		hs = append(hs, lease.Holding{Chunk: "ch_1", Server: fmt.Sprintf("cs%d", i/1000), StartNs: i * 1e6, EndNs: i*1e6 + 9e5})
 	}
 	if got := mergeHoldings(hs, nil, 3e9, 5000); len(got) != 3000 {
 		t.Errorf("within budget: %d marks, want 3000", len(got))
@@ -165,18 +167,16 @@ func TestMergeHoldings(t *testing.T) {
 	}
 }
 
-func TestLeaseReporterWritesTheTimelineFile(t *testing.T) {
-	b := newHB(t)
-	b.grantTok(0, 0, 10, "ch_1", "cs<1>&", 1000, nil) // names that need escaping; no token
-	h := b.history()
-	w := NewLease(LeaseOptions{Rate: 1}, 1)
-	rep, ok := w.(workloads.Reporter)
-	if !ok {
-		t.Fatal("the lease workload is not a Reporter")
-	}
+// TestDrawPicturesWritesTheTimelineFile: the lease analysis's picture is
+// drawn as the timeline page; one that cannot be written is a warning.
+func TestDrawPicturesWritesTheTimelineFile(t *testing.T) {
+	b := workloadtest.NewLeaseHistory(t)
+	b.GrantTok(0, 0, 10, "ch_1", "cs<1>&", 1000, nil) // names that need escaping; no token
+	h := b.Ops()
+	in := lease.TimelineInputOf(h, lease.CheckLease(h), lease.DefaultTimelineLimits)
 	dir := t.TempDir()
-	if err := rep.Report(dir, h, w.Check(h)); err != nil {
-		t.Fatal(err)
+	if files, warnings := DrawPictures(dir, []any{in}); len(files) != 1 || files[0] != LeaseTimelineFile || len(warnings) != 0 {
+		t.Fatalf("files %v, warnings %v", files, warnings)
 	}
 	page, err := os.ReadFile(filepath.Join(dir, LeaseTimelineFile))
 	if err != nil {
@@ -188,7 +188,7 @@ func TestLeaseReporterWritesTheTimelineFile(t *testing.T) {
 	if !strings.Contains(string(page), "token ?") {
 		t.Error("a holding without a token in the history does not say so")
 	}
-	if err := rep.Report(filepath.Join(dir, "missing"), h, workloads.Result{}); err == nil {
-		t.Error("writing into a missing directory did not fail")
+	if files, warnings := DrawPictures(filepath.Join(dir, "missing"), []any{in, 42}); len(files) != 0 || len(warnings) != 2 {
+		t.Errorf("into a missing directory, and a picture of no known kind: files %v, warnings %v", files, warnings)
 	}
 }
