@@ -92,7 +92,7 @@ func keyFigures(res *Results, nodes []string) [][2]string {
 		{"nodes", esc(strings.Join(nodes, " "))},
 		{"ops", fmt.Sprintf("%d completed: %d ok, %d fail, %d info; ok fraction %.3f", s.Count, s.OKCount, s.FailCount, s.InfoCount, res.Availability.OKFraction)},
 	}
-	if n := res.Net; n.All.MsgsPerOp != nil {
+	if n := res.Net; n.All != nil && n.All.MsgsPerOp != nil {
 		rows = append(rows, [2]string{"network", fmt.Sprintf("%d messages, %.1f per op (%.1f node-to-node), %d dropped by partitions",
 			n.All.MsgCount, *n.All.MsgsPerOp, *n.Servers.MsgsPerOp, n.All.DropCount)})
 	}

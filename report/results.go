@@ -174,9 +174,11 @@ type NemesisResult struct {
 // NetResult is Maelstrom's net checker: message counts over the whole run
 // (init included), overall, client traffic and node-to-node traffic.
 type NetResult struct {
-	All     NetGroup `json:"all"`
-	Clients NetGroup `json:"clients"`
-	Servers NetGroup `json:"servers"`
+	// All, Clients and Servers are given where the network counts every
+	// message (the simulated one); omitted otherwise.
+	All     *NetGroup `json:"all,omitempty"`
+	Clients *NetGroup `json:"clients,omitempty"`
+	Servers *NetGroup `json:"servers,omitempty"`
 	// StrayReplies counts messages clients discarded because they
 	// answered no request in flight (stale, duplicate, or a wrong
 	// in_reply_to); the first is shown as a warning during the run.

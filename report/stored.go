@@ -22,10 +22,10 @@ type StoredRun struct {
 	DurationS float64         `json:"duration_s"`
 	Final     FinalPhase      `json:"final"`
 	Net       struct {
-		All          netsim.Counts `json:"all"`
-		Clients      netsim.Counts `json:"clients"`
-		Servers      netsim.Counts `json:"servers"`
-		StrayReplies int64         `json:"stray_replies"`
+		All          *netsim.Counts `json:"all"` // nil: the network did not count messages
+		Clients      *netsim.Counts `json:"clients"`
+		Servers      *netsim.Counts `json:"servers"`
+		StrayReplies int64          `json:"stray_replies"`
 	} `json:"net"`
 	Nemesis      NemesisResult      `json:"nemesis"`
 	Availability AvailabilityResult `json:"availability"`

@@ -23,7 +23,8 @@ type AnalysisEnv struct {
 	// partitions are known before the first client op, as each key's
 	// sub-history in Jepsen's independent checking carries them all.
 	Nemesis []history.Op
-	// Messages is the number of network messages the run carried.
+	// Messages is the number of network messages the run carried;
+	// UnknownMessages when the network does not count them.
 	Messages int
 	// Parallel is how many goroutines the analysis may keep busy (>= 1).
 	Parallel int

@@ -162,10 +162,10 @@ type Stats struct {
 	Availability      Availability           `json:"availability"`
 	LatencyMs         map[string]Percentiles `json:"latency_ms"` // per f, ok ops only
 	Partitions        []Interval             `json:"partitions"`
-	FaultIntervals    []Interval             `json:"fault_intervals"`    // some fault in force (FaultIntervals)
-	Messages          int                    `json:"messages"`           // network messages, from the harness
-	ClientInvocations int                    `json:"client_invocations"` // client invoke ops
-	MessagesPerOp     float64                `json:"messages_per_op"`    // messages / invocations; 0 without invocations
+	FaultIntervals    []Interval             `json:"fault_intervals"`           // some fault in force (FaultIntervals)
+	Messages          *int                   `json:"messages,omitempty"`        // network messages, from the harness; nil when not counted
+	ClientInvocations int                    `json:"client_invocations"`        // client invoke ops
+	MessagesPerOp     *float64               `json:"messages_per_op,omitempty"` // messages / invocations; 0 without invocations; nil when not counted
 }
 
 // Availability is the ok fraction of client ops, overall and split by
@@ -202,8 +202,12 @@ type Percentiles struct {
 	Max   float64 `json:"max"`
 }
 
+// UnknownMessages stands for the message count of a network that does
+// not count messages (statistics then have no messages per op).
+const UnknownMessages = -1
+
 // ComputeStats derives the generic statistics from a history and the
-// network's message count.
+// network's message count (UnknownMessages when not counted).
 func ComputeStats(ops []history.Op, messages int) Stats {
 	b := NewStatsBuilder(ops)
 	pairs, _ := history.PairOps(ops)
@@ -251,9 +255,13 @@ func (b *StatsBuilder) Add(p history.Pair) {
 
 // result is the statistics of the pairs added so far.
 func (b *StatsBuilder) Result(messages int) Stats {
-	s := Stats{Partitions: NonNil(b.parts), FaultIntervals: NonNil(b.faults), Messages: messages, ClientInvocations: b.invocations}
-	if b.invocations > 0 {
-		s.MessagesPerOp = float64(messages) / float64(b.invocations)
+	s := Stats{Partitions: NonNil(b.parts), FaultIntervals: NonNil(b.faults), ClientInvocations: b.invocations}
+	if messages != UnknownMessages {
+		perOp := 0.0
+		if b.invocations > 0 {
+			perOp = float64(messages) / float64(b.invocations)
+		}
+		s.Messages, s.MessagesPerOp = &messages, &perOp
 	}
 	s.Availability = Availability{b.overall.done(), b.inPart.done(), b.outPart.done(), b.inFault.done(), b.outFault.done()}
 	s.LatencyMs = map[string]Percentiles{}

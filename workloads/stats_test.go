@@ -37,8 +37,11 @@ func TestComputeStatsSplitsAvailabilityByPartition(t *testing.T) {
 	if _, ok := s.LatencyMs["renew"]; ok {
 		t.Error("latency reported for an f with no ok op")
 	}
-	if s.ClientInvocations != 5 || s.MessagesPerOp != 10 {
+	if s.ClientInvocations != 5 || s.MessagesPerOp == nil || *s.MessagesPerOp != 10 || s.Messages == nil || *s.Messages != 50 {
 		t.Errorf("invocations %d messages/op %v, want 5 and 10", s.ClientInvocations, s.MessagesPerOp)
+	}
+	if u := workloads.ComputeStats(b.Ops(), workloads.UnknownMessages); u.Messages != nil || u.MessagesPerOp != nil {
+		t.Errorf("a network that counts no messages got messages %v, per op %v", u.Messages, u.MessagesPerOp)
 	}
 	if _, err := json.Marshal(s); err != nil {
 		t.Errorf("stats do not marshal: %v", err)

@@ -81,7 +81,7 @@ var errNotJudged = errors.New("not judged")
 
 // analysisEnv is what the workload's analysis is told before the first op.
 func (r *runner) analysisEnv(path string, nemesis []history.Op) workloads.AnalysisEnv {
-	env := workloads.AnalysisEnv{Dir: r.dir, Nemesis: nemesis, Messages: int(r.netStats().All.MsgCount),
+	env := workloads.AnalysisEnv{Dir: r.dir, Nemesis: nemesis, Messages: r.messageCount(),
 		Parallel: runtime.GOMAXPROCS(0)}
 	if fi, err := os.Stat(path); err == nil {
 		env.HistoryBytes = fi.Size()
@@ -127,7 +127,7 @@ func (r *runner) judgeInMemory(path string) (workloads.Analyzed, error) {
 		out.Focus = f.Focus(ops, check)
 	}
 	if s, ok := w.(workloads.StatsReporter); ok {
-		r.guard("the workload statistics", func() { out.Stats = s.Stats(ops, check, int(r.netStats().All.MsgCount)) })
+		r.guard("the workload statistics", func() { out.Stats = s.Stats(ops, check, r.messageCount()) })
 	}
 	return out, nil
 }

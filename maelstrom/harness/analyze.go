@@ -12,6 +12,7 @@ import (
 
 	"chunklease/maelstrom/netsim"
 	"chunklease/report"
+	"chunklease/workloads"
 )
 
 // Analysing a stored run again (maelstrom analyze, as Maelstrom's
@@ -85,21 +86,27 @@ func lastOpTime(path string) (time.Duration, error) {
 	return time.Duration(op.Time), nil
 }
 
-// netStats are the network's message counts: the live network's, or a
-// stored run's.
-func (r *runner) netStats() netsim.Stats {
-	if s := r.stored; s != nil {
-		return netsim.Stats{All: s.Net.All, Clients: s.Net.Clients, Servers: s.Net.Servers}
+// observedRun is what the network saw: the live network's, or what a
+// stored run's results.json says it saw.
+func (r *runner) observedRun() Observed {
+	s := r.stored
+	if s == nil {
+		return r.observed
 	}
-	return r.net.Stats()
+	o := Observed{StrayReplies: s.Net.StrayReplies, LateRepliesDropped: s.Nemesis.LateRepliesDropped, NodePeakMiB: s.Memory.NodePeakMiB}
+	if s.Net.All != nil && s.Net.Clients != nil && s.Net.Servers != nil {
+		o.Messages = &netsim.Stats{All: *s.Net.All, Clients: *s.Net.Clients, Servers: *s.Net.Servers}
+	}
+	return o
 }
 
-// strayReplies counts the messages clients discarded.
-func (r *runner) strayReplies() int64 {
-	if s := r.stored; s != nil {
-		return s.Net.StrayReplies
+// messageCount is the number of messages the run's network carried, or
+// workloads.UnknownMessages.
+func (r *runner) messageCount() int {
+	if m := r.observedRun().Messages; m != nil {
+		return int(m.All.MsgCount)
 	}
-	return r.strays.Load()
+	return workloads.UnknownMessages
 }
 
 // finalPhaseResult is what the final phase did.

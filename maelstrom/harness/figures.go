@@ -26,8 +26,13 @@ func computeNemesis(ops []history.Op) report.NemesisResult {
 	return res
 }
 
-// computeNet is the net checker's result for invoked client invocations.
-func computeNet(s netsim.Stats, invoked int) report.NetResult {
+// computeNet is the net checker's result for invoked client
+// invocations; without message counts (a network that does not count
+// them) it holds none.
+func computeNet(s *netsim.Stats, invoked int) report.NetResult {
+	if s == nil {
+		return report.NetResult{Valid: true}
+	}
 	perOp := func(c netsim.Counts) *float64 {
 		if invoked == 0 {
 			return nil
@@ -36,9 +41,9 @@ func computeNet(s netsim.Stats, invoked int) report.NetResult {
 		return &v
 	}
 	return report.NetResult{
-		All:     report.NetGroup{Counts: s.All, MsgsPerOp: perOp(s.All)},
-		Clients: report.NetGroup{Counts: s.Clients},
-		Servers: report.NetGroup{Counts: s.Servers, MsgsPerOp: perOp(s.Servers)},
+		All:     &report.NetGroup{Counts: s.All, MsgsPerOp: perOp(s.All)},
+		Clients: &report.NetGroup{Counts: s.Clients},
+		Servers: &report.NetGroup{Counts: s.Servers, MsgsPerOp: perOp(s.Servers)},
 		Valid:   true,
 	}
 }

@@ -65,7 +65,7 @@ func (r *runner) sleep(ctx context.Context, d time.Duration) error {
 		case <-r.failure.ch:
 			return r.failure.err
 		case <-ctx.Done():
-			return errInterrupted
+			return ErrInterrupted
 		}
 	}
 }

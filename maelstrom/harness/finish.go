@@ -37,9 +37,9 @@ func (r *runner) conclude(runErr error, ranFor time.Duration, analysisStart time
 		Workload: r.o.Workload.Name(), Seed: r.o.Seed, Command: r.o.Command, Config: r.o.Config,
 		Started: r.started, Stats: an.tally.opStats(), Availability: an.tally.availability(r.o.AvailabilityMin),
 		Nemesis: r.nemesisResult(an.facts.Nemesis), Final: r.finalPhaseResult(),
-		Net: computeNet(r.netStats(), an.tally.invoked), Reports: []string{},
+		Net: computeNet(r.observedRun().Messages, an.tally.invoked), Reports: []string{},
 	}
-	res.Net.StrayReplies = r.strayReplies()
+	res.Net.StrayReplies = r.observedRun().StrayReplies
 	var focus *workloads.Focus
 	if j := an.judged; j != nil && runErr == nil {
 		res.Checker, res.WorkloadStats, focus = j.Result.Details, j.Stats, j.Focus
@@ -64,7 +64,7 @@ func (r *runner) conclude(runErr error, ranFor time.Duration, analysisStart time
 	r.writeReport(res, an.facts.Nemesis, focus, func() { // report.go: messages.svg and index.html
 		res.Duration = time.Since(r.started)
 		res.Timing = report.Timing{RunS: ranFor.Seconds(), AnalysisS: time.Since(analysisStart).Seconds(), TimeLimitS: r.o.TimeLimit.Seconds()}
-		res.Memory = report.Memory{HarnessPeakMiB: peakRSSMiB(), NodePeakMiB: r.nodePeakMiB()}
+		res.Memory = report.Memory{HarnessPeakMiB: peakRSSMiB(), NodePeakMiB: r.observedRun().NodePeakMiB}
 		if s := r.stored; s != nil {
 			res.Duration = time.Duration(s.DurationS * float64(time.Second))
 			res.Timing.RunS, res.Memory.NodePeakMiB = s.Timing.RunS, s.Memory.NodePeakMiB
@@ -82,16 +82,6 @@ func (r *runner) conclude(runErr error, ranFor time.Duration, analysisStart time
 	}
 	r.printSummary(res, runErr, an.tally.invoked)
 	return out
-}
-
-// nodePeakMiB is the largest peak resident memory of a node program, read
-// as each was killed; 0 when the system does not say.
-func (r *runner) nodePeakMiB() float64 {
-	var kib int64
-	for _, n := range r.nodes {
-		kib = max(kib, n.peakMemoryKiB())
-	}
-	return float64(kib) / 1024
 }
 
 // elapsed is the time since relative time 0, or 0 when the run never got
@@ -143,10 +133,7 @@ func (r *runner) nemesisResult(nemesis []history.Op) report.NemesisResult {
 	if r.o.Faults.Any() {
 		res.IntervalS = r.o.NemesisInterval.Seconds()
 	}
-	res.LateRepliesDropped = r.nemesis.lateReplies.Load()
-	if r.stored != nil {
-		res.LateRepliesDropped = r.stored.Nemesis.LateRepliesDropped
-	}
+	res.LateRepliesDropped = r.observedRun().LateRepliesDropped
 	return res
 }
 
@@ -168,7 +155,7 @@ func (r *runner) printSummary(res *report.Results, runErr error, invoked int) {
 	s := res.Stats
 	fmt.Fprintf(w, "  ops: %d invoked; %d ok, %d fail, %d info; ok fraction %.3f\n",
 		invoked, s.OKCount, s.FailCount, s.InfoCount, res.Availability.OKFraction)
-	if n := res.Net; n.All.MsgsPerOp != nil {
+	if n := res.Net; n.All != nil && n.All.MsgsPerOp != nil {
 		fmt.Fprintf(w, "  network: %d messages, %.1f per op (%.1f node-to-node); %d dropped by partitions\n",
 			n.All.MsgCount, *n.All.MsgsPerOp, *n.Servers.MsgsPerOp, n.All.DropCount)
 	}

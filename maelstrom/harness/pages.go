@@ -30,13 +30,13 @@ func (r *runner) writeReport(res *report.Results, nemesis []history.Op, focus *w
 			res.Reports = append(res.Reports, report.MessagesFile) // the live run's, kept
 		}
 	}
-	if r.net != nil {
+	if journal := r.observedRun().Journal; journal != nil {
 		r.guard("the message diagram", func() {
 			start, initOnly := r.start, r.start.IsZero()
 			if initOnly { // the run failed before its main phase: show init
 				start = r.started
 			}
-			if err := report.WriteMessageDiagram(r.dir, r.net.Journal(), start, initOnly, nemesis, r.o.Nodes, focus); err != nil {
+			if err := report.WriteMessageDiagram(r.dir, journal, start, initOnly, nemesis, r.o.Nodes, focus); err != nil {
 				panic(err)
 			}
 			res.Reports = append(res.Reports, report.MessagesFile)

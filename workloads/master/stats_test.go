@@ -89,8 +89,8 @@ func TestMasterStatsFigures(t *testing.T) {
 		f.TenureEnds != 6 || f.RetakenBySame != 2 || f.NeverRetaken != 1 {
 		t.Errorf("failover %+v, want outside %+v inside %+v, 1 after stop, 6 ends, 2 retaken, 1 never", f, wantOut, wantIn)
 	}
-	if len(s.Faults) != 1 || s.Availability.Overall.All.Invoked != 2 || s.Messages != 40 {
-		t.Errorf("faults %+v, availability %+v, messages %d", s.Faults, s.Availability.Overall, s.Messages)
+	if len(s.Faults) != 1 || s.Availability.Overall.All.Invoked != 2 || s.Messages == nil || *s.Messages != 40 {
+		t.Errorf("faults %+v, availability %+v, messages %v", s.Faults, s.Availability.Overall, s.Messages)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"chunklease/internal/cpuprof"
 	"chunklease/maelstrom/harness"
+	"chunklease/maelstrom/harness/simnet"
 	"chunklease/workloads"
 )
 
@@ -157,19 +158,33 @@ func asksHelp(args []string) bool {
 	return false
 }
 
-// options validates the flags and builds the run options.
+// options validates the flags and builds the run options, with the
+// simulated network running --bin.
 func (f *testFlags) options() (harness.Options, error) {
-	bin, binErr := harness.CanonicalBin(f.Bin)
+	bin, binErr := simnet.CanonicalBin(f.Bin)
 	o, err := f.runOptions()
 	if err = errors.Join(binErr, err); err != nil {
 		return harness.Options{}, err
 	}
-	o.Launch = harness.ExecLauncher(bin, f.Args)
+	cfg := f.simConfig()
+	cfg.Launch = simnet.ExecLauncher(bin, f.Args)
+	net, err := simnet.New(cfg)
+	if err != nil {
+		return harness.Options{}, err
+	}
+	o.Network = net
 	return o, nil
 }
 
+// simConfig is the simulated network's configuration from the flags,
+// without the node program; runOptions has checked the latency.
+func (f *testFlags) simConfig() simnet.Config {
+	lat, _ := f.latency()
+	return simnet.Config{Latency: lat, Strict: f.Strict, LogStderr: f.LogStderr, LogNetSend: f.LogNetSend, LogNetRecv: f.LogNetRecv}
+}
+
 // runOptions validates every flag but --bin and builds the run options
-// without a node program: test adds one, analyze needs none.
+// without a network: test adds the simulated one, analyze needs none.
 func (f *testFlags) runOptions() (harness.Options, error) {
 	var errs []error
 	collect := func(err error) {
@@ -184,7 +199,7 @@ func (f *testFlags) runOptions() (harness.Options, error) {
 	collect(err)
 	timeLimit, interval, recovery, err := f.durations()
 	collect(err)
-	lat, err := f.latency()
+	_, err = f.latency()
 	collect(err)
 	faults, err := f.faults()
 	collect(err)
@@ -198,11 +213,10 @@ func (f *testFlags) runOptions() (harness.Options, error) {
 	}
 	return harness.Options{
 		Workload: wl, Nodes: nodes,
-		TimeLimit: timeLimit, Concurrency: workers, Latency: lat,
+		TimeLimit: timeLimit, Concurrency: workers,
 		Faults: faults, NemesisInterval: interval, RecoveryTime: recovery,
 		KillWithoutBootWait: f.KillWithoutBootWait, AvailabilityMin: avail,
-		LogStderr: f.LogStderr, LogNetSend: f.LogNetSend, LogNetRecv: f.LogNetRecv,
-		Strict: f.Strict, Seed: f.Seed, StoreDir: f.Store, Config: f,
+		Seed: f.Seed, StoreDir: f.Store, Config: f,
 	}, nil
 }
 

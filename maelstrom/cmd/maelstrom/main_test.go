@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	fakeNode, cli = filepath.Join(dir, "fakenode"), filepath.Join(dir, "maelstrom")
-	for _, b := range [][2]string{{fakeNode, "../../harness/testdata/fakenode"}, {cli, "."}} {
+	for _, b := range [][2]string{{fakeNode, "../../harness/simnet/testdata/fakenode"}, {cli, "."}} {
 		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b[1], err, out)
 			os.Exit(2)
@@ -237,13 +237,14 @@ func TestDefaultsAreMaelstroms(t *testing.T) {
 		t.Fatal(err)
 	}
 	o, _ := f.options()
-	if o.TimeLimit != 60*time.Second || o.Latency.MeanMs != 0 || o.Latency.Dist != "constant" || o.Faults.Any() ||
-		o.NemesisInterval != 10*time.Second || !o.Strict || o.LogStderr || o.Seed != 9 || o.StoreDir != "store" ||
+	c := f.simConfig()
+	if o.TimeLimit != 60*time.Second || c.Latency.MeanMs != 0 || c.Latency.Dist != "constant" || o.Faults.Any() ||
+		o.NemesisInterval != 10*time.Second || !c.Strict || c.LogStderr || o.Seed != 9 || o.StoreDir != "store" ||
 		o.Workload.Name() != "lease" || o.AvailabilityMin != nil {
 		t.Errorf("defaults %+v", o)
 	}
 	if f.Rate != 5 || f.LeaseMs != 1000 || strings.Join(f.Args, " ") != "a b" || f.TestCount != 1 ||
-		o.RecoveryTime != 0 || o.KillWithoutBootWait || o.LogNetSend || o.LogNetRecv {
+		o.RecoveryTime != 0 || o.KillWithoutBootWait || c.LogNetSend || c.LogNetRecv || o.Network.Name() != "sim" {
 		t.Errorf("rate %v lease-ms %d args %v test-count %d, options %+v", f.Rate, f.LeaseMs, f.Args, f.TestCount, o)
 	}
 }

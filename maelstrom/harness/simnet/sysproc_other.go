@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package harness
+package simnet
 
 import "syscall"
 
@@ -8,10 +8,6 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
-
-// maxRSSUnit is the unit of getrusage's ru_maxrss: bytes on macOS (the
-// BSDs count KiB; their figures read 1024 times too small).
-const maxRSSUnit = 1
 
 // peakRSSKiB is a process's peak resident memory where the system says
 // it cheaply; here it does not (0).

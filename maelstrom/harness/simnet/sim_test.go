@@ -1,4 +1,4 @@
-package harness
+package simnet
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"chunklease/history"
+	"chunklease/maelstrom/harness"
 	"chunklease/maelstrom/nemesis"
 	"chunklease/maelstrom/netsim"
 	"chunklease/workloads"
@@ -22,7 +23,7 @@ import (
 
 // simOptions runs in-process fake nodes following s with the echo
 // workload; call Run inside a synctest bubble, where time is virtual.
-func simOptions(t *testing.T, s script, nodes, concurrency int, seed uint64) (Options, *fakeNet, *bytes.Buffer) {
+func simOptions(t *testing.T, s script, nodes, concurrency int, seed uint64) (testRun, *fakeNet, *bytes.Buffer) {
 	t.Helper()
 	launch, log := fakeLauncher(s)
 	var out bytes.Buffer
@@ -30,19 +31,20 @@ func simOptions(t *testing.T, s script, nodes, concurrency int, seed uint64) (Op
 	for i := range ids {
 		ids[i] = fmt.Sprintf("n%d", i+1)
 	}
-	return Options{
-		Workload:    echo.NewEcho(echo.EchoOptions{Rate: 50}, WorkloadSeed(seed)),
+	return testRun{Options: harness.Options{
+		Workload:    echo.NewEcho(echo.EchoOptions{Rate: 50}, harness.WorkloadSeed(seed)),
 		Nodes:       ids,
-		Launch:      launch,
 		TimeLimit:   10 * time.Second,
 		Concurrency: concurrency,
-		Latency:     netsim.Latency{MeanMs: 10, Dist: netsim.Exponential},
-		Strict:      true,
 		Seed:        seed,
 		StoreDir:    filepath.Join(t.TempDir(), "store"),
 		Stdout:      &out,
 		Stderr:      &out,
-	}, log, &out
+	}, Config: Config{
+		Launch:  launch,
+		Latency: netsim.Latency{MeanMs: 10, Dist: netsim.Exponential},
+		Strict:  true,
+	}}, log, &out
 }
 
 // readHistory reads the run's history.jsonl back.
@@ -68,12 +70,12 @@ func TestSimEchoRun(t *testing.T) {
 	seed := testSeed(t)
 	synctest.Test(t, func(t *testing.T) {
 		o, log, console := simOptions(t, echoScript, 3, 6, seed)
-		out := Run(context.Background(), o)
-		if out.Exit != ExitValid {
+		out := runSim(context.Background(), o)
+		if out.Exit != harness.ExitValid {
 			t.Fatalf("exit %d: %v\n%s", out.Exit, out.Err, console)
 		}
 		h := readHistory(t, out.Dir)
-		checkHistoryDiscipline(t, h, o)
+		checkHistoryDiscipline(t, h, o.Options)
 		checkInits(t, log, o.Nodes)
 		if n := len(clientOps(h)); n < 2*400 {
 			t.Errorf("%d client ops in 10 s at rate 50, want about 1000", n)
@@ -97,7 +99,7 @@ func TestSimEchoRun(t *testing.T) {
 // checkHistoryDiscipline: times never go back; each worker talks to node
 // worker mod n; every invoke completes (PairOps finds no problem); no op
 // is invoked at or after the first op's time + the time limit.
-func checkHistoryDiscipline(t *testing.T, h []history.Op, o Options) {
+func checkHistoryDiscipline(t *testing.T, h []history.Op, o harness.Options) {
 	t.Helper()
 	for i := 1; i < len(h); i++ {
 		if h[i].Time < h[i-1].Time || h[i].Index != i {
@@ -166,8 +168,8 @@ func TestSimTimeoutIsInfo(t *testing.T) {
 		silent := withEcho(func(string, inMsg) []string { return nil })
 		o, log, _ := simOptions(t, silent, 1, 2, seed)
 		o.TimeLimit = 12 * time.Second
-		out := Run(context.Background(), o)
-		if out.Exit != ExitInvalid {
+		out := runSim(context.Background(), o)
+		if out.Exit != harness.ExitInvalid {
 			t.Fatalf("exit %d (%v): timed-out echoes must make the history invalid", out.Exit, out.Err)
 		}
 		pairs, _ := history.PairOps(readHistory(t, out.Dir))
@@ -176,7 +178,7 @@ func TestSimTimeoutIsInfo(t *testing.T) {
 		}
 		for _, p := range pairs {
 			c := p.Completion
-			if c.Type != history.Info || c.Error != workloads.TimeoutError || c.Time-p.Invoke.Time != int64(ClientTimeout) {
+			if c.Type != history.Info || c.Error != workloads.TimeoutError || c.Time-p.Invoke.Time != int64(harness.ClientTimeout) {
 				t.Errorf("op %+v completed %+v, want info net-timeout after exactly 5 s", p.Invoke, *c)
 			}
 		}
@@ -240,7 +242,7 @@ func TestSimErrorMapping(t *testing.T) {
 		})
 		o, _, _ := simOptions(t, failing, 1, 1, seed)
 		o.TimeLimit = 4 * time.Second
-		out := Run(context.Background(), o)
+		out := runSim(context.Background(), o)
 		pairs, _ := history.PairOps(readHistory(t, out.Dir))
 		seen := map[string]bool{}
 		process := 0
@@ -285,26 +287,26 @@ func TestSimNemesis(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		o, _, console := simOptions(t, gossipScript, 5, 5, seed)
 		o.Faults.Partition, o.NemesisInterval, o.TimeLimit = true, time.Second, 20*time.Second
-		out := Run(context.Background(), o)
-		if out.Exit != ExitValid {
+		out := runSim(context.Background(), o)
+		if out.Exit != harness.ExitValid {
 			t.Fatalf("exit %d: %v\n%s", out.Exit, out.Err, console)
 		}
 		h := readHistory(t, out.Dir)
-		checkNemesisOps(t, h, o)
+		checkNemesisOps(t, h, o.Options)
 		if d := out.Results.Net.Servers.DropCount; d == 0 {
 			t.Error("no message dropped: partitions were not applied")
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
 		o, _, _ := simOptions(t, gossipScript, 5, 5, seed)
-		out := Run(context.Background(), o)
-		if d := out.Results.Net.Servers.DropCount; d != 0 || out.Exit != ExitValid {
+		out := runSim(context.Background(), o)
+		if d := out.Results.Net.Servers.DropCount; d != 0 || out.Exit != harness.ExitValid {
 			t.Errorf("without a nemesis: %d drops, exit %d", d, out.Exit)
 		}
 	})
 }
 
-func checkNemesisOps(t *testing.T, h []history.Op, o Options) {
+func checkNemesisOps(t *testing.T, h []history.Op, o harness.Options) {
 	t.Helper()
 	var nem []history.Op
 	for _, op := range h {
@@ -359,7 +361,7 @@ func TestSimSameSeedSameSchedule(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			o, _, _ := simOptions(t, gossipScript, 5, 5, seed)
 			o.Faults, o.NemesisInterval = nemesis.Faults{Partition: true, Kill: true, Pause: true}, time.Second
-			out := Run(context.Background(), o)
+			out := runSim(context.Background(), o)
 			for _, op := range readHistory(t, out.Dir) {
 				if op.Process.Nemesis {
 					at := fmt.Sprint(op.Time)
@@ -382,8 +384,8 @@ func TestSimInitTimeout(t *testing.T) {
 		silent := func(string, inMsg) ([]string, bool) { return nil, false }
 		o, _, _ := simOptions(t, silent, 2, 2, seed)
 		start := time.Now()
-		out := Run(context.Background(), o)
-		if out.Exit != ExitFailed || !strings.Contains(fmt.Sprint(out.Err), "did not respond") {
+		out := runSim(context.Background(), o)
+		if out.Exit != harness.ExitFailed || !strings.Contains(fmt.Sprint(out.Err), "did not respond") {
 			t.Fatalf("exit %d, err %v", out.Exit, out.Err)
 		}
 		if d := time.Since(start); d != InitTimeout {
@@ -406,8 +408,8 @@ func TestSimWrongInReplyTo(t *testing.T) {
 			return []string{wrong(self, m, `"type":"init_ok"`)}, false
 		}
 		o, _, _ := simOptions(t, atInit, 1, 1, seed)
-		out := Run(context.Background(), o)
-		if err := fmt.Sprint(out.Err); out.Exit != ExitFailed || !strings.Contains(err, "answer no request") || !strings.Contains(err, `"in_reply_to":1001`) {
+		out := runSim(context.Background(), o)
+		if err := fmt.Sprint(out.Err); out.Exit != harness.ExitFailed || !strings.Contains(err, "answer no request") || !strings.Contains(err, `"in_reply_to":1001`) {
 			t.Fatalf("exit %d, err %v; want an init failure quoting the stray reply", out.Exit, out.Err)
 		}
 	})
@@ -417,8 +419,8 @@ func TestSimWrongInReplyTo(t *testing.T) {
 		})
 		o, _, console := simOptions(t, later, 1, 1, seed)
 		o.TimeLimit = 7 * time.Second
-		out := Run(context.Background(), o)
-		if out.Exit == ExitValid {
+		out := runSim(context.Background(), o)
+		if out.Exit == harness.ExitValid {
 			t.Fatalf("a node whose every reply is stray was judged valid")
 		}
 		if n := strings.Count(console.String(), "answers no request in flight"); n != 1 {
@@ -446,12 +448,12 @@ func TestSimLateReplyToClosedClient(t *testing.T) {
 	seed := testSeed(t)
 	synctest.Test(t, func(t *testing.T) {
 		slow := withEcho(func(self string, m inMsg) []string {
-			time.Sleep(ClientTimeout + time.Second) // a node that answers too late
+			time.Sleep(harness.ClientTimeout + time.Second) // a node that answers too late
 			return []string{reply(self, m, `"type":"echo_ok","echo":`+string(m.body.Echo))}
 		})
 		o, _, _ := simOptions(t, slow, 1, 1, seed)
-		out := Run(context.Background(), o)
-		if out.Exit != ExitFailed || !strings.Contains(fmt.Sprint(out.Err), "client is closed") ||
+		out := runSim(context.Background(), o)
+		if out.Exit != harness.ExitFailed || !strings.Contains(fmt.Sprint(out.Err), "client is closed") ||
 			!strings.Contains(fmt.Sprint(out.Err), "node n1") {
 			t.Fatalf("exit %d, err %v; want a reply-to-closed-client failure naming n1", out.Exit, out.Err)
 		}
@@ -471,8 +473,8 @@ func TestSimMuteMode(t *testing.T) {
 		})
 		o, _, console := simOptions(t, bad, 2, 2, seed)
 		o.Strict = false
-		out := Run(context.Background(), o)
-		if out.Exit != ExitInvalid {
+		out := runSim(context.Background(), o)
+		if out.Exit != harness.ExitInvalid {
 			t.Fatalf("exit %d (%v), want invalid (n1's echoes time out)", out.Exit, out.Err)
 		}
 		if !strings.Contains(console.String(), "WARN node n1 printed") || !strings.Contains(console.String(), "ignores everything n1 prints") {
@@ -496,7 +498,7 @@ func TestSimWrongInReplyToTimesOut(t *testing.T) {
 		})
 		o, _, _ := simOptions(t, float, 1, 1, seed)
 		o.TimeLimit = time.Second
-		out := Run(context.Background(), o)
+		out := runSim(context.Background(), o)
 		if out.Results.Stats.OKCount != 0 || out.Results.Stats.InfoCount == 0 {
 			t.Errorf("stats %+v: want every op timed out", out.Results.Stats)
 		}
@@ -509,8 +511,8 @@ func TestSimRateZeroInvokesNothing(t *testing.T) {
 		o, _, _ := simOptions(t, echoScript, 2, 2, seed)
 		o.Workload = echo.NewEcho(echo.EchoOptions{Rate: 0}, 1)
 		start := time.Now()
-		out := Run(context.Background(), o)
-		if out.Exit != ExitValid || len(readHistory(t, out.Dir)) != 0 {
+		out := runSim(context.Background(), o)
+		if out.Exit != harness.ExitValid || len(readHistory(t, out.Dir)) != 0 {
 			t.Errorf("exit %d, %d ops; want valid and empty", out.Exit, len(readHistory(t, out.Dir)))
 		}
 		if d := time.Since(start); d < o.TimeLimit {
@@ -530,8 +532,8 @@ func TestSimCheckerCrashFailsTheRun(t *testing.T) {
 		o, _, _ := simOptions(t, echoScript, 1, 1, seed)
 		o.Workload = panickyChecker{o.Workload}
 		o.TimeLimit = time.Second
-		out := Run(context.Background(), o)
-		if out.Exit != ExitFailed || !strings.Contains(fmt.Sprint(out.Err), "checker crashed: boom") {
+		out := runSim(context.Background(), o)
+		if out.Exit != harness.ExitFailed || !strings.Contains(fmt.Sprint(out.Err), "checker crashed: boom") {
 			t.Errorf("exit %d, err %v", out.Exit, out.Err)
 		}
 	})
@@ -567,8 +569,8 @@ func TestSimStreamedCheckerCrashFailsTheRun(t *testing.T) {
 		o, _ := leaseSimOptions(t, nemesis.Faults{}, time.Second, seed)
 		o.Workload = panickyAnalyzer{o.Workload}
 		o.TimeLimit = 2 * time.Second
-		out := Run(context.Background(), o)
-		if out.Exit != ExitFailed || !strings.Contains(fmt.Sprint(out.Err), "checker crashed: boom") {
+		out := runSim(context.Background(), o)
+		if out.Exit != harness.ExitFailed || !strings.Contains(fmt.Sprint(out.Err), "checker crashed: boom") {
 			t.Errorf("exit %d, err %v", out.Exit, out.Err)
 		}
 		if _, err := os.Stat(filepath.Join(out.Dir, "results.json")); err != nil {
@@ -611,9 +613,9 @@ func TestSimNetStatsLikeMaelstrom(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		o, _, _ := simOptions(t, echoScript, 1, 1, seed)
 		o.Workload = &countedEcho{Workload: o.Workload, left: 12}
-		out := Run(context.Background(), o)
+		out := runSim(context.Background(), o)
 		n := out.Results.Net
-		if out.Exit != ExitValid || n.All.MsgCount != 26 || n.Clients.MsgCount != 26 || n.Servers.MsgCount != 0 {
+		if out.Exit != harness.ExitValid || n.All.MsgCount != 26 || n.Clients.MsgCount != 26 || n.Servers.MsgCount != 0 {
 			t.Fatalf("exit %d, net %+v", out.Exit, n)
 		}
 		if *n.All.MsgsPerOp != 26.0/12 || *n.Servers.MsgsPerOp != 0 || n.Clients.MsgsPerOp != nil {
@@ -628,8 +630,8 @@ func TestSimLogStderr(t *testing.T) {
 		o, _, console := simOptions(t, echoScript, 2, 2, seed)
 		o.TimeLimit = time.Second
 		o.LogStderr = true
-		out := Run(context.Background(), o)
-		if out.Exit != ExitValid || !strings.Contains(console.String(), "n2 stderr: fake n2 started\n") {
+		out := runSim(context.Background(), o)
+		if out.Exit != harness.ExitValid || !strings.Contains(console.String(), "n2 stderr: fake n2 started\n") {
 			t.Errorf("exit %d; console lacks the mirrored stderr line:\n%s", out.Exit, console)
 		}
 		log, _ := os.ReadFile(filepath.Join(out.Dir, "node-logs", "n2.log"))

@@ -1,4 +1,4 @@
-package harness
+package simnet
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"chunklease/maelstrom/harness"
 	"chunklease/maelstrom/netsim"
 	"chunklease/workloads/echo"
 )
@@ -84,7 +85,7 @@ func assertGone(t *testing.T, pids []int) {
 
 // execOptions returns options that run the fake node program in mode
 // with the echo workload, writing into a fresh store.
-func execOptions(t *testing.T, mode string, nodes int) (Options, *pidRecorder, *bytes.Buffer) {
+func execOptions(t *testing.T, mode string, nodes int) (testRun, *pidRecorder, *bytes.Buffer) {
 	t.Helper()
 	rec := &pidRecorder{}
 	var out bytes.Buffer
@@ -93,25 +94,43 @@ func execOptions(t *testing.T, mode string, nodes int) (Options, *pidRecorder, *
 		ids[i] = fmt.Sprintf("n%d", i)
 	}
 	seed := testSeed(t)
-	return Options{
-		Workload:    echo.NewEcho(echo.EchoOptions{Rate: 200}, WorkloadSeed(seed)),
+	return testRun{Options: harness.Options{
+		Workload:    echo.NewEcho(echo.EchoOptions{Rate: 200}, harness.WorkloadSeed(seed)),
 		Nodes:       ids,
-		Launch:      rec.wrap(ExecLauncher(fakeNodeBin, []string{mode})),
 		TimeLimit:   300 * time.Millisecond,
 		Concurrency: nodes,
-		Latency:     netsim.Latency{MeanMs: 1, Dist: netsim.Constant},
-		Strict:      true,
 		Seed:        seed,
 		StoreDir:    filepath.Join(t.TempDir(), "store"),
 		Stdout:      &out,
 		Stderr:      &out,
-	}, rec, &out
+	}, Config: Config{
+		Launch:  rec.wrap(ExecLauncher(fakeNodeBin, []string{mode})),
+		Latency: netsim.Latency{MeanMs: 1, Dist: netsim.Constant},
+		Strict:  true,
+	}}, rec, &out
 }
 
 // runExec runs o and returns the outcome; every program must be gone.
-func runExec(t *testing.T, o Options, rec *pidRecorder) Outcome {
+func runExec(t *testing.T, o testRun, rec *pidRecorder) harness.Outcome {
 	t.Helper()
-	out := Run(context.Background(), o)
+	out := runSim(context.Background(), o)
 	assertGone(t, rec.all())
 	return out
+}
+
+// testRun is a run as the tests make it: the runner's options and the
+// simulated network's configuration, which runSim puts together.
+type testRun struct {
+	harness.Options
+	Config
+}
+
+// runSim runs o on the simulated network its Config describes.
+func runSim(ctx context.Context, o testRun) harness.Outcome {
+	net, err := New(o.Config)
+	if err != nil {
+		return harness.Outcome{Exit: harness.ExitBadArgs, Err: err}
+	}
+	o.Options.Network = net
+	return harness.Run(ctx, o.Options)
 }

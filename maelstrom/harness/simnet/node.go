@@ -1,4 +1,4 @@
-package harness
+package simnet
 
 import (
 	"bufio"
@@ -63,13 +63,13 @@ type incarnation struct {
 
 // nodeConfig is what a node needs besides its id.
 type nodeConfig struct {
-	net     *network
-	launch  Launcher
-	logDir  string
-	console *console
-	mirror  bool // --log-stderr
-	strict  bool
-	fail    func(error)
+	net    *network
+	launch Launcher
+	logDir string
+	log    func(line string) // the console
+	mirror bool              // --log-stderr
+	strict bool
+	fail   func(error)
 	// lateReply decides whether a reply to a closed client is a pause's
 	// doing (the request waited in a stopped node's pipe) and is dropped
 	// instead of judged; nil judges every such reply.
@@ -213,7 +213,7 @@ func (n *node) readStderr(inc *incarnation) {
 			inc.errTail.add(text)
 			_, _ = io.WriteString(n.log, text+"\n") // a full disk must not stop the test
 			if n.cfg.mirror {
-				n.cfg.console.println(n.id + " stderr: " + text)
+				n.cfg.log(n.id + " stderr: " + text)
 			}
 		}
 		if err != nil {
@@ -382,7 +382,7 @@ func (n *node) stop() {
 
 // warn prints a warning on the console.
 func (n *node) warn(msg string) {
-	n.cfg.console.println("WARN " + msg)
+	n.cfg.log("WARN " + msg)
 }
 
 // tail keeps the last tailLines lines of a stream.

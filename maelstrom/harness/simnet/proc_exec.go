@@ -1,6 +1,6 @@
 //go:build unix
 
-package harness
+package simnet
 
 import (
 	"errors"

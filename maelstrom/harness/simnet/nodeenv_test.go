@@ -1,4 +1,4 @@
-package harness
+package simnet
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"chunklease/maelstrom/harness"
 	"chunklease/maelstrom/nemesis"
 	"chunklease/workloads/master"
 )
@@ -26,10 +27,10 @@ func masterScript(self string, m inMsg) ([]string, bool) {
 
 // masterSimOptions runs masterScript on three nodes with the master
 // workload and leases of leaseMs.
-func masterSimOptions(t *testing.T, leaseMs int64, faults nemesis.Faults, seed uint64) (Options, *fakeNet) {
+func masterSimOptions(t *testing.T, leaseMs int64, faults nemesis.Faults, seed uint64) (testRun, *fakeNet) {
 	t.Helper()
 	o, log, _ := simOptions(t, masterScript, 3, 6, seed)
-	o.Workload = master.NewMaster(master.MasterOptions{Rate: 20, LeaseMs: leaseMs}, WorkloadSeed(seed))
+	o.Workload = master.NewMaster(master.MasterOptions{Rate: 20, LeaseMs: leaseMs}, harness.WorkloadSeed(seed))
 	o.Faults, o.NemesisInterval, o.TimeLimit = faults, time.Second, 10*time.Second
 	return o, log
 }
@@ -55,8 +56,8 @@ func TestSimMasterNodesGetTheLeaseLength(t *testing.T) {
 			t.Setenv("LEASE_MS", c.envLeaseMs)
 			synctest.Test(t, func(t *testing.T) {
 				o, log := masterSimOptions(t, 700, nemesis.Faults{}, seed)
-				out := Run(context.Background(), o)
-				if out.Exit != ExitValid {
+				out := runSim(context.Background(), o)
+				if out.Exit != harness.ExitValid {
 					t.Fatalf("exit %d (%v), want a valid run", out.Exit, out.Err)
 				}
 				for _, id := range o.Nodes {
@@ -83,8 +84,8 @@ func TestSimMasterKillRestartsWithBootWait(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			o, log := masterSimOptions(t, 800, nemesis.Faults{Kill: true}, seed)
 			o.KillWithoutBootWait = withoutWait
-			out := Run(context.Background(), o)
-			if out.Exit == ExitFailed || out.Results == nil {
+			out := runSim(context.Background(), o)
+			if out.Exit == harness.ExitFailed || out.Results == nil {
 				t.Fatalf("exit %d (%v)", out.Exit, out.Err)
 			}
 			wait := "LEASE_BOOT_WAIT_MS=800"
@@ -121,8 +122,8 @@ func TestSimNoLeaseEnvWithoutKill(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			o, log := leaseSimOptions(t, faults, 2*time.Second, seed)
 			o.TimeLimit = 10 * time.Second
-			out := Run(context.Background(), o)
-			if out.Exit == ExitFailed {
+			out := runSim(context.Background(), o)
+			if out.Exit == harness.ExitFailed {
 				t.Fatalf("faults %+v: exit %d (%v)", faults, out.Exit, out.Err)
 			}
 			if envs := log.envs("n1"); len(envs) != 1 || len(envs[0]) != 0 {
@@ -133,8 +134,8 @@ func TestSimNoLeaseEnvWithoutKill(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		o, log, _ := simOptions(t, echoScript, 3, 3, seed)
 		o.Faults, o.NemesisInterval, o.TimeLimit = nemesis.Faults{Kill: true}, time.Second, 5*time.Second
-		out := Run(context.Background(), o)
-		if out.Exit == ExitFailed {
+		out := runSim(context.Background(), o)
+		if out.Exit == harness.ExitFailed {
 			t.Fatalf("echo under kill: exit %d (%v)", out.Exit, out.Err)
 		}
 		for _, id := range o.Nodes {

@@ -1,4 +1,4 @@
-package harness
+package simnet
 
 import (
 	"bytes"
@@ -6,20 +6,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
+	"chunklease/maelstrom/harness"
 	"chunklease/maelstrom/netsim"
 )
 
-// Client timeouts (maelstrom-spec D.4).
-const (
-	InitTimeout   = 10 * time.Second // init must be answered within this
-	ClientTimeout = 5 * time.Second  // every other request (echo, lease ops)
-)
+// InitTimeout is how long a node has to answer init (maelstrom-spec
+// D.4); Config.InitTimeout shortens it in tests.
+const InitTimeout = 10 * time.Second
 
-// errTimeout is a request whose reply did not come in time.
-var errTimeout = errors.New("timed out")
+// errTimeout is a request whose reply did not come in time: the
+// runner's harness.ErrTimeout.
+var errTimeout = harness.ErrTimeout
 
 // timeoutError is errTimeout with the messages the client discarded while
 // it waited: a node that answers with the wrong in_reply_to looks silent
@@ -46,6 +47,7 @@ type client struct {
 	name      string
 	lastMsgID int64
 	stray     func(client string, msgID int64, m netsim.Message)
+	owner     *Network
 }
 
 // call sends one request from c to dest and waits up to timeout for the
@@ -128,4 +130,60 @@ func truncate(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// newClient opens the next client c<k>.
+func (n *Network) newClient() *client {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c := &client{name: fmt.Sprintf("c%d", n.nextClient), stray: n.noteStray, owner: n}
+	n.nextClient++
+	n.opened[c.name] = time.Now()
+	n.net.Register(c.name)
+	n.clients = append(n.clients, c)
+	return c
+}
+
+// Call is a request as the runner makes it (harness.Client); a timeout is
+// harness.ErrTimeout.
+func (c *client) Call(ctx context.Context, node string, req json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	return c.call(ctx, c.owner.net, node, req, timeout)
+}
+
+// Close closes the client: later replies to it are a node error (or
+// dropped, when their node was paused: lateReply).
+func (c *client) Close() {
+	n := c.owner
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if i := slices.Index(n.clients, c); i >= 0 {
+		n.net.Close(c.name)
+		n.clients = slices.Delete(n.clients, i, i+1)
+	}
+}
+
+// noteStray counts a message a client discarded because it answers no
+// request in flight (a stale reply, a duplicate, a wrong in_reply_to) and
+// warns on the first: Maelstrom's clients discard them silently, but a
+// node whose every reply is discarded otherwise looks merely silent.
+func (n *Network) noteStray(client string, msgID int64, m netsim.Message) {
+	if n.strays.Add(1) == 1 {
+		n.host.Log(fmt.Sprintf("maelstrom: warning: %s discarded a message from %s that answers no request in flight (its request is msg_id %d): %s; "+
+			"Maelstrom's clients discard these too (results.json net.stray_replies counts them)", client, m.Src, msgID, truncate(string(m.Body), 300)))
+	}
+}
+
+// lateReply is nodeConfig.lateReply: a reply to a closed client is a
+// pause's doing when the node was paused at some time after the client
+// was opened (the request, or the reply, waited in a stopped process).
+// Such replies are dropped and counted; any other is judged.
+func (n *Network) lateReply(nd *node, client string) bool {
+	n.mu.Lock()
+	opened, ok := n.opened[client]
+	n.mu.Unlock()
+	if !ok || !nd.pausedSince(opened) {
+		return false
+	}
+	n.lateReplies.Add(1)
+	return true
 }

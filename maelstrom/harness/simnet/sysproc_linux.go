@@ -1,4 +1,4 @@
-package harness
+package simnet
 
 import (
 	"bufio"
@@ -14,9 +14,6 @@ import (
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
-
-// maxRSSUnit is the unit of getrusage's ru_maxrss: KiB on Linux.
-const maxRSSUnit = 1024
 
 // peakRSSKiB is a running process's peak resident memory (VmHWM in
 // /proc/<pid>/status), in KiB; 0 when it cannot be read. (getrusage's

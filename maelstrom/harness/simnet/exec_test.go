@@ -1,4 +1,4 @@
-package harness
+package simnet
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"chunklease/maelstrom/harness"
 	"chunklease/maelstrom/nemesis"
 	"chunklease/workloads"
 	"chunklease/workloads/echo"
@@ -22,7 +23,7 @@ import (
 func TestEchoValidWithRealProcesses(t *testing.T) {
 	o, rec, console := execOptions(t, "echo", 3)
 	out := runExec(t, o, rec)
-	if out.Exit != ExitValid {
+	if out.Exit != harness.ExitValid {
 		t.Fatalf("exit %d (%v), want valid\n%s", out.Exit, out.Err, console)
 	}
 	for _, name := range []string{"history.jsonl", "results.json", "latency-raw.png", "rate.png",
@@ -58,7 +59,7 @@ func TestLaunchLikeMaelstrom(t *testing.T) {
 	o, rec, _ := execOptions(t, "echo", 1)
 	o.Launch = rec.wrap(ExecLauncher(bin, []string{"echo", "extra-arg"}))
 	out := runExec(t, o, rec)
-	if out.Exit != ExitValid {
+	if out.Exit != harness.ExitValid {
 		t.Fatalf("exit %d: %v", out.Exit, out.Err)
 	}
 	log, err := os.ReadFile(filepath.Join(out.Dir, "node-logs", "n0.log"))
@@ -114,7 +115,7 @@ func TestStrictRejectsEachBadOutput(t *testing.T) {
 			o, rec, console := execOptions(t, "bad="+kind, 2)
 			out := runExec(t, o, rec)
 			var bad *OutputError
-			if out.Exit != ExitFailed || !errors.As(out.Err, &bad) {
+			if out.Exit != harness.ExitFailed || !errors.As(out.Err, &bad) {
 				t.Fatalf("exit %d, err %v; want exit 2 with an OutputError\n%s", out.Exit, out.Err, console)
 			}
 			if bad.Node != "n0" && bad.Node != "n1" {
@@ -144,7 +145,7 @@ func TestEarlyExitIsReported(t *testing.T) {
 			o, rec, _ := execOptions(t, "exit-after-init="+strconv.Itoa(status), 2)
 			out := runExec(t, o, rec)
 			var exit *ExitError
-			if out.Exit != ExitFailed || !errors.As(out.Err, &exit) {
+			if out.Exit != harness.ExitFailed || !errors.As(out.Err, &exit) {
 				t.Fatalf("exit %d, err %v; want exit 2 with an ExitError", out.Exit, out.Err)
 			}
 			if exit.Status != "exit status "+strconv.Itoa(status) {
@@ -171,7 +172,7 @@ func TestInitErrors(t *testing.T) {
 			t.Parallel()
 			o, rec, _ := execOptions(t, mode, 2)
 			out := runExec(t, o, rec)
-			if out.Exit != ExitFailed || out.Err == nil || !strings.Contains(out.Err.Error(), want) {
+			if out.Exit != harness.ExitFailed || out.Err == nil || !strings.Contains(out.Err.Error(), want) {
 				t.Fatalf("exit %d, err %v; want exit 2 with %q", out.Exit, out.Err, want)
 			}
 		})
@@ -183,7 +184,7 @@ func TestInitErrors(t *testing.T) {
 func TestChildProcessesAreStopped(t *testing.T) {
 	o, rec, _ := execOptions(t, "spawn-child", 1)
 	out := runExec(t, o, rec)
-	if out.Exit != ExitValid {
+	if out.Exit != harness.ExitValid {
 		t.Fatalf("exit %d: %v", out.Exit, out.Err)
 	}
 	log, _ := os.ReadFile(filepath.Join(out.Dir, "node-logs", "n0.log"))
@@ -213,9 +214,9 @@ func TestInterruptStopsEverything(t *testing.T) {
 	defer cancel()
 	o.Workload = cancelOnFirstOp{o.Workload, cancel}
 	o.TimeLimit = time.Hour
-	out := Run(ctx, o)
+	out := runSim(ctx, o)
 	assertGone(t, rec.all())
-	if out.Exit != ExitFailed || !errors.Is(out.Err, errInterrupted) {
+	if out.Exit != harness.ExitFailed || !errors.Is(out.Err, harness.ErrInterrupted) {
 		t.Fatalf("exit %d, err %v; want exit 2, interrupted", out.Exit, out.Err)
 	}
 }
@@ -228,14 +229,14 @@ func TestInterruptStopsEverything(t *testing.T) {
 func TestKillAndPauseRealProcesses(t *testing.T) {
 	t.Parallel()
 	o, rec, console := execOptions(t, "lease", 1)
-	o.Workload = lease.NewLease(lease.LeaseOptions{LeaseMs: 300, Rate: 50, Workers: 10}, WorkloadSeed(o.Seed))
+	o.Workload = lease.NewLease(lease.LeaseOptions{LeaseMs: 300, Rate: 50, Workers: 10}, harness.WorkloadSeed(o.Seed))
 	o.Concurrency, o.TimeLimit = 10, 2*time.Second
 	o.Faults, o.NemesisInterval = nemesis.Faults{Kill: true, Pause: true}, 200*time.Millisecond
 	// A seed whose first process fault pauses the node, while it is up:
 	// a pause that finds the node killed hits nothing.
 	o.Seed = firstSeedPausingWith(t, o.Nodes, o.Faults, o.NemesisInterval)
 	out := runExec(t, o, rec)
-	if out.Exit == ExitFailed || out.Results.Checks.Workload == nil || !*out.Results.Checks.Workload {
+	if out.Exit == harness.ExitFailed || out.Results.Checks.Workload == nil || !*out.Results.Checks.Workload {
 		t.Fatalf("exit %d (%v)\n%s", out.Exit, out.Err, console)
 	}
 	n := out.Results.Nemesis
@@ -261,7 +262,7 @@ func TestPausedAtTheEndIsStopped(t *testing.T) {
 	t.Logf("running with seed %d, whose first op pauses a node", o.Seed)
 	o.Faults, o.NemesisInterval = nemesis.Faults{Pause: true}, time.Hour // one pause at t=0, no resume
 	out := runExec(t, o, rec)
-	if out.Exit == ExitFailed || out.Results.Nemesis.NodesPaused == 0 || out.Results.Nemesis.NodesResumed != 0 {
+	if out.Exit == harness.ExitFailed || out.Results.Nemesis.NodesPaused == 0 || out.Results.Nemesis.NodesResumed != 0 {
 		t.Fatalf("exit %d (%v), nemesis %+v\n%s", out.Exit, out.Err, out.Results.Nemesis, console)
 	}
 }
@@ -283,11 +284,11 @@ func firstSeedPausingWith(t *testing.T, nodes []string, faults nemesis.Faults, i
 // that picks none of a small cluster's nodes would test nothing.
 func firstSeedHitting(t *testing.T, from uint64, nodes []string, faults nemesis.Faults, interval time.Duration, op string) uint64 {
 	for seed := from; seed < from+1000; seed++ {
-		s, _ := nemesis.NewSchedule(faults, interval, nil, rand.New(rand.NewPCG(mix(seed, 5), 0)))
+		s, _ := nemesis.NewSchedule(faults, interval, nil, rand.New(rand.NewPCG(harness.StreamSeed(seed, 5), 0)))
 		if s.Peek().F != op {
 			continue
 		}
-		hit, _ := nemesis.PickNodes(s.Peek().Nodes, nodes, rand.New(rand.NewPCG(mix(seed, 6), 0)))
+		hit, _ := nemesis.PickNodes(s.Peek().Nodes, nodes, rand.New(rand.NewPCG(harness.StreamSeed(seed, 6), 0)))
 		if len(hit) > 0 {
 			return seed
 		}

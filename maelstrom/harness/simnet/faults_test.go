@@ -1,4 +1,4 @@
-package harness
+package simnet
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"chunklease/history"
+	"chunklease/maelstrom/harness"
 	"chunklease/maelstrom/nemesis"
 	"chunklease/workloads/lease"
 )
@@ -114,12 +115,12 @@ func envInt(env []string, key string) int64 {
 // comes back. The nemesis interval is the caller's: a boot wait of 2 s
 // needs the node up long enough between kills for every op to succeed
 // some time (the stats checker), the negative control frequent kills.
-func leaseSimOptions(t *testing.T, faults nemesis.Faults, interval time.Duration, seed uint64) (Options, *fakeNet) {
+func leaseSimOptions(t *testing.T, faults nemesis.Faults, interval time.Duration, seed uint64) (testRun, *fakeNet) {
 	t.Helper()
 	launch, log := fakeLauncherEnv(leaseScript)
 	o, _, _ := simOptions(t, echoScript, 1, 20, seed)
 	o.Launch = launch
-	o.Workload = lease.NewLease(lease.LeaseOptions{LeaseMs: 2000, Rate: 10, Workers: 20}, WorkloadSeed(seed))
+	o.Workload = lease.NewLease(lease.LeaseOptions{LeaseMs: 2000, Rate: 10, Workers: 20}, harness.WorkloadSeed(seed))
 	o.Faults, o.NemesisInterval, o.TimeLimit = faults, interval, 40*time.Second
 	return o, log
 }
@@ -168,10 +169,10 @@ func TestSimKillRestartsWithBootWait(t *testing.T) {
 	t.Logf("running with seed %d", seed)
 	synctest.Test(t, func(t *testing.T) {
 		o, log := leaseSimOptions(t, nemesis.Faults{Kill: true}, 4*time.Second, seed)
-		out := Run(context.Background(), o)
+		out := runSim(context.Background(), o)
 		checkLeaseValid(t, out)
 		h := readHistory(t, out.Dir)
-		checkHistoryDiscipline(t, h, o)
+		checkHistoryDiscipline(t, h, o.Options)
 		steps := nemesisSteps(t, h)
 		killed, restarts := 0, 0
 		down := []string{}
@@ -222,12 +223,12 @@ func TestSimKillRestartsWithBootWait(t *testing.T) {
 // violation. (On one node that is killed and paused this often, an op
 // such as renew may never succeed, which the stats checker would call
 // invalid; that is not what these tests judge.)
-func checkLeaseValid(t *testing.T, out Outcome) {
+func checkLeaseValid(t *testing.T, out harness.Outcome) {
 	t.Helper()
-	if out.Exit == ExitFailed || out.Results == nil || out.Results.Checks.Workload == nil || !*out.Results.Checks.Workload {
+	if out.Exit == harness.ExitFailed || out.Results == nil || out.Results.Checks.Workload == nil || !*out.Results.Checks.Workload {
 		t.Fatalf("exit %d (%v): the lease checker must find the history valid", out.Exit, out.Err)
 	}
-	if out.Exit != ExitValid && out.Results.Stats.Valid {
+	if out.Exit != harness.ExitValid && out.Results.Stats.Valid {
 		t.Fatalf("exit %d with a valid history and stats", out.Exit)
 	}
 }
@@ -264,9 +265,9 @@ func TestSimKillWithoutBootWaitIsCaught(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			o, log := leaseSimOptions(t, nemesis.Faults{Kill: true}, time.Second, seed)
 			o.KillWithoutBootWait = true
-			out := Run(context.Background(), o)
+			out := runSim(context.Background(), o)
 			res, _ := out.Results.Checker.(lease.LeaseSummary)
-			if out.Exit != ExitInvalid || len(res.Violations) == 0 {
+			if out.Exit != harness.ExitInvalid || len(res.Violations) == 0 {
 				t.Fatalf("seed %d: exit %d (%v), violations %+v; want violations", seed, out.Exit, out.Err, res.Violations)
 			}
 			kinds := map[string]int{}
@@ -293,12 +294,12 @@ func TestSimPauseDelaysAndDropsLateReplies(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		o, _, console := simOptions(t, echoScript, 3, 6, seed)
 		o.Faults, o.NemesisInterval, o.TimeLimit = nemesis.Faults{Pause: true}, 4*time.Second, 120*time.Second
-		out := Run(context.Background(), o)
-		if out.Exit == ExitFailed {
+		out := runSim(context.Background(), o)
+		if out.Exit == harness.ExitFailed {
 			t.Fatalf("the run failed: %v\n%s", out.Err, console)
 		}
 		h := readHistory(t, out.Dir)
-		checkHistoryDiscipline(t, h, o)
+		checkHistoryDiscipline(t, h, o.Options)
 		late := 0
 		paused := map[string]int64{} // node -> when its pause began
 		for _, op := range h {
@@ -339,10 +340,10 @@ func TestSimFinalPhaseHealsEverything(t *testing.T) {
 	seed := testSeed(t)
 	synctest.Test(t, func(t *testing.T) {
 		o, _ := leaseSimOptions(t, nemesis.Faults{Partition: true, Kill: true, Pause: true}, 4*time.Second, seed)
-		out := Run(context.Background(), o)
+		out := runSim(context.Background(), o)
 		checkLeaseValid(t, out)
 		h := readHistory(t, out.Dir)
-		checkHistoryDiscipline(t, h, o)
+		checkHistoryDiscipline(t, h, o.Options)
 		steps := nemesisSteps(t, h)
 		last := steps[len(steps)-3:]
 		for i, f := range []string{nemesis.StopPartition, nemesis.ResumeOp, nemesis.StartOp} {
@@ -364,7 +365,7 @@ func TestSimFinalPhaseHealsEverything(t *testing.T) {
 			t.Fatalf("%d ops after the heal, want one check per chunk", len(finals))
 		}
 		for i, op := range finals {
-			if op.F != lease.FCheck || op.Time < healed+int64(DefaultRecoveryTime(2000)) || string(op.Value) != fmt.Sprintf(`{"chunk":"ch_%d"}`, i+1) {
+			if op.F != lease.FCheck || op.Time < healed+int64(harness.DefaultRecoveryTime(2000)) || string(op.Value) != fmt.Sprintf(`{"chunk":"ch_%d"}`, i+1) {
 				t.Errorf("final op %+v: want check ch_%d after the recovery wait", op, i+1)
 			}
 		}
@@ -378,7 +379,7 @@ func TestSimNoFinalPhaseForEcho(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		o, _, _ := simOptions(t, gossipScript, 5, 5, seed)
 		o.Faults, o.NemesisInterval, o.TimeLimit = nemesis.Faults{Partition: true}, time.Second, 5*time.Second
-		out := Run(context.Background(), o)
+		out := runSim(context.Background(), o)
 		if out.Results.Final.Ran || out.Results.Final.Valid != nil || out.Results.Checks.Final != nil {
 			t.Errorf("final phase %+v for echo", out.Results.Final)
 		}
