@@ -60,7 +60,7 @@
 //
 // An analysis that must group ops by key (the lease checker's chunks)
 // writes each pair to one of SpillShards(history size) files chosen by
-// ShardOf(key) (about one shard per 8 MiB of history, at most 1024), in
+// ShardOf(key) (about one shard per 2 MiB of history, at most 1024), in
 // a compact binary form, and reads a whole shard back (ReadSpill); keyed
 // byte records (WriteBytes, OpenByteRecords) carry per-key findings to be
 // merged. SpillDir makes the scratch directory.

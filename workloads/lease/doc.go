@@ -149,7 +149,7 @@
 // # The streamed analysis (Lease.NewAnalysis)
 //
 // Each op goes to a spill file chosen by its chunk (history.ShardOf; one
-// shard per 8 MiB of history, at most 1024), the shards are checked on
+// shard per 2 MiB of history, at most 1024), the shards are checked on
 // AnalysisEnv.Parallel goroutines, chunk by chunk in natural order
 // (CheckLeaseChunk), and what they found is merged: totals, violations by
 // kind, the earliest violations (by start, then CheckLease's order), the
@@ -163,9 +163,10 @@
 // CheckLease's, then one {"problem"} line per problem. Memory: one shard
 // per goroutine and the timeline's few hundred chunks.
 //
-// Final phase: FinalOps checks every chunk once (after the harness healed
-// every fault and waited for recovery); LongestLeaseMs is
-// LeaseOptions.LeaseMs. Call (call.go) lends the wire form and the reply
+// Final phase: FinalOps checks once every chunk a grant or renew was
+// sent for (after the harness healed every fault and waited for
+// recovery; a chunk nobody asked to hold has no holding a read could
+// contradict); LongestLeaseMs is LeaseOptions.LeaseMs. Call (call.go) lends the wire form and the reply
 // checks to workloads that plan their own lease ops (package leasebench).
 //
 // # Tests

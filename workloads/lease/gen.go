@@ -29,23 +29,54 @@ const (
 	strayTokenMax = 1 << 40
 )
 
-// pairState is what the generator knows about one (server, chunk) pair,
-// learnt only from its own ok replies.
-type pairState struct {
-	inFlight bool // a grant, renew or release of this pair is outstanding
-	held     bool // the server believes it holds the chunk until endAt
+// pairTable is what the generator knows about each (server, chunk) pair,
+// learnt only from its own ok replies, one word per pair: the table is
+// servers times chunks long (1.6 million pairs at 16 x 100 000), so it
+// holds only what every pair needs, and a holding's plan lives with the
+// holding (holding). A word is the pair's last token (below 2^53, as
+// every valid token) and three flags.
+//
+// lastToken is the token of the last ok grant to this server or ok renew
+// that carried one (0 before any): the plan-ending release sends it, and
+// later it serves as a stale token for releases that must change nothing.
+type pairTable []uint64
 
+const (
+	tokenBits     = 1<<53 - 1
+	pairInFlight  = 1 << 60 // a grant, renew or release of this pair is outstanding
+	pairHeld      = 1 << 61 // the server believes it holds the chunk (a holding in Lease.holders)
+	pairReacquire = 1 << 62 // grant again as soon as the plan-ending release completes
+)
+
+func (t pairTable) is(p int, flag uint64) bool { return t[p]&flag != 0 }
+
+func (t pairTable) set(p int, flag uint64, on bool) {
+	if on {
+		t[p] |= flag
+	} else {
+		t[p] &^= flag
+	}
+}
+
+func (t pairTable) lastToken(p int) int64 { return int64(t[p] & tokenBits) }
+
+func (t pairTable) setLastToken(p int, token int64) { t[p] = t[p]&^tokenBits | uint64(token)&tokenBits }
+
+// holding is a pair whose server believes it holds the chunk, and the
+// plan for that belief.
+type holding struct {
+	pair         int
 	endAt        time.Duration // invoke time + expires_in_ms of the last ok grant or renew
 	renewAt      time.Duration // half-life: reply time + (endAt - reply time)/2
 	renewalsLeft int           // renewals still planned for this holding
 	release      bool          // the plan's end: release (true) or abandon (false)
 	stopped      bool          // no more renewals: abandoned, or a renew failed
-	reacquire    bool          // grant again as soon as the plan-ending release completes
-	// lastToken is the token of the last ok grant to this server or ok
-	// renew that carried one (0 before any): the plan-ending release sends
-	// it, and later it serves as a stale token for releases that must
-	// change nothing.
-	lastToken int64
+}
+
+// plan is a fresh holding's plan (acquire).
+type plan struct {
+	renewalsLeft int
+	release      bool
 }
 
 // workerCall is the op a worker has in flight.
@@ -70,7 +101,7 @@ func (l *Lease) Next(now time.Duration, worker int) (workloads.Invocation, bool)
 	for len(l.regrants) > 0 {
 		p := l.regrants[0]
 		l.regrants = l.regrants[1:]
-		if !l.pairs[p].inFlight { // else a scheduled op got there first
+		if !l.pairs.is(p, pairInFlight) { // else a scheduled op got there first
 			return l.emit(now, worker, l.call(FGrant, p)), true
 		}
 	}
@@ -89,10 +120,10 @@ func (l *Lease) Wake() time.Duration {
 	if len(l.regrants) > 0 {
 		return 0
 	}
-	for _, p := range l.holders {
-		ps := &l.pairs[p]
-		if !ps.inFlight && !ps.stopped && ps.renewAt < w {
-			w = ps.renewAt
+	for i := range l.holders {
+		h := &l.holders[i]
+		if !l.pairs.is(h.pair, pairInFlight) && !h.stopped && h.renewAt < w {
+			w = h.renewAt
 		}
 	}
 	return w
@@ -100,9 +131,9 @@ func (l *Lease) Wake() time.Duration {
 
 // expire drops the beliefs whose lease end has passed.
 func (l *Lease) expire(now time.Duration) {
-	l.holders = slices.DeleteFunc(l.holders, func(p int) bool {
-		if l.pairs[p].endAt <= now {
-			l.pairs[p].held = false
+	l.holders = slices.DeleteFunc(l.holders, func(h holding) bool {
+		if h.endAt <= now {
+			l.pairs.set(h.pair, pairHeld, false)
 			return true
 		}
 		return false
@@ -112,17 +143,20 @@ func (l *Lease) expire(now time.Duration) {
 // dueHolding returns the holding with the earliest due half-life that has
 // no op in flight and still renews or releases.
 func (l *Lease) dueHolding(now time.Duration) (int, bool) {
-	best, found := 0, false
-	for _, p := range l.holders {
-		ps := &l.pairs[p]
-		if ps.inFlight || ps.stopped || ps.renewAt > now {
+	best := -1
+	for i := range l.holders {
+		h := &l.holders[i]
+		if l.pairs.is(h.pair, pairInFlight) || h.stopped || h.renewAt > now {
 			continue
 		}
-		if !found || ps.renewAt < l.pairs[best].renewAt {
-			best, found = p, true
+		if best < 0 || h.renewAt < l.holders[best].renewAt {
+			best = i
 		}
 	}
-	return best, found
+	if best < 0 {
+		return 0, false
+	}
+	return l.holders[best].pair, true
 }
 
 // holdingCall is a renewal (a renew, or a re-grant by the holder), or the
@@ -130,8 +164,7 @@ func (l *Lease) dueHolding(now time.Duration) (int, bool) {
 // got. The server stops believing it holds the chunk the moment it
 // releases.
 func (l *Lease) holdingCall(p int) leaseCall {
-	ps := &l.pairs[p]
-	if ps.renewalsLeft > 0 {
+	if l.holdingOf(p).renewalsLeft > 0 {
 		if l.rng.Float64() < regrantShare {
 			c := l.call(FGrant, p)
 			c.renewal = true
@@ -140,9 +173,9 @@ func (l *Lease) holdingCall(p int) leaseCall {
 		return l.call(FRenew, p)
 	}
 	l.drop(p)
-	ps.reacquire = l.rng.Float64() < reacquireShare
+	l.pairs.set(p, pairReacquire, l.rng.Float64() < reacquireShare)
 	c := l.call(FRelease, p)
-	c.token = ps.lastToken
+	c.token = l.pairs.lastToken(p)
 	return c
 }
 
@@ -156,7 +189,7 @@ func (l *Lease) scheduledCall() leaseCall {
 			return l.call(FGrant, p)
 		}
 	case r >= grantShare+checkShare:
-		if p, ok := l.pickFreePair(func(ps *pairState) bool { return !ps.held }); ok {
+		if p, ok := l.pickFreePair(pairHeld); ok {
 			c := l.call(FRelease, p)
 			c.token = l.strayToken(p)
 			return c
@@ -173,7 +206,7 @@ func (l *Lease) scheduledCall() leaseCall {
 func (l *Lease) strayToken(p int) int64 {
 	switch l.rng.IntN(3) {
 	case 0:
-		if t := l.pairs[p].lastToken; t != 0 {
+		if t := l.pairs.lastToken(p); t != 0 {
 			return t
 		}
 	case 1:
@@ -190,7 +223,7 @@ func (l *Lease) otherServerToken(p int) (int64, bool) {
 	server, chunk := p/l.opts.Chunks, p%l.opts.Chunks
 	n := 0
 	for s := range l.opts.Servers {
-		if s != server && l.pairs[s*l.opts.Chunks+chunk].lastToken != 0 {
+		if s != server && l.pairs.lastToken(s*l.opts.Chunks+chunk) != 0 {
 			n++
 		}
 	}
@@ -199,7 +232,7 @@ func (l *Lease) otherServerToken(p int) (int64, bool) {
 	}
 	k := l.rng.IntN(n)
 	for s := range l.opts.Servers {
-		if t := l.pairs[s*l.opts.Chunks+chunk].lastToken; s != server && t != 0 {
+		if t := l.pairs.lastToken(s*l.opts.Chunks + chunk); s != server && t != 0 {
 			if k == 0 {
 				return t, true
 			}
@@ -214,24 +247,25 @@ func (l *Lease) otherServerToken(p int) (int64, bool) {
 // (contention).
 func (l *Lease) pickGrantPair() (int, bool) {
 	if len(l.holders) > 0 && l.opts.Servers > 1 && l.rng.Float64() < contendShare {
-		h := l.holders[l.rng.IntN(len(l.holders))]
+		h := l.holders[l.rng.IntN(len(l.holders))].pair
 		holder, chunk := h/l.opts.Chunks, h%l.opts.Chunks
 		server := (holder + 1 + l.rng.IntN(l.opts.Servers-1)) % l.opts.Servers
-		if p := server*l.opts.Chunks + chunk; !l.pairs[p].inFlight {
+		if p := server*l.opts.Chunks + chunk; !l.pairs.is(p, pairInFlight) {
 			return p, true
 		}
 	}
 	// A server asks to be granted only a chunk it does not believe it holds;
 	// one it holds it renews at half-life. (Granting a held pair again
 	// would move the half-life forward and starve renewals at high rates.)
-	return l.pickFreePair(func(ps *pairState) bool { return !ps.held })
+	return l.pickFreePair(pairHeld)
 }
 
-// pickFreePair draws random pairs with nothing in flight that satisfy ok.
-func (l *Lease) pickFreePair(ok func(*pairState) bool) (int, bool) {
+// pickFreePair draws random pairs with nothing in flight and without
+// flag (pairHeld: a pair whose server does not hold the chunk).
+func (l *Lease) pickFreePair(without uint64) (int, bool) {
 	for range pickTries {
 		p := l.rng.IntN(len(l.pairs))
-		if ps := &l.pairs[p]; !ps.inFlight && ok(ps) {
+		if !l.pairs.is(p, pairInFlight|without) {
 			return p, true
 		}
 	}
@@ -257,7 +291,10 @@ func (l *Lease) emit(now time.Duration, worker int, c leaseCall) workloads.Invoc
 	l.inflight[worker] = workerCall{active: true, call: c, value: inv.Value, invokeAt: now}
 	l.lastWorker = worker
 	if p, ok := l.pairOf(c); ok {
-		l.pairs[p].inFlight = true
+		l.pairs.set(p, pairInFlight, true)
+		if c.f == FGrant || c.f == FRenew {
+			l.granted[p%l.opts.Chunks/64] |= 1 << (p % l.opts.Chunks % 64)
+		}
 	}
 	return inv
 }
@@ -280,7 +317,7 @@ func (l *Lease) forget(worker int) (workerCall, bool) {
 	w := l.inflight[worker]
 	l.inflight[worker] = workerCall{}
 	if p, ok := l.pairOf(w.call); ok {
-		l.pairs[p].inFlight = false
+		l.pairs.set(p, pairInFlight, false)
 	}
 	return w, true
 }
@@ -306,10 +343,10 @@ func (l *Lease) learn(now time.Duration, w workerCall, out leaseOutcome) {
 	case renewal && out.c.Type == history.OK:
 		l.gotToken(p, out.token)
 		l.renewed(now, p, w.invokeAt+msToDuration(out.expiresInMs))
-	case renewal && l.pairs[p].held:
-		l.pairs[p].stopped = true
-	case c.f == FRelease && l.pairs[p].reacquire:
-		l.pairs[p].reacquire = false
+	case renewal && l.pairs.is(p, pairHeld):
+		l.holdingOf(p).stopped = true
+	case c.f == FRelease && l.pairs.is(p, pairReacquire):
+		l.pairs.set(p, pairReacquire, false)
 		l.regrants = append(l.regrants, p)
 	}
 }
@@ -318,60 +355,79 @@ func (l *Lease) learn(now time.Duration, w workerCall, out leaseOutcome) {
 // one (a token-missing violation) leaves the last token in place.
 func (l *Lease) gotToken(p int, token int64) {
 	if token != 0 {
-		l.pairs[p].lastToken = token
+		l.pairs.setLastToken(p, token)
 	}
 }
 
 // acquire starts a holding with a fresh random plan.
 func (l *Lease) acquire(now time.Duration, p int, endAt time.Duration) {
-	ps := &l.pairs[p]
-	ps.renewalsLeft = l.rng.IntN(l.opts.MaxRenewals + 1)
-	ps.release = l.rng.IntN(2) == 0
-	ps.stopped = ps.renewalsLeft == 0 && !ps.release
-	l.extend(now, p, endAt)
+	pl := plan{renewalsLeft: l.rng.IntN(l.opts.MaxRenewals + 1), release: l.rng.IntN(2) == 0}
+	l.extend(now, p, endAt, &pl)
 }
 
 // renewed extends a holding after an ok renew. A renew that succeeded
 // after the belief lapsed starts a new holding.
 func (l *Lease) renewed(now time.Duration, p int, endAt time.Duration) {
-	ps := &l.pairs[p]
-	if !ps.held {
+	if !l.pairs.is(p, pairHeld) {
 		l.acquire(now, p, endAt)
 		return
 	}
-	ps.renewalsLeft = max(ps.renewalsLeft-1, 0)
-	ps.stopped = ps.renewalsLeft == 0 && !ps.release
-	l.extend(now, p, endAt)
+	h := l.holdingOf(p)
+	h.renewalsLeft = max(h.renewalsLeft-1, 0)
+	h.stopped = h.renewalsLeft == 0 && !h.release
+	l.extend(now, p, endAt, nil)
 }
 
-// extend adds a lease end the server was told about. The belief lasts
-// until the latest end of every lease told (a shorter renewal does not
-// shorten it: clients believe every lease they were told about), while the
-// next half-life comes from this reply's own end.
-func (l *Lease) extend(now time.Duration, p int, endAt time.Duration) {
-	ps := &l.pairs[p]
-	if ps.held && ps.endAt <= now {
-		l.drop(p) // the belief ended before anyone asked (expire runs in Next)
+// extend adds a lease end the server was told about, with a fresh plan
+// when pl is not nil. The belief lasts until the latest end of every
+// lease told (a shorter renewal does not shorten it: clients believe
+// every lease they were told about), while the next half-life comes from
+// this reply's own end.
+func (l *Lease) extend(now time.Duration, p int, endAt time.Duration, pl *plan) {
+	var ended holding // a belief that ended before anyone asked: its plan carries on
+	if h := l.holdingOf(p); h != nil && h.endAt <= now {
+		ended = *h
+		l.drop(p) // (expire runs in Next)
 	}
+	h := l.holdingOf(p)
 	switch {
-	case ps.held:
-		ps.endAt = max(ps.endAt, endAt)
+	case h != nil:
+		h.endAt = max(h.endAt, endAt)
 	case endAt <= now:
 		return // the lease ended before the reply came
 	default:
-		ps.held, ps.endAt = true, endAt
-		l.holders = append(l.holders, p)
+		l.pairs.set(p, pairHeld, true)
+		ended.pair, ended.endAt = p, endAt
+		l.holders = append(l.holders, ended)
+		h = &l.holders[len(l.holders)-1]
 	}
-	ps.renewAt = now + max(endAt-now, 0)/2
+	if pl != nil {
+		h.renewalsLeft, h.release = pl.renewalsLeft, pl.release
+		h.stopped = h.renewalsLeft == 0 && !h.release
+	}
+	h.renewAt = now + max(endAt-now, 0)/2
+}
+
+// holdingOf is pair p's holding, nil when its server holds nothing.
+func (l *Lease) holdingOf(p int) *holding {
+	if !l.pairs.is(p, pairHeld) {
+		return nil
+	}
+	for i := range l.holders {
+		if l.holders[i].pair == p {
+			return &l.holders[i]
+		}
+	}
+	return nil
 }
 
 // drop ends the server's belief that it holds the chunk.
 func (l *Lease) drop(p int) {
-	if !l.pairs[p].held {
+	if !l.pairs.is(p, pairHeld) {
 		return
 	}
-	l.pairs[p].held = false
-	if i := slices.Index(l.holders, p); i >= 0 {
+	l.pairs.set(p, pairHeld, false)
+	if i := slices.IndexFunc(l.holders, func(h holding) bool { return h.pair == p }); i >= 0 {
 		l.holders = slices.Delete(l.holders, i, i+1)
 	}
 }

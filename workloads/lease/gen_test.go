@@ -505,7 +505,7 @@ func TestLeaseEncodersMatchEncodingJSON(t *testing.T) {
 func TestGrantsSkipHeldPairs(t *testing.T) {
 	l := newLease(LeaseOptions{Servers: 2, Chunks: 1, LeaseMs: 1000, Rate: 10000, Workers: 1}, 7)
 	l.acquire(0, 0, time.Second) // cs1 holds ch_1 until 1 s
-	l.pairs[0].renewalsLeft = 1
+	l.holdingOf(0).renewalsLeft = 1
 	for i := range 600 {
 		now := time.Duration(i) * time.Millisecond
 		inv, ok := l.Next(now, 0)

@@ -29,9 +29,9 @@ func grantCompleted(t *testing.T, l *Lease, reply string, renewals int, release 
 		raw = json.RawMessage(reply)
 	}
 	l.Complete(10*msec, 0, inv, raw)
-	if l.pairs[0].held {
-		l.pairs[0].renewalsLeft, l.pairs[0].release = renewals, release
-		l.pairs[0].stopped = renewals == 0 && !release
+	if h := l.holdingOf(0); h != nil {
+		h.renewalsLeft, h.release = renewals, release
+		h.stopped = renewals == 0 && !release
 	}
 }
 
@@ -99,10 +99,10 @@ func TestLeaseGeneratorStopsAfterFailedRenew(t *testing.T) {
 		if l.Wake() != workloads.Never {
 			t.Errorf("renew reply %q: Wake = %v, want Never (no retry)", reply, l.Wake())
 		}
-		if !l.pairs[0].held {
+		if !l.pairs.is(0, pairHeld) {
 			t.Errorf("renew reply %q: belief dropped before its known end", reply)
 		}
-		if _, ok := l.Next(1000*msec, 0); ok || l.pairs[0].held {
+		if _, ok := l.Next(1000*msec, 0); ok || l.pairs.is(0, pairHeld) {
 			t.Errorf("renew reply %q: belief outlived its end", reply)
 		}
 	}
@@ -114,7 +114,7 @@ func TestLeaseGeneratorBeliefLapsesWhenNoWorkerWasFree(t *testing.T) {
 	if _, ok := l.Next(1000*msec, 0); ok {
 		t.Fatal("renewed a lease that had already ended")
 	}
-	if l.Wake() != workloads.Never || l.pairs[0].held {
+	if l.Wake() != workloads.Never || l.pairs.is(0, pairHeld) {
 		t.Errorf("belief survived its end: Wake %v", l.Wake())
 	}
 }
@@ -126,7 +126,7 @@ func TestLeaseGeneratorPlanEnds(t *testing.T) {
 	if !ok || inv.F != FRelease || string(inv.Value) != `{"chunk":"ch_1","server":"cs1"}` {
 		t.Fatalf("plan end: Next = %v %s %s, want a release", ok, inv.F, inv.Value)
 	}
-	if l.pairs[0].held {
+	if l.pairs.is(0, pairHeld) {
 		t.Error("the server still believes it holds a chunk it released")
 	}
 
@@ -200,9 +200,9 @@ func TestLeaseGeneratorRegrantCountsAsRenewal(t *testing.T) {
 		t.Fatalf("re-grant value %s, want a grant of cs1/ch_1", inv.Value)
 	}
 	l.Complete(halfLife+20*msec, 1, inv, okReply(inv, 1000, 43))
-	ps := l.pairs[0]
-	if !ps.held || ps.renewalsLeft != 1 || ps.lastToken != 43 || !ps.release {
-		t.Fatalf("after the re-grant: %+v, want held, 1 renewal left, token 43, the plan kept", ps)
+	h := l.holdingOf(0)
+	if h == nil || h.renewalsLeft != 1 || l.pairs.lastToken(0) != 43 || !h.release {
+		t.Fatalf("after the re-grant: %+v (token %d), want held, 1 renewal left, token 43, the plan kept", h, l.pairs.lastToken(0))
 	}
 	if want := halfLife + 20*msec + (halfLife+1000*msec-(halfLife+20*msec))/2; l.Wake() != want {
 		t.Errorf("after the re-grant Wake = %v, want %v", l.Wake(), want)
@@ -215,8 +215,8 @@ func TestLeaseGeneratorRegrantCountsAsRenewal(t *testing.T) {
 			raw = json.RawMessage(reply)
 		}
 		l.Complete(600*msec, 1, inv, raw)
-		if l.Wake() != workloads.Never || !l.pairs[0].held {
-			t.Errorf("re-grant reply %q: Wake = %v held = %v, want no retry and the belief kept", reply, l.Wake(), l.pairs[0].held)
+		if l.Wake() != workloads.Never || !l.pairs.is(0, pairHeld) {
+			t.Errorf("re-grant reply %q: Wake = %v held = %v, want no retry and the belief kept", reply, l.Wake(), l.pairs.is(0, pairHeld))
 		}
 	}
 }
@@ -230,8 +230,8 @@ func TestLeaseGeneratorShorterRenewalKeepsBelief(t *testing.T) {
 	at := l.Wake()
 	inv, _ := l.Next(at, 0)
 	l.Complete(at+10*msec, 0, inv, okReply(inv, 100, 42)) // ends at at+100ms
-	if ps := l.pairs[0]; !ps.held || ps.endAt != 1000*msec || ps.renewAt != at+10*msec+(90*msec)/2 {
-		t.Errorf("after a shorter renewal: %+v, want held until 1s, half-life from the renewal", ps)
+	if h := l.holdingOf(0); h == nil || h.endAt != 1000*msec || h.renewAt != at+10*msec+(90*msec)/2 {
+		t.Errorf("after a shorter renewal: %+v, want held until 1s, half-life from the renewal", h)
 	}
 }
 
@@ -243,9 +243,9 @@ func TestLeaseGeneratorStrayReleaseTokens(t *testing.T) {
 	if tk := l.strayToken(0); tk < 1 || tk >= strayTokenMax {
 		t.Errorf("no token known: got %d, want a random one in [1, 2^40)", tk)
 	}
-	l.pairs[0].lastToken = 5 // cs1/ch_1
-	l.pairs[2].lastToken = 7 // cs2/ch_1
-	l.pairs[3].lastToken = 9 // cs2/ch_2: another chunk, never offered for ch_1
+	l.pairs.setLastToken(0, 5) // cs1/ch_1
+	l.pairs.setLastToken(2, 7) // cs2/ch_1
+	l.pairs.setLastToken(3, 9) // cs2/ch_2: another chunk, never offered for ch_1
 	seen := map[string]int{}
 	for range 600 {
 		switch tk := l.strayToken(0); {

@@ -90,17 +90,26 @@ func TestLeaseStatsInsideAndOutsideFaults(t *testing.T) {
 }
 
 func TestLeaseFinalOpsAndBound(t *testing.T) {
-	l := newLease(LeaseOptions{Chunks: 3, LeaseMs: 700, Rate: 1}, 1)
-	ops := l.FinalOps()
-	if len(ops) != 3 {
-		t.Fatalf("%d final ops, want one check per chunk", len(ops))
+	l := newLease(LeaseOptions{Chunks: 12, LeaseMs: 700, Rate: 1}, 1)
+	if ops := l.FinalOps(); len(ops) != 0 {
+		t.Fatalf("%d final ops before any grant, want none", len(ops))
 	}
-	for i, op := range ops {
-		want := `{"chunk":"ch_` + string(rune('1'+i)) + `"}`
-		if op.F != FCheck || string(op.Value) != want {
-			t.Errorf("final op %d = %s %s, want check %s", i, op.F, op.Value, want)
+	// A grant of ch_10 and a renew of ch_2 (both answered or not: asked is
+	// enough), a check of ch_3 and a release of ch_4: ch_2 and ch_10 may
+	// have a holder, read back in natural order; the others cannot.
+	for w, c := range []leaseCall{{f: FGrant, chunk: "ch_10", server: "cs1", leaseMs: 700}, {f: FRenew, chunk: "ch_2", server: "cs2", leaseMs: 700},
+		{f: FCheck, chunk: "ch_3"}, {f: FRelease, chunk: "ch_4", server: "cs1", token: 3}} {
+		l.emit(0, w, c)
+	}
+	ops := l.FinalOps()
+	if len(ops) != 2 {
+		t.Fatalf("%d final ops, want a check of each chunk asked for", len(ops))
+	}
+	for i, chunk := range []string{"ch_2", "ch_10"} {
+		if op := ops[i]; op.F != FCheck || string(op.Value) != `{"chunk":"`+chunk+`"}` {
+			t.Errorf("final op %d = %s %s, want check of %s", i, op.F, op.Value, chunk)
 		}
-		if req := string(l.Request(op)); req != `{"type":"lease_check","chunk_handle":"ch_`+string(rune('1'+i))+`"}` {
+		if req := string(l.Request(ops[i])); req != `{"type":"lease_check","chunk_handle":"`+chunk+`"}` {
 			t.Errorf("request %s", req)
 		}
 	}

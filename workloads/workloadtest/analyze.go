@@ -69,7 +69,7 @@ func Analyze(t testing.TB, w workloads.Workload, ops []history.Op, dir string, m
 	facts, err := history.ReadBack(path, func(nemesis []history.Op) ([]history.PairSink, error) {
 		var err error
 		a, err = w.(workloads.Analyzer).NewAnalysis(workloads.AnalysisEnv{Dir: dir, Nemesis: nemesis, Messages: messages,
-			Parallel: 2, HistoryBytes: 40 * 8 << 20}) // 41 spill shards of 8 MiB
+			Parallel: 2, HistoryBytes: 40 * 2 << 20}) // 41 spill shards of 2 MiB
 		return []history.PairSink{a}, err
 	})
 	if err != nil {
