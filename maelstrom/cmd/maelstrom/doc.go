@@ -63,12 +63,17 @@
 // environment, theirs (internal/cpuprof).
 //
 // Files: flags.go (flag set, value checks, Maelstrom's error words),
-// main.go (commands, help, runs, workload construction). Tests:
-// main_test.go runs whole tests through run with the harness's scripted
-// fake node (echo valid and invalid, a single-table lease node valid on
-// one node and split-brained on three, partitions) and checks every
-// bad-argument diagnostic and the parsing rules; exit_test.go builds the
-// binary and pins every exit status, the help, flags after positional
-// words and the network log on it; bench_test.go runs -w lease-bench.
+// main.go (commands, help, runs), workloads.go (the table of workloads:
+// each -w name and its constructor; adding a workload is one line there,
+// docs/adding-a-workload.md), analyze.go (the analyze command). The
+// simulated network (package harness/simnet) runs --bin. Tests:
+// main_test.go runs whole tests through run with the simulated network's
+// scripted fake node (echo valid and invalid, a single-table lease node
+// valid on one node and split-brained on three, partitions), analyze on
+// stored runs, and checks every bad-argument diagnostic and the parsing
+// rules; exit_test.go builds the binary and pins every exit status, the
+// help, flags after positional words and the network log on it;
+// bench_test.go runs -w lease-bench; recipe_test.go follows the recipe
+// for a new workload with a toy one.
 // See package chunklease/maelstrom/harness for the model.
 package main

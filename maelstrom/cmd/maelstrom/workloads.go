@@ -14,14 +14,17 @@ import (
 // lists them, each with its constructor from the flags. Adding a
 // workload takes its own package and one line here
 // (docs/adding-a-workload.md).
-var workloadTable = []struct {
-	name  string
-	build func(workloads.Params) (workloads.Workload, error)
-}{
+var workloadTable = []workloadEntry{
 	{"echo", echo.FromParams},
 	{"lease", lease.FromParams},
 	{"master", master.FromParams},
 	{"lease-bench", leasebench.FromParams},
+}
+
+// workloadEntry is one workload of the table.
+type workloadEntry struct {
+	name  string
+	build func(workloads.Params) (workloads.Workload, error)
 }
 
 // workloadNames lists the table's names: "echo, lease, master, lease-bench".
