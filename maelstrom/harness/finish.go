@@ -2,10 +2,13 @@ package harness
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"chunklease/history"
+	"chunklease/maelstrom/netsim"
 	"chunklease/report"
 	"chunklease/workloads"
 )
@@ -182,4 +185,88 @@ func (r *runner) reportFiles(res *report.Results) []string {
 	}
 	files = append(files, res.Reports...)
 	return append(files, "node-logs/")
+}
+
+// computeNemesis counts the nemesis ops of a history (its nemesis ops
+// alone will do): each completed step by f, and the nodes the completion
+// of a kill, start, pause or resume lists.
+func computeNemesis(ops []history.Op) report.NemesisResult {
+	res := report.NemesisResult{Ops: map[string]int{}}
+	hits := map[string]*int{workloads.NemesisKill: &res.NodesKilled, workloads.NemesisStart: &res.NodesRestarted,
+		workloads.NemesisPause: &res.NodesPaused, workloads.NemesisResume: &res.NodesResumed}
+	for _, st := range workloads.NemesisSteps(ops) {
+		if !st.Completed() {
+			continue
+		}
+		res.Ops[st.F]++
+		if n, ok := hits[st.F]; ok {
+			*n += len(st.Nodes)
+		}
+	}
+	return res
+}
+
+// computeNet is the net checker's result for invoked client
+// invocations; without message counts (a network that does not count
+// them) it holds none.
+func computeNet(s *netsim.Stats, invoked int) report.NetResult {
+	if s == nil {
+		return report.NetResult{Valid: true}
+	}
+	perOp := func(c netsim.Counts) *float64 {
+		if invoked == 0 {
+			return nil
+		}
+		v := float64(c.MsgCount) / float64(invoked)
+		return &v
+	}
+	return report.NetResult{
+		All:     &report.NetGroup{Counts: s.All, MsgsPerOp: perOp(s.All)},
+		Clients: &report.NetGroup{Counts: s.Clients},
+		Servers: &report.NetGroup{Counts: s.Servers, MsgsPerOp: perOp(s.Servers)},
+		Valid:   true,
+	}
+}
+
+// drawPictures has package report draw what the workload's analysis
+// gathered for pictures (the lease timeline) and lists the files drawn in
+// res.Reports; a picture that cannot be drawn is a warning.
+func (r *runner) drawPictures(res *report.Results, pictures []any) {
+	files, warnings := report.DrawPictures(r.dir, pictures)
+	res.Reports = append(res.Reports, files...)
+	for _, w := range warnings {
+		r.console.println("WARN " + w)
+	}
+}
+
+// writeReport writes the message diagram and the index page into the run
+// directory and lists them in res.Reports. Neither can change the
+// verdict: a failure is a warning. Between the two, done is called to
+// complete res (timing), so the index shows what results.json says.
+func (r *runner) writeReport(res *report.Results, nemesis []history.Op, focus *workloads.Focus, done func()) {
+	if r.stored != nil {
+		if _, err := os.Stat(filepath.Join(r.dir, report.MessagesFile)); err == nil {
+			res.Reports = append(res.Reports, report.MessagesFile) // the live run's, kept
+		}
+	}
+	if journal := r.observedRun().Journal; journal != nil {
+		r.guard("the message diagram", func() {
+			start, initOnly := r.start, r.start.IsZero()
+			if initOnly { // the run failed before its main phase: show init
+				start = r.started
+			}
+			if err := report.WriteMessageDiagram(r.dir, journal, start, initOnly, nemesis, r.o.Nodes, focus); err != nil {
+				panic(err)
+			}
+			res.Reports = append(res.Reports, report.MessagesFile)
+		})
+	}
+	done()
+	r.guard("the index page", func() {
+		res.Reports = append(res.Reports, report.IndexFile)
+		if err := report.WriteIndex(r.dir, res, r.o.Nodes); err != nil {
+			res.Reports = res.Reports[:len(res.Reports)-1]
+			panic(err)
+		}
+	})
 }
