@@ -46,7 +46,7 @@ type Results struct {
 	Final         FinalPhase
 	Net           NetResult
 	Perf          PerfResult
-	Reports       []string // files the workload's reporter wrote
+	Reports       []string // the report files of the run, in the order they were written
 	Seed          uint64
 	Command       []string
 	Config        any

@@ -15,8 +15,8 @@ import (
 
 // The analysis reads history.jsonl back from disk (the run kept none of
 // it in memory) and judges it in memory that does not grow with the run:
-// workloads.ReadBack streams the ops, the harness's own figures are sums
-// (opTally) and bounded pictures (PerfData), and a workload that
+// history.ReadBack streams the ops, the harness's own figures are sums
+// (opTally) and bounded pictures (report.PerfData), and a workload that
 // implements workloads.Analyzer judges it op by op, spilling what it must
 // keep to disk (the lease workload checks chunks on every core).
 

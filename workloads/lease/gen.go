@@ -120,8 +120,7 @@ func (l *Lease) Wake() time.Duration {
 	if len(l.regrants) > 0 {
 		return 0
 	}
-	for i := range l.holders {
-		h := &l.holders[i]
+	for _, h := range l.holders {
 		if !l.pairs.is(h.pair, pairInFlight) && !h.stopped && h.renewAt < w {
 			w = h.renewAt
 		}
@@ -131,9 +130,10 @@ func (l *Lease) Wake() time.Duration {
 
 // expire drops the beliefs whose lease end has passed.
 func (l *Lease) expire(now time.Duration) {
-	l.holders = slices.DeleteFunc(l.holders, func(h holding) bool {
+	l.holders = slices.DeleteFunc(l.holders, func(h *holding) bool {
 		if h.endAt <= now {
 			l.pairs.set(h.pair, pairHeld, false)
+			delete(l.holdingAt, h.pair)
 			return true
 		}
 		return false
@@ -143,20 +143,19 @@ func (l *Lease) expire(now time.Duration) {
 // dueHolding returns the holding with the earliest due half-life that has
 // no op in flight and still renews or releases.
 func (l *Lease) dueHolding(now time.Duration) (int, bool) {
-	best := -1
-	for i := range l.holders {
-		h := &l.holders[i]
+	var best *holding
+	for _, h := range l.holders {
 		if l.pairs.is(h.pair, pairInFlight) || h.stopped || h.renewAt > now {
 			continue
 		}
-		if best < 0 || h.renewAt < l.holders[best].renewAt {
-			best = i
+		if best == nil || h.renewAt < best.renewAt {
+			best = h
 		}
 	}
-	if best < 0 {
+	if best == nil {
 		return 0, false
 	}
-	return l.holders[best].pair, true
+	return best.pair, true
 }
 
 // holdingCall is a renewal (a renew, or a re-grant by the holder), or the
@@ -398,8 +397,9 @@ func (l *Lease) extend(now time.Duration, p int, endAt time.Duration, pl *plan) 
 	default:
 		l.pairs.set(p, pairHeld, true)
 		ended.pair, ended.endAt = p, endAt
-		l.holders = append(l.holders, ended)
-		h = &l.holders[len(l.holders)-1]
+		h = &ended
+		l.holders = append(l.holders, h)
+		l.holdingAt[p] = h
 	}
 	if pl != nil {
 		h.renewalsLeft, h.release = pl.renewalsLeft, pl.release
@@ -409,17 +409,7 @@ func (l *Lease) extend(now time.Duration, p int, endAt time.Duration, pl *plan) 
 }
 
 // holdingOf is pair p's holding, nil when its server holds nothing.
-func (l *Lease) holdingOf(p int) *holding {
-	if !l.pairs.is(p, pairHeld) {
-		return nil
-	}
-	for i := range l.holders {
-		if l.holders[i].pair == p {
-			return &l.holders[i]
-		}
-	}
-	return nil
-}
+func (l *Lease) holdingOf(p int) *holding { return l.holdingAt[p] }
 
 // drop ends the server's belief that it holds the chunk.
 func (l *Lease) drop(p int) {
@@ -427,9 +417,10 @@ func (l *Lease) drop(p int) {
 		return
 	}
 	l.pairs.set(p, pairHeld, false)
-	if i := slices.IndexFunc(l.holders, func(h holding) bool { return h.pair == p }); i >= 0 {
+	if i := slices.Index(l.holders, l.holdingAt[p]); i >= 0 {
 		l.holders = slices.Delete(l.holders, i, i+1)
 	}
+	delete(l.holdingAt, p)
 }
 
 func msToDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -119,10 +119,11 @@ type Lease struct {
 	chunkNames  []string
 	serverIndex map[string]int
 	chunkIndex  map[string]int
-	pairs       pairTable // index server*Chunks + chunk
-	holders     []holding // pairs whose server believes it holds the chunk, oldest first
-	granted     []uint64  // bit c: a grant or renew of chunk c was sent (FinalOps)
-	regrants    []int     // pairs to grant again at once, after a plan-ending release
+	pairs       pairTable        // index server*Chunks + chunk
+	holders     []*holding       // pairs whose server believes it holds the chunk, oldest first
+	holdingAt   map[int]*holding // the same, by pair
+	granted     []uint64         // bit c: a grant or renew of chunk c was sent (FinalOps)
+	regrants    []int            // pairs to grant again at once, after a plan-ending release
 	inflight    []workerCall
 	lastWorker  int // the worker of the last op handed out (Request usually follows Next)
 }
@@ -142,8 +143,8 @@ func newLease(opts LeaseOptions, seed int64) *Lease {
 	l := &Lease{
 		opts: opts, rng: workloads.NewRand(seed), stagger: workloads.NewStagger(opts.Rate),
 		serverIndex: map[string]int{}, chunkIndex: map[string]int{},
-		pairs:    make(pairTable, opts.Servers*opts.Chunks),
-		granted:  make([]uint64, (opts.Chunks+63)/64),
+		pairs:   make(pairTable, opts.Servers*opts.Chunks),
+		granted: make([]uint64, (opts.Chunks+63)/64), holdingAt: map[int]*holding{},
 		inflight: make([]workerCall, opts.Workers),
 	}
 	for s := range opts.Servers {
