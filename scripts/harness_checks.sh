@@ -26,7 +26,8 @@
 # HARNESS_SEED=S gives every run --seed S (a run that names its own seed
 # keeps it), so that two trees can be compared on the same schedules
 # (scripts/compare_stores.sh); MAELSTROM and LEASE_NODE use prebuilt
-# binaries instead of building these from the tree.
+# binaries instead of building these from the tree; HARNESS_STORE puts
+# the runs elsewhere than store/checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
