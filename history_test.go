@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"chunklease/workloads"
+	"chunklease/history"
+	leasewl "chunklease/workloads/lease"
 )
 
 // opRecorder keeps a test's client ops as the lease workload would, in
@@ -20,7 +21,7 @@ type opRecorder struct {
 	t     testing.TB
 	start time.Time
 	mu    sync.Mutex
-	w     *workloads.Writer
+	w     *history.Writer
 	file  *os.File
 }
 
@@ -30,10 +31,10 @@ func newOpRecorder(t testing.TB) *opRecorder {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	return &opRecorder{t: t, start: time.Now(), w: workloads.NewWriter(f), file: f}
+	return &opRecorder{t: t, start: time.Now(), w: history.NewWriter(f), file: f}
 }
 
-func (r *opRecorder) record(op workloads.Op) {
+func (r *opRecorder) record(op history.Op) {
 	r.mu.Lock() // one lock for time and index: the history is in real-time order
 	defer r.mu.Unlock()
 	op.Time = int64(time.Since(r.start))
@@ -45,18 +46,18 @@ func (r *opRecorder) record(op workloads.Op) {
 // invoke records the start of op f through node with the history value.
 func (r *opRecorder) invoke(proc int, node, f string, value map[string]any) {
 	inv, _ := json.Marshal(value)
-	r.record(workloads.Op{Process: workloads.Process{ID: proc}, Type: workloads.Invoke, F: f, Node: node, Value: inv})
+	r.record(history.Op{Process: history.Process{ID: proc}, Type: history.Invoke, F: f, Node: node, Value: inv})
 }
 
 // unknown records an op that got no answer: info (it may have happened),
 // fail for a check (a read changes nothing).
 func (r *opRecorder) unknown(proc int, node, f string, value map[string]any, why string) {
 	inv, _ := json.Marshal(value)
-	typ := workloads.Info
+	typ := history.Info
 	if f == "check" {
-		typ = workloads.Fail
+		typ = history.Fail
 	}
-	r.record(workloads.Op{Process: workloads.Process{ID: proc}, Type: typ, F: f, Node: node, Value: inv, Error: why})
+	r.record(history.Op{Process: history.Process{ID: proc}, Type: typ, F: f, Node: node, Value: inv, Error: why})
 }
 
 // complete records the reply: ok with the reply's fields, fail for a
@@ -66,11 +67,11 @@ func (r *opRecorder) complete(proc int, node, f string, value, reply map[string]
 	for k, v := range value {
 		out[k] = v
 	}
-	typ := workloads.OK
+	typ := history.OK
 	if reply["type"] == "error" {
-		typ = workloads.Fail
+		typ = history.Fail
 		if reply["code"] == float64(0) {
-			typ = workloads.Info
+			typ = history.Info
 		}
 	} else {
 		for _, k := range []string{"primary", "expires_in_ms", "new_expires_in_ms", "remaining_ms", "expired", "token"} {
@@ -80,15 +81,15 @@ func (r *opRecorder) complete(proc int, node, f string, value, reply map[string]
 		}
 	}
 	v, _ := json.Marshal(out)
-	r.record(workloads.Op{Process: workloads.Process{ID: proc}, Type: typ, F: f, Node: node, Value: v})
+	r.record(history.Op{Process: history.Process{ID: proc}, Type: typ, F: f, Node: node, Value: v})
 }
 
 // judge checks the history with the lease checker: valid, and every
 // holding with its own token.
-func (r *opRecorder) judge() workloads.LeaseResult {
+func (r *opRecorder) judge() leasewl.LeaseResult {
 	r.t.Helper()
 	ops := r.w.Ops()
-	res := workloads.CheckLease(ops)
+	res := leasewl.CheckLease(ops)
 	if !res.Valid {
 		r.t.Fatalf("the lease checker judged the history (%s) invalid: %+v %+v", r.file.Name(), res.Violations, res.Problems)
 	}

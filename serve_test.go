@@ -22,7 +22,7 @@ import (
 
 	"chunklease/internal/certs"
 	"chunklease/lease"
-	"chunklease/workloads"
+	leasewl "chunklease/workloads/lease"
 )
 
 // Tests of lease-node serve as users run it: real processes on loopback
@@ -123,8 +123,8 @@ func TestServeRestartWithDefaultBootWait(t *testing.T) {
 func TestServeRestartWithoutBootWaitIsCaught(t *testing.T) {
 	t.Parallel()
 	c, _ := restartMajorityWhileHeld(t, "-boot-wait-ms", "0")
-	res := workloads.CheckLease(c.hist.w.Ops())
-	if res.Valid || len(res.Violations) == 0 || res.Violations[0].Kind != workloads.TwoPrimaries {
+	res := leasewl.CheckLease(c.hist.w.Ops())
+	if res.Valid || len(res.Violations) == 0 || res.Violations[0].Kind != leasewl.TwoPrimaries {
 		t.Fatalf("a restart without the boot wait was judged valid (%d violations): the restart test could not fail", len(res.Violations))
 	}
 }

@@ -11,7 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"chunklease/workloads"
+	"chunklease/history"
+	leasewl "chunklease/workloads/lease"
 )
 
 var (
@@ -45,8 +46,8 @@ var raceEnabled = false
 type outcome struct {
 	sc         scenario
 	ops        int
-	violations []workloads.Violation
-	problems   []workloads.HistoryProblem
+	violations []leasewl.Violation
+	problems   []history.Problem
 	history    []byte
 }
 
@@ -56,17 +57,17 @@ type outcome struct {
 func runSchedule(sc scenario) outcome {
 	w := newWorld(sc)
 	jsonl := w.run()
-	ops, err := workloads.ReadHistory(bytes.NewReader(jsonl))
+	ops, err := history.ReadHistory(bytes.NewReader(jsonl))
 	if err != nil {
-		return outcome{sc: sc, problems: []workloads.HistoryProblem{{Index: -1, Text: "history does not parse: " + err.Error()}}, history: jsonl}
+		return outcome{sc: sc, problems: []history.Problem{{Index: -1, Text: "history does not parse: " + err.Error()}}, history: jsonl}
 	}
 	if sc.master {
 		return masterOutcome(sc, ops, jsonl)
 	}
-	res := workloads.CheckLease(ops)
+	res := leasewl.CheckLease(ops)
 	o := outcome{sc: sc, ops: len(ops), violations: res.Violations, problems: res.Problems, history: jsonl}
 	for _, text := range checkProtectedPromise(ops, res.Holdings, sc.driftPPM) {
-		o.violations = append(o.violations, workloads.Violation{Kind: "protected-promise", Text: text})
+		o.violations = append(o.violations, leasewl.Violation{Kind: "protected-promise", Text: text})
 	}
 	return o
 }

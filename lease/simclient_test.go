@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"chunklease/history"
 	"chunklease/lease"
 	"chunklease/workloads"
 )
@@ -103,7 +104,7 @@ func (c *clients) invoke(worker int, inv workloads.Invocation) {
 	call := &simCall{id: c.callSeq, worker: worker, node: w.route(worker), inv: inv}
 	c.calls[call.id] = call
 	c.workers[worker].call = call
-	w.record(workloads.Op{Process: workloads.Process{ID: c.workers[worker].process}, Type: workloads.Invoke,
+	w.record(history.Op{Process: history.Process{ID: c.workers[worker].process}, Type: history.Invoke,
 		F: inv.F, Node: w.ids[call.node], Value: inv.Value})
 	w.push(event{at: w.now + clientTimeout, kind: evTimeout, call: call.id})
 	body := w.wl.Request(inv)
@@ -231,12 +232,12 @@ func (c *clients) complete(call *simCall, body json.RawMessage) {
 	c.done[call.id] = call
 	wk := &c.workers[call.worker]
 	comp := w.wl.Complete(w.now, call.worker, call.inv, body)
-	if comp.Type == workloads.OK && wk.ppm != 0 {
+	if comp.Type == history.OK && wk.ppm != 0 {
 		comp.Value = scaleAsked(comp.Value, wk.ppm)
 	}
-	w.record(workloads.Op{Process: workloads.Process{ID: wk.process}, Type: comp.Type, F: call.inv.F,
+	w.record(history.Op{Process: history.Process{ID: wk.process}, Type: comp.Type, F: call.inv.F,
 		Node: w.ids[call.node], Value: comp.Value, Error: comp.Error})
-	if comp.Type == workloads.Info {
+	if comp.Type == history.Info {
 		wk.process += w.sc.workers
 	}
 	wk.call = nil

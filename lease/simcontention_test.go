@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"chunklease/workloads"
+	"chunklease/history"
 )
 
 var contention = flag.Bool("contention", false, "print latency figures of the contention scenario (a measurement, not a test)")
@@ -44,8 +44,8 @@ func printContention(t *testing.T, w string, seed uint64, o outcome) {
 		if len(o.violations)+len(o.problems) > 0 {
 			t.Fatalf("seed %d: %d violations", seed, len(o.violations))
 		}
-		ops, _ := workloads.ReadHistory(bytes.NewReader(o.history))
-		pairs, _ := workloads.PairOps(ops)
+		ops, _ := history.ReadHistory(bytes.NewReader(o.history))
+		pairs, _ := history.PairOps(ops)
 		lat := map[string][]float64{}
 		count := map[string]map[string]int{}
 		for _, p := range pairs {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"chunklease/workloads"
+	"chunklease/history"
+	leasewl "chunklease/workloads/lease"
+	"chunklease/workloads/master"
 )
 
 // The master lease under the simulation: the same worlds, faults and
@@ -25,11 +27,11 @@ func drawMasterScenario(seed uint64, weakening string) scenario {
 }
 
 // masterOutcome checks a master history.
-func masterOutcome(sc scenario, ops []workloads.Op, jsonl []byte) outcome {
-	res := workloads.CheckMaster(ops)
+func masterOutcome(sc scenario, ops []history.Op, jsonl []byte) outcome {
+	res := master.CheckMaster(ops)
 	o := outcome{sc: sc, ops: len(ops), problems: res.Problems, history: jsonl}
 	for _, v := range res.Violations {
-		o.violations = append(o.violations, workloads.Violation{Kind: v.Kind, Text: v.Text})
+		o.violations = append(o.violations, leasewl.Violation{Kind: v.Kind, Text: v.Text})
 	}
 	return o
 }

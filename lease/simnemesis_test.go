@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"chunklease/workloads"
+	"chunklease/history"
 )
 
 // partitionShapes are the simulated nemesis targets: Jepsen's symmetric
@@ -100,8 +100,8 @@ func (w *world) grudge() map[string][]string {
 func (w *world) recordNemesis(f string, invoke, done any) {
 	iv, _ := json.Marshal(invoke)
 	dv, _ := json.Marshal(done)
-	w.record(workloads.Op{Process: workloads.NemesisProcess, Type: workloads.Invoke, F: f, Value: iv})
-	w.record(workloads.Op{Process: workloads.NemesisProcess, Type: workloads.Info, F: f, Value: dv})
+	w.record(history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: f, Value: iv})
+	w.record(history.Op{Process: history.NemesisProcess, Type: history.Info, F: f, Value: dv})
 }
 
 // crashSome kills a random running node, or in a storm a random majority

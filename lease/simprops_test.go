@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"chunklease/workloads"
+	"chunklease/history"
+	leasewl "chunklease/workloads/lease"
 )
 
 // Properties the simulation checks beyond the contract's checker, because
@@ -27,11 +28,11 @@ type readValue struct {
 // from the reply, no other server is newly granted the chunk within that
 // time, unless the holder released meanwhile. The bound allows the drift
 // factor and a millisecond of rounding.
-func checkProtectedPromise(history []workloads.Op, holdings []workloads.Holding, driftPPM int64) []string {
-	pairs, _ := workloads.PairOps(history)
+func checkProtectedPromise(ops []history.Op, holdings []leasewl.Holding, driftPPM int64) []string {
+	pairs, _ := history.PairOps(ops)
 	releases := map[string][]int64{} // chunk/server -> release invoke times
 	for _, p := range pairs {
-		if p.Invoke.F == workloads.FRelease {
+		if p.Invoke.F == leasewl.FRelease {
 			var v readValue
 			_ = json.Unmarshal(p.Invoke.Value, &v)
 			releases[v.Chunk+"/"+v.Server] = append(releases[v.Chunk+"/"+v.Server], p.Invoke.Time)
@@ -62,8 +63,8 @@ func checkProtectedPromise(history []workloads.Op, holdings []workloads.Holding,
 // holder it named and the time until which it promised it protected (the
 // reply's time plus the remaining time), shortened by the drift factor
 // and a millisecond.
-func promisedHolder(p workloads.Pair, driftPPM int64) (holder, chunk string, until int64, ok bool) {
-	if p.Completion == nil || p.Completion.Type != workloads.OK {
+func promisedHolder(p history.Pair, driftPPM int64) (holder, chunk string, until int64, ok bool) {
+	if p.Completion == nil || p.Completion.Type != history.OK {
 		return "", "", 0, false
 	}
 	var v readValue
@@ -72,9 +73,9 @@ func promisedHolder(p workloads.Pair, driftPPM int64) (holder, chunk string, unt
 	}
 	var ms int64
 	switch {
-	case p.Invoke.F == workloads.FCheck && v.Expired != nil && !*v.Expired && v.RemainingMs != nil:
+	case p.Invoke.F == leasewl.FCheck && v.Expired != nil && !*v.Expired && v.RemainingMs != nil:
 		ms = *v.RemainingMs
-	case p.Invoke.F == workloads.FGrant && *v.Primary != v.Server && v.ExpiresInMs != nil:
+	case p.Invoke.F == leasewl.FGrant && *v.Primary != v.Server && v.ExpiresInMs != nil:
 		ms = *v.ExpiresInMs
 	default:
 		return "", "", 0, false

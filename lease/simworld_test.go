@@ -7,8 +7,11 @@ import (
 	"strconv"
 	"time"
 
+	"chunklease/history"
 	"chunklease/lease"
 	"chunklease/workloads"
+	leasewl "chunklease/workloads/lease"
+	"chunklease/workloads/master"
 )
 
 // The simulated world: one virtual real-time clock, a heap of timed
@@ -119,7 +122,7 @@ type world struct {
 	remote   []bool   // remote[i]: node i sits at the remote site (simsites_test.go)
 
 	wl      workloads.Workload
-	hist    *workloads.Writer
+	hist    *history.Writer
 	buf     bytes.Buffer
 	clients clients
 	pollAt  time.Duration
@@ -127,7 +130,7 @@ type world struct {
 
 func newWorld(sc scenario) *world {
 	w := &world{sc: sc, rng: rand.New(rand.NewPCG(sc.seed, 0xface)), pollAt: -1, slow: -1}
-	w.hist = workloads.NewWriter(&w.buf)
+	w.hist = history.NewWriter(&w.buf)
 	w.remote = remoteSite(sc)
 	for i := range sc.nodes {
 		w.ids = append(w.ids, "n"+strconv.Itoa(i+1))
@@ -142,9 +145,9 @@ func newWorld(sc scenario) *world {
 		w.nodes = append(w.nodes, &simNode{id: w.ids[i], wakeAt: -1, wallSkew: skew})
 	}
 	if sc.master {
-		w.wl = workloads.NewMaster(workloads.MasterOptions{Rate: sc.rate}, int64(sc.seed))
+		w.wl = master.NewMaster(master.MasterOptions{Rate: sc.rate}, int64(sc.seed))
 	} else {
-		w.wl = workloads.NewLease(workloads.LeaseOptions{Servers: sc.servers, Chunks: sc.chunks,
+		w.wl = leasewl.NewLease(leasewl.LeaseOptions{Servers: sc.servers, Chunks: sc.chunks,
 			LeaseMs: sc.leaseMs, Rate: sc.rate, Workers: sc.workers}, int64(sc.seed))
 	}
 	w.clients = newClients(w)
@@ -364,7 +367,7 @@ func (w *world) arrive(e event) {
 	}
 }
 
-func (w *world) record(op workloads.Op) {
+func (w *world) record(op history.Op) {
 	op.Time = int64(w.now)
 	if _, err := w.hist.Append(op); err != nil {
 		panic(err)

@@ -6,7 +6,7 @@
 # clients; plus one mixed run (16 clients, each chunk granted, renewed,
 # checked and released in turn). Every run: 3 nodes, zero latency, no
 # faults, 2000 measured ops over 1000 chunks (-w lease-bench; warm-up and
-# reset ops are not measured, see workloads/leasebench.go). Prints ONE
+# reset ops are not measured, see workloads/leasebench). Prints ONE
 # Markdown table: ok ops per second over the measured phases and p50, p90,
 # p99 and max latency per op type, computed from each run's history.
 #

@@ -22,6 +22,12 @@
 #     a fixed seed with 8 s leases;
 #   - bad arguments (254) and a node that is not a lease node (255).
 # About 3.5 minutes on 2 cores.
+#
+# HARNESS_SEED=S gives every run --seed S (a run that names its own seed
+# keeps it), so that two trees can be compared on the same schedules
+# (scripts/compare_stores.sh); MAELSTROM and LEASE_NODE use prebuilt
+# binaries instead of building these from the tree; HARNESS_STORE puts
+# the runs elsewhere than store/checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,17 +35,19 @@ bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 # The runs stay in store/checks/ (ignored by git), so the report paths
 # printed below stay valid after the script ends.
-store=store/checks
+store=${HARNESS_STORE:-store/checks}
 rm -rf "$store" && mkdir -p "$store"
-go build -o "$bin/maelstrom" ./maelstrom/cmd/maelstrom
-go build -o "$bin/lease-node" .
+if [ -n "${MAELSTROM:-}" ]; then cp "$MAELSTROM" "$bin/maelstrom"; else go build -o "$bin/maelstrom" ./maelstrom/cmd/maelstrom; fi
+if [ -n "${LEASE_NODE:-}" ]; then cp "$LEASE_NODE" "$bin/lease-node"; else go build -o "$bin/lease-node" .; fi
+seed_args=()
+[ -z "${HARNESS_SEED:-}" ] || seed_args=(--seed "$HARNESS_SEED")
 
 # expect STATUS NAME ARGS...: run the harness and require exit STATUS.
 expect() {
   local want=$1 name=$2; shift 2
   printf -- '--- %s\n' "$name"
   set +e
-  "$bin/maelstrom" test --bin "$bin/lease-node" --store "$store/$name" "$@" > "$store/$name.log" 2>&1
+  "$bin/maelstrom" test --bin "$bin/lease-node" --store "$store/$name" "${seed_args[@]}" "$@" > "$store/$name.log" 2>&1
   local got=$?
   set -e
   tail -n 6 "$store/$name.log"

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"chunklease/history"
 )
 
 // errorCode is one row of Maelstrom's error table (maelstrom-spec A.6).
@@ -45,7 +47,7 @@ type errorBody struct {
 // in the table has a name; anything else (missing, >= 1000, 11.0, "11")
 // is "unknown" and indefinite.
 func ErrorName(code json.RawMessage) (name string, definite bool) {
-	n, ok := jsonInt(code)
+	n, ok := JSONInt(code)
 	if !ok {
 		return "unknown", false
 	}
@@ -66,7 +68,7 @@ func ErrorName(code json.RawMessage) (name string, definite bool) {
 func ClassifyError(body json.RawMessage, idempotent bool) (typ, errText string) {
 	var eb errorBody
 	if err := json.Unmarshal(body, &eb); err != nil {
-		return Info, fmt.Sprintf("malformed-error-reply: %v", err)
+		return history.Info, fmt.Sprintf("malformed-error-reply: %v", err)
 	}
 	name, definite := ErrorName(eb.Code)
 	errText = name
@@ -81,30 +83,30 @@ func ClassifyError(body json.RawMessage, idempotent bool) (typ, errText string) 
 		errText += " (code " + code + ")"
 	}
 	if definite || idempotent {
-		return Fail, errText
+		return history.Fail, errText
 	}
-	return Info, errText
+	return history.Info, errText
 }
 
 // ClassifyTimeout is the completion type of an op that got no reply: it
 // may have happened, so info, unless it is idempotent (then fail).
 func ClassifyTimeout(idempotent bool) (typ, errText string) {
 	if idempotent {
-		return Fail, TimeoutError
+		return history.Fail, TimeoutError
 	}
-	return Info, TimeoutError
+	return history.Info, TimeoutError
 }
 
 // errorCompletion handles the two replies every workload treats alike: no
 // reply (nil: a timeout) and an error body. It returns ok=false when the
 // reply is something else, for the workload to validate. The completion of
 // a failed or unknown op carries the invoke's value, as in Jepsen.
-func errorCompletion(inv Invocation, reply json.RawMessage, idempotent bool) (Completion, bool) {
+func ErrorCompletion(inv Invocation, reply json.RawMessage, idempotent bool) (Completion, bool) {
 	if reply == nil {
 		typ, text := ClassifyTimeout(idempotent)
 		return Completion{Type: typ, Value: inv.Value, Error: text}, true
 	}
-	if replyType(reply) != "error" {
+	if ReplyType(reply) != "error" {
 		return Completion{}, false
 	}
 	typ, text := ClassifyError(reply, idempotent)
@@ -113,12 +115,12 @@ func errorCompletion(inv Invocation, reply json.RawMessage, idempotent bool) (Co
 
 // malformedReply is the info completion of a reply that breaks its schema:
 // the node may or may not have done the op, so the outcome is unknown.
-func malformedReply(inv Invocation, problem string) Completion {
-	return Completion{Type: Info, Value: inv.Value, Error: "malformed-rpc-response: " + problem}
+func MalformedReply(inv Invocation, problem string) Completion {
+	return Completion{Type: history.Info, Value: inv.Value, Error: "malformed-rpc-response: " + problem}
 }
 
 // replyType returns the body's "type" when it is a string, else "".
-func replyType(body json.RawMessage) string {
+func ReplyType(body json.RawMessage) string {
 	var b struct {
 		Type json.RawMessage `json:"type"`
 	}
@@ -147,11 +149,32 @@ func errorText(raw json.RawMessage) string {
 }
 
 // jsonInt reads a JSON integer literal: 11 yes; 11.0, 1e1, "11", null no.
-func jsonInt(raw json.RawMessage) (int64, bool) {
+func JSONInt(raw json.RawMessage) (int64, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.ContainsAny(raw, ".eE\"") {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	return n, err == nil
+}
+
+// OrMissing shows a raw field in an error text: "missing" when absent.
+func OrMissing(raw json.RawMessage) string {
+	if raw == nil {
+		return "missing"
+	}
+	return string(raw)
+}
+
+// RawString decodes a raw JSON string value; null, absent or another type
+// is not a string.
+func RawString(raw json.RawMessage) (string, bool) {
+	if tok, end, ok := history.ScanString(raw, 0); ok && end == len(raw) {
+		return string(tok[1 : len(tok)-1]), true
+	}
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"chunklease/history"
 )
 
 // Fault kinds, as the report pictures shade them.
@@ -48,13 +50,13 @@ type Fault struct {
 // Nodes are read from any string in the op values that names a node of
 // the history (ops' node fields, grudge keys), so the exact value layout
 // of kill and pause ops does not matter.
-func Faults(history []Op) []Fault {
-	return faultsOf(history, historyNodes(history))
+func Faults(ops []history.Op) []Fault {
+	return faultsOf(ops, historyNodes(ops))
 }
 
 // FaultsOf is Faults for a history read back from disk: its nemesis ops,
 // in order, and the node names its client ops carry.
-func FaultsOf(nemesis []Op, clientNodes []string) []Fault {
+func FaultsOf(nemesis []history.Op, clientNodes []string) []Fault {
 	nodes := historyNodes(nemesis)
 	for _, n := range clientNodes {
 		nodes[n] = true
@@ -64,14 +66,14 @@ func FaultsOf(nemesis []Op, clientNodes []string) []Fault {
 
 // faultsOf reads the nemesis ops of history (others are skipped) with the
 // node names nodes.
-func faultsOf(history []Op, nodes map[string]bool) []Fault {
+func faultsOf(ops []history.Op, nodes map[string]bool) []Fault {
 	var out []Fault
 	open := map[string][]int{} // kind -> indices in out still in force
 	var last struct {
 		f     string
 		ended []int
 	}
-	for _, op := range history {
+	for _, op := range ops {
 		spec, ok := faultOps[op.F]
 		if !op.Process.Nemesis || !ok {
 			continue
@@ -103,9 +105,9 @@ func faultsOf(history []Op, nodes map[string]bool) []Fault {
 }
 
 // historyNodes are the node ids the history names.
-func historyNodes(history []Op) map[string]bool {
+func historyNodes(ops []history.Op) map[string]bool {
 	nodes := map[string]bool{}
-	for _, op := range history {
+	for _, op := range ops {
 		if op.Node != "" {
 			nodes[op.Node] = true
 		}
@@ -137,7 +139,7 @@ func (f *Fault) addValue(raw json.RawMessage, nodes map[string]bool) {
 			f.Nodes = append(f.Nodes, s)
 		}
 	}
-	slices.SortFunc(f.Nodes, compareNatural)
+	slices.SortFunc(f.Nodes, CompareNatural)
 	f.Detail = f.Kind + " " + strings.Join(f.Nodes, " ")
 }
 
@@ -203,7 +205,7 @@ func DescribeGrudge(g map[string][]string) (shape string, cut []string) {
 			all = appendNew(all, s)
 		}
 	}
-	slices.SortFunc(all, compareNatural)
+	slices.SortFunc(all, CompareNatural)
 	groups := groupByDrops(all, g)
 	if isCleanSplit(groups, g) && len(groups) > 1 {
 		parts := make([]string, len(groups))
@@ -220,7 +222,7 @@ func DescribeGrudge(g map[string][]string) (shape string, cut []string) {
 		if len(cut) == 0 { // an even split: both sides are cut off
 			cut = slices.Clone(all)
 		}
-		slices.SortFunc(cut, compareNatural)
+		slices.SortFunc(cut, CompareNatural)
 		return strings.Join(parts, " | "), cut
 	}
 	if len(groups) == 1 && len(g[all[0]]) == 0 {
@@ -230,7 +232,7 @@ func DescribeGrudge(g map[string][]string) (shape string, cut []string) {
 	for _, n := range all {
 		if srcs := g[n]; len(srcs) > 0 {
 			s := slices.Clone(srcs)
-			slices.SortFunc(s, compareNatural)
+			slices.SortFunc(s, CompareNatural)
 			lines = append(lines, fmt.Sprintf("%s drops %s", n, strings.Join(s, " ")))
 			cut = append(cut, n)
 		}

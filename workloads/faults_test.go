@@ -5,26 +5,28 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"chunklease/history"
 )
 
-func nemesisOp(ms int64, typ, f, value string) Op {
-	return Op{Time: ms * 1e6, Process: NemesisProcess, Type: typ, F: f, Value: json.RawMessage(value)}
+func nemesisOp(ms int64, typ, f, value string) history.Op {
+	return history.Op{Time: ms * 1e6, Process: history.NemesisProcess, Type: typ, F: f, Value: json.RawMessage(value)}
 }
 
 // TestFaults reads partitions, kills and pauses, each written as an
 // invoke and a completion, into periods with the nodes affected.
 func TestFaults(t *testing.T) {
-	h := []Op{
-		{Time: 0, Process: Process{ID: 0}, Type: Invoke, F: FCheck, Node: "n0", Value: json.RawMessage(`{}`)},
-		nemesisOp(100, Info, StartPartition, `"majority"`),
-		nemesisOp(101, Info, StartPartition, `["isolated",{"n0":["n2","n3","n4"],"n1":["n2","n3","n4"],"n2":["n0","n1"],"n3":["n0","n1"],"n4":["n0","n1"]}]`),
-		nemesisOp(200, Info, "kill", `null`),
-		nemesisOp(201, Info, "kill", `["n3"]`),
-		nemesisOp(300, Info, StopPartition, `null`),
-		nemesisOp(301, Info, StopPartition, `"network-healed"`),
-		nemesisOp(400, Info, "start", `null`),
-		nemesisOp(402, Info, "start", `{"n3":"started"}`),
-		nemesisOp(500, Info, "pause", `{"n1":"paused","n4":"paused"}`),
+	h := []history.Op{
+		{Time: 0, Process: history.Process{ID: 0}, Type: history.Invoke, F: "check", Node: "n0", Value: json.RawMessage(`{}`)},
+		nemesisOp(100, history.Info, StartPartition, `"majority"`),
+		nemesisOp(101, history.Info, StartPartition, `["isolated",{"n0":["n2","n3","n4"],"n1":["n2","n3","n4"],"n2":["n0","n1"],"n3":["n0","n1"],"n4":["n0","n1"]}]`),
+		nemesisOp(200, history.Info, "kill", `null`),
+		nemesisOp(201, history.Info, "kill", `["n3"]`),
+		nemesisOp(300, history.Info, StopPartition, `null`),
+		nemesisOp(301, history.Info, StopPartition, `"network-healed"`),
+		nemesisOp(400, history.Info, "start", `null`),
+		nemesisOp(402, history.Info, "start", `{"n3":"started"}`),
+		nemesisOp(500, history.Info, "pause", `{"n1":"paused","n4":"paused"}`),
 	}
 	got := Faults(h)
 	want := []Fault{

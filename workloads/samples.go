@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// maxExactSamples bounds the samples a sampleSet keeps one by one: 8 MiB
+// maxExactSamples bounds the samples a SampleSet keeps one by one: 8 MiB
 // of float64 per figure. A run at 2000 ops/s stays below it for about ten
 // minutes per op type.
 const maxExactSamples = 1 << 20
@@ -14,13 +14,13 @@ const maxExactSamples = 1 << 20
 // bucket: buckets are 2^-10 wide relative to their value (0.1 %).
 const histogramShift = 52 - 10
 
-// sampleSet gathers non-negative samples (milliseconds) for nearest-rank
+// SampleSet gathers non-negative samples (milliseconds) for nearest-rank
 // percentiles in bounded memory. Up to its limit (maxExactSamples) it keeps
 // every sample and its percentiles are exact; past it, it counts samples
 // in a log histogram instead, and a percentile is the middle of the
 // bucket holding that rank, within 0.05 % of the exact one (count and
 // max stay exact).
-type sampleSet struct {
+type SampleSet struct {
 	exact []float64
 	hist  map[uint64]int64 // bucket -> samples; nil while exact
 	n     int
@@ -28,7 +28,7 @@ type sampleSet struct {
 	limit int // 0: maxExactSamples (tests shrink it)
 }
 
-func (s *sampleSet) add(v float64) {
+func (s *SampleSet) Add(v float64) {
 	s.n++
 	s.max = max(s.max, v)
 	if s.hist == nil {
@@ -41,7 +41,7 @@ func (s *sampleSet) add(v float64) {
 	s.hist[bucketOf(v)]++
 }
 
-func (s *sampleSet) cap() int {
+func (s *SampleSet) cap() int {
 	if s.limit > 0 {
 		return s.limit
 	}
@@ -49,10 +49,10 @@ func (s *sampleSet) cap() int {
 }
 
 // merge adds every sample of o.
-func (s *sampleSet) merge(o *sampleSet) {
+func (s *SampleSet) Merge(o *SampleSet) {
 	if o.hist == nil {
 		for _, v := range o.exact {
-			s.add(v)
+			s.Add(v)
 		}
 		return
 	}
@@ -66,7 +66,7 @@ func (s *sampleSet) merge(o *sampleSet) {
 	s.max = max(s.max, o.max)
 }
 
-func (s *sampleSet) toHistogram() {
+func (s *SampleSet) toHistogram() {
 	s.hist = map[uint64]int64{}
 	for _, v := range s.exact {
 		s.hist[bucketOf(v)]++
@@ -86,9 +86,9 @@ func bucketMiddle(b uint64) float64 {
 }
 
 // percentiles are the nearest-rank percentiles (see percentiles).
-func (s *sampleSet) percentiles() Percentiles {
+func (s *SampleSet) Percentiles() Percentiles {
 	if s.hist == nil {
-		return percentiles(s.exact)
+		return PercentilesOf(s.exact)
 	}
 	buckets := make([]uint64, 0, len(s.hist))
 	for b := range s.hist {
@@ -109,4 +109,4 @@ func (s *sampleSet) percentiles() Percentiles {
 }
 
 // median is the nearest-rank median; 0 without samples.
-func (s *sampleSet) median() float64 { return s.percentiles().P50 }
+func (s *SampleSet) Median() float64 { return s.Percentiles().P50 }

@@ -10,31 +10,31 @@ import (
 // zero, or nothing left to do).
 const Never = time.Duration(math.MaxInt64)
 
-// stagger is Jepsen's gen/stagger with explicit time: the first op is due
+// Stagger is Jepsen's gen/stagger with explicit time: the first op is due
 // at time 0 and each op makes the next one due a uniform random gap in
 // [0, 2/rate) after the time it was actually emitted, so a late op (every
 // worker busy) pushes the schedule back instead of causing a burst. One
 // stagger is shared by all workers, as in Maelstrom.
-type stagger struct {
+type Stagger struct {
 	gapMax time.Duration // 2/rate; the mean gap is 1/rate
 	nextAt time.Duration // when the next op is due; Never when rate is 0
 }
 
-func newStagger(ratePerSec float64) stagger {
+func NewStagger(ratePerSec float64) Stagger {
 	if ratePerSec <= 0 {
-		return stagger{nextAt: Never}
+		return Stagger{nextAt: Never}
 	}
 	gapMax := time.Duration(2 * float64(time.Second) / ratePerSec)
-	return stagger{gapMax: gapMax, nextAt: 0}
+	return Stagger{gapMax: gapMax, nextAt: 0}
 }
 
-// due reports whether an op is due at now.
-func (s *stagger) due(now time.Duration) bool {
+// Due reports whether an op is due at now.
+func (s *Stagger) Due(now time.Duration) bool {
 	return s.nextAt != Never && now >= s.nextAt
 }
 
-// fire records that an op was emitted at now and draws the next gap.
-func (s *stagger) fire(now time.Duration, rng *rand.Rand) {
+// Fire records that an op was emitted at now and draws the next gap.
+func (s *Stagger) Fire(now time.Duration, rng *rand.Rand) {
 	var gap time.Duration
 	if s.gapMax > 0 {
 		gap = time.Duration(rng.Int64N(int64(s.gapMax)))
@@ -42,7 +42,10 @@ func (s *stagger) fire(now time.Duration, rng *rand.Rand) {
 	s.nextAt = now + gap
 }
 
-// newRand returns the workload's deterministic random source for a seed.
-func newRand(seed int64) *rand.Rand {
+// NextAt is when the next op is due; Never when the rate is 0.
+func (s *Stagger) NextAt() time.Duration { return s.nextAt }
+
+// NewRand returns the workload's deterministic random source for a seed.
+func NewRand(seed int64) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(seed), 0x6c65617365)) // second word: "lease"
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"chunklease/history"
 )
 
 // Nemesis f values (Jepsen's): partitions, and the process faults.
@@ -25,17 +27,17 @@ type Interval struct {
 }
 
 // contains reports whether t is in [StartNs, EndNs).
-func (iv Interval) contains(t int64) bool { return iv.StartNs <= t && t < iv.EndNs }
+func (iv Interval) Contains(t int64) bool { return iv.StartNs <= t && t < iv.EndNs }
 
 // Partitions returns the intervals during which the network was
 // partitioned: from a start-partition op to the next stop-partition op.
 // When the nemesis writes both an invoke and a completion for a step, the
 // later one (the completion) counts: the partition is in force from the
 // moment the nemesis finished installing it until it finished healing it.
-func Partitions(history []Op) []Interval {
+func Partitions(ops []history.Op) []Interval {
 	var out []Interval
 	open := false
-	for _, op := range history {
+	for _, op := range ops {
 		if !op.Process.Nemesis {
 			continue
 		}
@@ -73,10 +75,10 @@ func (st NemesisStep) Completed() bool { return st.DoneNs != math.MaxInt64 }
 
 // NemesisSteps pairs the nemesis ops of a history (its nemesis ops alone
 // will do).
-func NemesisSteps(history []Op) []NemesisStep {
+func NemesisSteps(ops []history.Op) []NemesisStep {
 	var steps []NemesisStep
 	pending := false
-	for _, op := range history {
+	for _, op := range ops {
 		if !op.Process.Nemesis {
 			continue
 		}
@@ -117,12 +119,12 @@ func processDown(steps []NemesisStep, begin, end string) []Interval {
 // node not yet resumed. Each fault counts from the completion of the op
 // that caused it to the completion of the op that healed it; overlapping
 // faults merge into one interval.
-func FaultIntervals(history []Op) []Interval {
-	steps := NemesisSteps(history)
-	all := Partitions(history)
+func FaultIntervals(ops []history.Op) []Interval {
+	steps := NemesisSteps(ops)
+	all := Partitions(ops)
 	all = append(all, processDown(steps, NemesisKill, NemesisStart)...)
 	all = append(all, processDown(steps, NemesisPause, NemesisResume)...)
-	return uniteSpans(all)
+	return UniteSpans(all)
 }
 
 // Heal is a nemesis op that ended a fault in force: a stop-partition
@@ -134,10 +136,10 @@ type Heal struct {
 }
 
 // Heals lists the heal ops of a history in order.
-func Heals(history []Op) []Heal {
+func Heals(ops []history.Op) []Heal {
 	var out []Heal
 	partitioned := false
-	for _, st := range NemesisSteps(history) {
+	for _, st := range NemesisSteps(ops) {
 		healed := false
 		switch st.F {
 		case StartPartition:
@@ -160,10 +162,10 @@ type Stats struct {
 	Availability      Availability           `json:"availability"`
 	LatencyMs         map[string]Percentiles `json:"latency_ms"` // per f, ok ops only
 	Partitions        []Interval             `json:"partitions"`
-	FaultIntervals    []Interval             `json:"fault_intervals"`    // some fault in force (FaultIntervals)
-	Messages          int                    `json:"messages"`           // network messages, from the harness
-	ClientInvocations int                    `json:"client_invocations"` // client invoke ops
-	MessagesPerOp     float64                `json:"messages_per_op"`    // messages / invocations; 0 without invocations
+	FaultIntervals    []Interval             `json:"fault_intervals"`           // some fault in force (FaultIntervals)
+	Messages          *int                   `json:"messages,omitempty"`        // network messages, from the harness; nil when not counted
+	ClientInvocations int                    `json:"client_invocations"`        // client invoke ops
+	MessagesPerOp     *float64               `json:"messages_per_op,omitempty"` // messages / invocations; 0 without invocations; nil when not counted
 }
 
 // Availability is the ok fraction of client ops, overall and split by
@@ -200,39 +202,43 @@ type Percentiles struct {
 	Max   float64 `json:"max"`
 }
 
+// UnknownMessages stands for the message count of a network that does
+// not count messages (statistics then have no messages per op).
+const UnknownMessages = -1
+
 // ComputeStats derives the generic statistics from a history and the
-// network's message count.
-func ComputeStats(history []Op, messages int) Stats {
-	b := newStatsBuilder(history)
-	pairs, _ := PairOps(history)
+// network's message count (UnknownMessages when not counted).
+func ComputeStats(ops []history.Op, messages int) Stats {
+	b := NewStatsBuilder(ops)
+	pairs, _ := history.PairOps(ops)
 	for _, p := range pairs {
-		b.add(p)
+		b.Add(p)
 	}
-	return b.result(messages)
+	return b.Result(messages)
 }
 
-// statsBuilder computes Stats from the pairs of a history, one at a time,
-// in memory that does not grow with the history (sampleSet): the
+// StatsBuilder computes Stats from the pairs of a history, one at a time,
+// in memory that does not grow with the history (SampleSet): the
 // nemesis ops, which fix the partitions and faults, come first.
-type statsBuilder struct {
+type StatsBuilder struct {
 	parts, faults                               []Interval
 	overall, inPart, outPart, inFault, outFault OKFractions
-	latencies                                   map[string]*sampleSet // per f, ok ops, in ms
+	latencies                                   map[string]*SampleSet // per f, ok ops, in ms
 	invocations                                 int
 }
 
-// newStatsBuilder reads the partitions and faults from the nemesis ops
+// NewStatsBuilder reads the partitions and faults from the nemesis ops
 // of history (other ops are ignored).
-func newStatsBuilder(history []Op) *statsBuilder {
-	return &statsBuilder{parts: Partitions(history), faults: FaultIntervals(history),
+func NewStatsBuilder(ops []history.Op) *StatsBuilder {
+	return &StatsBuilder{parts: Partitions(ops), faults: FaultIntervals(ops),
 		overall: newOKFractions(), inPart: newOKFractions(), outPart: newOKFractions(),
-		inFault: newOKFractions(), outFault: newOKFractions(), latencies: map[string]*sampleSet{}}
+		inFault: newOKFractions(), outFault: newOKFractions(), latencies: map[string]*SampleSet{}}
 }
 
 // add counts one client op (an invocation, its completion if any).
-func (b *statsBuilder) add(p Pair) {
+func (b *StatsBuilder) Add(p history.Pair) {
 	b.invocations++
-	ok := p.Completion != nil && p.Completion.Type == OK
+	ok := p.Completion != nil && p.Completion.Type == history.OK
 	f := p.Invoke.F
 	b.overall.add(f, ok)
 	split(b.parts, p.Invoke.Time, &b.inPart, &b.outPart).add(f, ok)
@@ -240,31 +246,35 @@ func (b *statsBuilder) add(p Pair) {
 	if ok {
 		l := b.latencies[f]
 		if l == nil {
-			l = &sampleSet{}
+			l = &SampleSet{}
 			b.latencies[f] = l
 		}
-		l.add(nsToMs(p.Completion.Time - p.Invoke.Time))
+		l.Add(NsToMs(p.Completion.Time - p.Invoke.Time))
 	}
 }
 
 // result is the statistics of the pairs added so far.
-func (b *statsBuilder) result(messages int) Stats {
-	s := Stats{Partitions: nonNilSlice(b.parts), FaultIntervals: nonNilSlice(b.faults), Messages: messages, ClientInvocations: b.invocations}
-	if b.invocations > 0 {
-		s.MessagesPerOp = float64(messages) / float64(b.invocations)
+func (b *StatsBuilder) Result(messages int) Stats {
+	s := Stats{Partitions: NonNil(b.parts), FaultIntervals: NonNil(b.faults), ClientInvocations: b.invocations}
+	if messages != UnknownMessages {
+		perOp := 0.0
+		if b.invocations > 0 {
+			perOp = float64(messages) / float64(b.invocations)
+		}
+		s.Messages, s.MessagesPerOp = &messages, &perOp
 	}
 	s.Availability = Availability{b.overall.done(), b.inPart.done(), b.outPart.done(), b.inFault.done(), b.outFault.done()}
 	s.LatencyMs = map[string]Percentiles{}
 	for f, l := range b.latencies {
-		s.LatencyMs[f] = l.percentiles()
+		s.LatencyMs[f] = l.Percentiles()
 	}
 	return s
 }
 
 // inAny reports whether t lies in one of the intervals.
-func inAny(ivs []Interval, t int64) bool {
+func InAny(ivs []Interval, t int64) bool {
 	for _, iv := range ivs {
-		if iv.contains(t) {
+		if iv.Contains(t) {
 			return true
 		}
 	}
@@ -273,7 +283,7 @@ func inAny(ivs []Interval, t int64) bool {
 
 // split returns inside when t lies in one of the intervals, else outside.
 func split(ivs []Interval, t int64, inside, outside *OKFractions) *OKFractions {
-	if inAny(ivs, t) {
+	if InAny(ivs, t) {
 		return inside
 	}
 	return outside
@@ -311,20 +321,20 @@ func (o OKFraction) withFraction() OKFraction {
 	return o
 }
 
-// percentiles uses the nearest-rank method: the p-th percentile of n
+// PercentilesOf uses the nearest-rank method: the p-th percentile of n
 // sorted samples is sample ceil(p*n) (1-based).
-func percentiles(samples []float64) Percentiles {
+func PercentilesOf(samples []float64) Percentiles {
 	if len(samples) == 0 {
 		return Percentiles{}
 	}
 	s := slices.Clone(samples)
 	sort.Float64s(s)
-	return Percentiles{Count: len(s), P50: nearestRank(s, 0.50), P95: nearestRank(s, 0.95), P99: nearestRank(s, 0.99), Max: s[len(s)-1]}
+	return Percentiles{Count: len(s), P50: NearestRank(s, 0.50), P95: NearestRank(s, 0.95), P99: NearestRank(s, 0.99), Max: s[len(s)-1]}
 }
 
 // nearestRank is the q-quantile of sorted samples (sample ceil(q*n),
 // 1-based); 0 without samples.
-func nearestRank(sorted []float64, q float64) float64 {
+func NearestRank(sorted []float64, q float64) float64 {
 	if len(sorted) == 0 {
 		return 0
 	}
@@ -332,4 +342,13 @@ func nearestRank(sorted []float64, q float64) float64 {
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
-func nsToMs(ns int64) float64 { return float64(ns) / 1e6 }
+// NsToMs is a duration in nanoseconds in milliseconds.
+func NsToMs(ns int64) float64 { return float64(ns) / 1e6 }
+
+// NonNil is s, or an empty slice for nil, so JSON shows [] not null.
+func NonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -3,6 +3,8 @@ package workloads
 import (
 	"encoding/json"
 	"time"
+
+	"chunklease/history"
 )
 
 // Workload is one Maelstrom-style workload: a pure generator of client
@@ -28,7 +30,7 @@ type Workload interface {
 	// into the completion op and lets the generator learn the outcome.
 	Complete(now time.Duration, worker int, inv Invocation, reply json.RawMessage) Completion
 	// Check judges a whole history (client and nemesis ops, in index order).
-	Check(history []Op) Result
+	Check(ops []history.Op) Result
 }
 
 // Invocation is what a generator asks a client to do.
@@ -51,21 +53,13 @@ type Result struct {
 	Details any
 }
 
-// Reporter is implemented by workloads that write extra report files
-// (the lease timeline). The harness calls Report after checking, with the
-// run's store directory, the whole history and the checker's result; an
-// error is reported but does not change the verdict.
-type Reporter interface {
-	Report(dir string, history []Op, res Result) error
-}
-
 // StatsReporter is implemented by workloads that add statistics to
 // results.json (availability, latency, failover, messages per op). The
 // harness calls Stats after checking, with the history, the checker's
 // result (so nothing is checked twice) and the number of network messages
 // it carried, and stores the value under "workload_stats".
 type StatsReporter interface {
-	Stats(history []Op, res Result, messages int) any
+	Stats(ops []history.Op, res Result, messages int) any
 }
 
 // Finisher is implemented by workloads with a final phase, as
@@ -77,6 +71,13 @@ type StatsReporter interface {
 // A workload without final ops has no final phase (Maelstrom's echo).
 type Finisher interface {
 	FinalOps() []Invocation
+}
+
+// Focuser is implemented by workloads judged in memory (without an
+// Analyzer) whose checker names violations: Focus is the violation a
+// picture should zoom in on first (the message diagram), nil for none.
+type Focuser interface {
+	Focus(ops []history.Op, res Result) *Focus
 }
 
 // LeaseBounded is implemented by workloads whose nodes hold leases of a
@@ -119,17 +120,3 @@ func HasNodeLeases(w Workload) bool {
 	_, ok := w.(NodeLeased)
 	return ok
 }
-
-// Compile-time checks that the workloads implement what the harness
-// looks for.
-var (
-	_ Workload      = (*Echo)(nil)
-	_ Workload      = (*Lease)(nil)
-	_ StatsReporter = (*Echo)(nil)
-	_ StatsReporter = (*Lease)(nil)
-	_ Reporter      = (*Lease)(nil)
-	_ Finisher      = (*Lease)(nil)
-	_ LeaseBounded  = (*Lease)(nil)
-	_ Workload      = (*Master)(nil)
-	_ NodeLeased    = (*Master)(nil)
-)

@@ -6,16 +6,17 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"time"
 
+	"chunklease/history"
+	"chunklease/report"
 	"chunklease/workloads"
 )
 
 // The analysis reads history.jsonl back from disk (the run kept none of
 // it in memory) and judges it in memory that does not grow with the run:
-// workloads.ReadBack streams the ops, the harness's own figures are sums
-// (opTally) and bounded pictures (perfData), and a workload that
+// history.ReadBack streams the ops, the harness's own figures are sums
+// (opTally) and bounded pictures (report.PerfData), and a workload that
 // implements workloads.Analyzer judges it op by op, spilling what it must
 // keep to disk (the lease workload checks chunks on every core).
 
@@ -24,9 +25,9 @@ const historyFile = "history.jsonl"
 
 // analysis is what reading the history back gave.
 type analysis struct {
-	facts    workloads.HistoryFacts
+	facts    history.Facts
 	tally    *opTally
-	perf     *perfData
+	perf     *report.PerfData
 	judged   *workloads.Analyzed // nil when the workload was not judged
 	readErr  error               // the history could not be read back
 	judgeErr error               // the workload's analysis failed
@@ -37,7 +38,7 @@ type analysis struct {
 // workload without workloads.Analyzer is judged from the history held in
 // memory, as simulations do.
 func (r *runner) readBack(judge bool, end time.Duration) *analysis {
-	an := &analysis{tally: &opTally{byF: map[string]FStats{}}, perf: newPerfData(end)}
+	an := &analysis{tally: &opTally{byF: map[string]report.FStats{}}, perf: report.NewPerfData(end)}
 	streamed, isAnalyzer := r.o.Workload.(workloads.Analyzer)
 	var wa workloads.Analysis
 	path := filepath.Join(r.dir, historyFile)
@@ -50,8 +51,8 @@ func (r *runner) readBack(judge bool, end time.Duration) *analysis {
 				panic(p) // judge reports it
 			}
 		}()
-		an.facts, an.readErr = workloads.ReadBack(path, func(nemesis []workloads.Op) ([]workloads.PairSink, error) {
-			sinks := []workloads.PairSink{an.tally, perfSink{an.perf}}
+		an.facts, an.readErr = history.ReadBack(path, func(nemesis []history.Op) ([]history.PairSink, error) {
+			sinks := []history.PairSink{an.tally, an.perf}
 			if !judge || !isAnalyzer {
 				return sinks, nil
 			}
@@ -79,8 +80,8 @@ func (r *runner) readBack(judge bool, end time.Duration) *analysis {
 var errNotJudged = errors.New("not judged")
 
 // analysisEnv is what the workload's analysis is told before the first op.
-func (r *runner) analysisEnv(path string, nemesis []workloads.Op) workloads.AnalysisEnv {
-	env := workloads.AnalysisEnv{Dir: r.dir, Nemesis: nemesis, Messages: int(r.net.Stats().All.MsgCount),
+func (r *runner) analysisEnv(path string, nemesis []history.Op) workloads.AnalysisEnv {
+	env := workloads.AnalysisEnv{Dir: r.dir, Nemesis: nemesis, Messages: r.messageCount(),
 		Parallel: runtime.GOMAXPROCS(0)}
 	if fi, err := os.Stat(path); err == nil {
 		env.HistoryBytes = fi.Size()
@@ -108,35 +109,25 @@ func (an *analysis) judge(f func() (workloads.Analyzed, error), name string) {
 
 // judgeInMemory judges a workload that has no streamed analysis the way
 // the simulations do: the whole history in memory, Check, then Stats and
-// Report when it has them.
+// Focus when it has them.
 func (r *runner) judgeInMemory(path string) (workloads.Analyzed, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return workloads.Analyzed{}, err
 	}
-	history, err := workloads.ReadHistory(f)
+	ops, err := history.ReadHistory(f)
 	f.Close()
 	if err != nil {
 		return workloads.Analyzed{}, err
 	}
 	w := r.o.Workload
-	check := w.Check(history)
-	out := workloads.Analyzed{Result: check, Focus: focusOf(history, check.Details)}
-	if s, ok := w.(workloads.StatsReporter); ok {
-		r.guard("the workload statistics", func() { out.Stats = s.Stats(history, check, int(r.net.Stats().All.MsgCount)) })
+	check := w.Check(ops)
+	out := workloads.Analyzed{Result: check}
+	if f, ok := w.(workloads.Focuser); ok {
+		out.Focus = f.Focus(ops, check)
 	}
-	if rep, ok := w.(workloads.Reporter); ok {
-		before := listFiles(r.dir)
-		r.guard("the workload report", func() {
-			if err := rep.Report(r.dir, history, check); err != nil {
-				panic(err)
-			}
-		})
-		for _, name := range listFiles(r.dir) {
-			if !slices.Contains(before, name) {
-				out.Reports = append(out.Reports, name)
-			}
-		}
+	if s, ok := w.(workloads.StatsReporter); ok {
+		r.guard("the workload statistics", func() { out.Stats = s.Stats(ops, check, r.messageCount()) })
 	}
 	return out, nil
 }
@@ -145,32 +136,32 @@ func (r *runner) judgeInMemory(path string) (workloads.Analyzed, error) {
 // sections need, op by op: Jepsen's stats checker over completions,
 // Maelstrom's availability (ok over invocations), client invocations.
 type opTally struct {
-	stats           OpStats
-	byF             map[string]FStats
+	stats           report.OpStats
+	byF             map[string]report.FStats
 	invoked, okDone int
 }
 
 // Op counts one op (workloads.OpObserver): every client completion, paired
 // or not, as the stats checker does.
-func (t *opTally) Op(op workloads.Op) {
+func (t *opTally) Op(op history.Op) {
 	if op.Process.Nemesis {
 		return
 	}
-	if op.Type == workloads.Invoke {
+	if op.Type == history.Invoke {
 		t.invoked++
 		return
 	}
-	if op.Type == workloads.OK {
+	if op.Type == history.OK {
 		t.okDone++
 	}
 	f := t.byF[op.F]
 	t.stats.Count++
 	f.Count++
 	switch op.Type {
-	case workloads.OK:
+	case history.OK:
 		t.stats.OKCount++
 		f.OKCount++
-	case workloads.Fail:
+	case history.Fail:
 		t.stats.FailCount++
 		f.FailCount++
 	default:
@@ -180,14 +171,14 @@ func (t *opTally) Op(op workloads.Op) {
 	t.byF[op.F] = f
 }
 
-func (t *opTally) Pair(workloads.Pair) error        { return nil }
-func (t *opTally) Problem(workloads.HistoryProblem) {}
+func (t *opTally) Pair(history.Pair) error { return nil }
+func (t *opTally) Problem(history.Problem) {}
 
 // opStats is Jepsen's stats checker: invalid when some f never completed
 // ok.
-func (t *opTally) opStats() OpStats {
+func (t *opTally) opStats() report.OpStats {
 	s := t.stats
-	s.ByF, s.Valid = map[string]FStats{}, true
+	s.ByF, s.Valid = map[string]report.FStats{}, true
 	for name, f := range t.byF {
 		f.Valid = f.OKCount > 0
 		s.ByF[name] = f
@@ -198,8 +189,8 @@ func (t *opTally) opStats() OpStats {
 
 // availability is Maelstrom's availability checker against min (nil:
 // any fraction is valid).
-func (t *opTally) availability(min *float64) AvailabilityResult {
-	a := AvailabilityResult{OKFraction: 1, Expected: min, Valid: true}
+func (t *opTally) availability(min *float64) report.AvailabilityResult {
+	a := report.AvailabilityResult{OKFraction: 1, Expected: min, Valid: true}
 	if t.invoked > 0 {
 		a.OKFraction = float64(t.okDone) / float64(t.invoked)
 	}
@@ -208,9 +199,3 @@ func (t *opTally) availability(min *float64) AvailabilityResult {
 	}
 	return a
 }
-
-// perfSink feeds the pictures.
-type perfSink struct{ d *perfData }
-
-func (s perfSink) Pair(p workloads.Pair) error      { s.d.add(p); return nil }
-func (s perfSink) Problem(workloads.HistoryProblem) {}

@@ -1,71 +1,106 @@
 // Package harness is the project's Maelstrom-compatible test runner: it
-// starts node programs as Maelstrom does, connects them through the
-// simulated network (package netsim), drives a workload (package
-// workloads) with Jepsen's combined nemesis (package nemesis: partitions,
-// kills, pauses), records the history and judges it. The CLI is
+// drives a workload (package workloads and its sub-packages) against the
+// nodes of a Network with Jepsen's combined nemesis (package nemesis:
+// partitions, kills, pauses), records the history (package history),
+// has the workload judge it and package report draw it. It neither
+// starts processes nor carries messages itself: a Network does (the
+// seam, network.go), and package simnet is the one the CLI uses today
+// (Maelstrom's process model over a simulated network). The CLI is
 // maelstrom/cmd/maelstrom; the model is /work/shared/maelstrom-spec.md,
 // sections A to G, and the contract's section 2.
+//
+// # The seam: Network (network.go)
+//
+// The runner owns the workload, the workers and their Jepsen processes,
+// the nemesis schedule and every random choice of a fault (a partition's
+// shape and grudge, the nodes a kill or pause hits, settings a fault
+// carries), the history, the final phase and the analysis. A Network
+// owns the nodes and how clients and faults reach them:
+//
+//   - Start(ctx, Host) brings the nodes up and ready (Host: the run
+//     directory for node logs, node ids, environment, the network's seed,
+//     Fail to fail the run, Log for console lines);
+//   - OpenClient gives a Client (Call(ctx, node, request, timeout): the
+//     reply body, or ErrTimeout when none came; Close retires it after an
+//     indefinite outcome, as Maelstrom's process model does);
+//   - Apply(ctx, Fault) applies one nemesis action: a start-partition's
+//     Grudge (receiver -> the senders it drops), the Nodes a kill or
+//     pause picked, the Env of restarted programs, the Settings of a
+//     fault that carries some; it returns the nodes it acted on, or a
+//     completion value, and for a start that takes time a Done channel;
+//   - Supports says which --nemesis faults it can apply (others are a
+//     bad argument, 254); Stop ends everything on every path (clients
+//     closed, faults healed, every process killed and reaped); Observed
+//     is what it saw: message counts and a journal where it carries
+//     every message (results.json's net counts, messages per op and
+//     messages.svg exist only then), replies it discarded, the largest
+//     node's peak memory.
+//
+// A second network (every node as `BIN serve` in its own Linux network
+// namespace, clients over HTTP: POST /v1/<type> with the request body
+// minus type and msg_id, 200 the _ok body, 4xx/5xx an error body, 504 or
+// a broken connection ErrTimeout; partitions as packet filter drops
+// computed from the same grudges; kill and pause by signals) implements
+// the same interface; nothing on the runner's side changes. The faults
+// such a network adds (packet: delay, jitter, loss, duplication,
+// reordering on links; clock: each node's wall-clock offset and rate)
+// have their history names and settings in package nemesis
+// (StartPacket/StopPacket with PacketSettings, ClockSkew/ClockReset with
+// ClockSettings): once the schedule draws them (nemesis.Op.Settings) and
+// FinalOps heals them, the runner applies and records them like any
+// other fault (TestFaultSettingsReachTheNetwork). TestAnotherNetworkPlugsIn
+// runs the unchanged runner on an in-memory network that counts no
+// messages.
 //
 // # A run
 //
 //  1. Prepare: store/<workload>/<timestamp>/ (store/current points at it),
-//     history.jsonl opened, the network created with the latency model.
-//  2. Setup: every node id is registered in the network before any
-//     program starts. Each program is started with the canonical --bin
-//     path and the positional arguments, in the OS temp directory, with
-//     the harness's environment (see Environment), in its own process
-//     group. Node i gets init from client c(i) (msg_id 1, node_ids in CLI
-//     order) and must answer init_ok within 10 s. The init clients are
-//     then closed and idle setup clients c(n)..c(2n-1) opened, so worker
-//     clients start at c(2n), as in Maelstrom.
-//  3. Main phase (loop.go), relative time 0 after init: one goroutine owns
-//     the workload, the nemesis and the history. It fires due nemesis ops,
-//     asks the workload for ops for free workers (rotating through them,
-//     as Jepsen's generator context does), and records completions.
-//     Worker i talks to node i mod n through its own client, one op at a
-//     time, with a 5 s timeout. The workload maps the reply (nil on
-//     timeout) to ok, fail or info; after an info the worker's process
-//     becomes process + concurrency and its next op uses a fresh client
-//     (the old one is closed then). Nothing, client op or nemesis op, is
-//     invoked at or after the first op's time + the time limit; ops in
-//     flight then finish or time out, and a nemesis op in flight
-//     completes.
+//     history.jsonl opened, the nemesis schedule made.
+//  2. Start: the network starts every node with the environment below
+//     and waits until each is ready.
+//  3. Main phase (loop.go), relative time 0 after the start: one
+//     goroutine owns the workload, the nemesis and the history. It fires
+//     due nemesis ops, asks the workload for ops for free workers
+//     (rotating through them, as Jepsen's generator context does), and
+//     records completions. Worker i talks to node i mod n through its own
+//     client, one op at a time, with a 5 s timeout (ClientTimeout). The
+//     workload maps the reply (nil on timeout) to ok, fail or info; after
+//     an info the worker's process becomes process + concurrency and its
+//     next op uses a fresh client (the old one is closed then). Nothing,
+//     client op or nemesis op, is invoked at or after the first op's time
+//     + the time limit; ops in flight then finish or time out, and a
+//     nemesis op in flight completes.
 //  4. Final phase (final.go), only for workloads with final ops
 //     (workloads.Finisher), as Maelstrom's final generator: the nemesis
 //     heals every fault it can cause, in Jepsen's order, each recorded
 //     whether or not the fault is in force: stop-partition, resume (every
-//     paused node), start (every killed node, with a fresh init). Then the
-//     harness waits the recovery time (--recovery-time; by default twice
-//     the workload's longest lease, at least 1 s, where Maelstrom waits a
-//     fixed 10 s) and invokes each final op once, op i on worker i mod
-//     concurrency. The lease workload checks every chunk once. A workload
-//     without final ops (echo) ends with the main phase, faults in force
-//     and unrecorded, as in Maelstrom.
-//  5. Teardown: node output stops counting, a restart in flight gives up,
-//     clients close, the network heals (not recorded, as in Maelstrom),
-//     and every program of every node is continued (SIGCONT, in case it
-//     is paused) and killed (SIGKILL to its process group, no stdin EOF
-//     first) and waited for. This happens on every path: failure, Ctrl-C,
-//     normal end.
+//     paused node), start (every killed node). Then the harness waits the
+//     recovery time (--recovery-time; by default twice the workload's
+//     longest lease, at least 1 s, where Maelstrom waits a fixed 10 s)
+//     and invokes each final op once, op i on worker i mod concurrency. A
+//     workload without final ops (echo) ends with the main phase, faults
+//     in force and unrecorded, as in Maelstrom.
+//  5. Teardown: a fault action in flight gives up and the network stops
+//     (Network.Stop), on every path: failure, Ctrl-C, normal end.
 //  6. Analysis (analysis.go, finish.go): history.jsonl is read back from
-//     disk (workloads.ReadBack: a pass for the nemesis ops, then a pass
-//     for every op, paired as PairOps pairs them) and judged in memory
-//     that does not grow with the run: Jepsen's stats checker (invalid
-//     if some f never completed ok), the availability checker and the
-//     net checker count op by op; the nemesis's counts come from its
-//     ops; latency-raw.png and rate.png from a bounded summary (perfData:
-//     completions per rate bucket, and the latency dots a reader can tell
-//     apart, at most one per cell of a grid of about two by two pixels,
-//     with every op counted in the legend); a workload that
-//     implements workloads.Analyzer judges the pairs as they stream by
-//     and writes its statistics and report files (the lease workload
-//     spills ops by chunk to disk and checks the chunks on every core;
-//     results.json gets its summary, lease-details.jsonl the rest), and
-//     any other is judged from the history held in memory (Check, Stats,
-//     Report). Then the final phase's verdict, messages.svg, index.html,
-//     results.json (with "timing": run_s, analysis_s, time_limit_s, and
-//     "memory": the peak resident memory of the harness and of the
-//     largest node program, from getrusage), store/latest.
+//     disk (history.ReadBack: a pass for the nemesis ops, then a pass for
+//     every op, paired as PairOps pairs them) and judged in memory that
+//     does not grow with the run: Jepsen's stats checker (invalid if some
+//     f never completed ok), the availability checker and the net checker
+//     count op by op; the nemesis's counts come from its ops; the pictures
+//     from a bounded summary (report.PerfData); a workload that implements
+//     workloads.Analyzer judges the pairs as they stream by and writes its
+//     statistics and detail files (the lease workload spills ops by chunk
+//     to disk and checks the chunks on every core), and any other is
+//     judged from the history held in memory (Check, Stats, Focus). Then
+//     package report draws the workload's pictures, messages.svg (where
+//     the network kept a journal) and index.html, and writes results.json
+//     (with "timing": run_s, analysis_s, time_limit_s, and "memory": the
+//     peak resident memory of the harness and of the largest node
+//     program), and store/latest points at the run.
+//
+// Analyze (analyze.go) runs step 6 again on a stored run (`maelstrom
+// analyze`): what the history does not hold comes from its results.json.
 //
 // # Nemesis (nemesis.go)
 //
@@ -85,19 +120,12 @@
 //	resume           "all"                            the nodes resumed
 //
 // Node specs are Jepsen's: a random non-empty subset (null), one,
-// minority-third, minority, majority, all. kill sends SIGKILL to each
-// chosen node's process group (SIGCONT first, so a paused node dies too);
-// the node is down until the next start, and messages for it are lost,
-// as messages to a dead process are in Maelstrom. start launches a fresh
-// program for every node that is down and sends it init from a new client
-// (msg_id 1); its completion is recorded once every restarted node has
-// answered init_ok, and no other nemesis op begins before. A restarted
-// node that does not answer init fails the run, as init does at setup.
-// pause sends SIGSTOP to each chosen node's process group (a node that is
-// down or already paused is skipped); resume sends SIGCONT to every paused
-// node. Messages for a paused node wait in its stdin pipe and then in the
-// network, behind the message its delivery loop is writing, and come out
-// late after the resume.
+// minority-third, minority, majority, all. The runner picks the nodes;
+// the network kills (a node already down is skipped) or pauses them (a
+// node down or already paused is skipped), and resumes every paused node
+// or starts every killed one: a start's completion is recorded once every
+// node is back and ready, and no other nemesis op begins before. A node
+// that does not come back fails the run, as a failed start does.
 //
 // # Environment
 //
@@ -115,39 +143,6 @@
 // LEASE_BOOT_WAIT_MS=0 instead: the negative control, which the lease
 // and master checkers must catch.
 //
-// # Node I/O (node.go)
-//
-// Each node id has a delivery goroutine (network -> the running
-// program's stdin, one JSON line per message with the global id) for the
-// whole test, and each program it runs (an incarnation) has a stdout
-// reader, a stderr reader (every line to node-logs/<id>.log, shared by
-// the incarnations, and to the console with --log-stderr) and an exit
-// watcher. Every stdout line goes through Maelstrom's checks (envelope.go
-// and the network's registration check). In strict mode (the default) the
-// first bad line fails the run at once with a diagnostic that names the
-// node and quotes the line; with Strict off the node is muted instead (its
-// stdout is never read again), as Maelstrom does. A program that exits
-// before teardown, with any status, fails the run with its status and its
-// last 32 stdout and stderr lines, unless the kill nemesis killed it; the
-// harness notices at once rather than at teardown.
-//
-// One exception to judging output: a reply to a closed client from a node
-// that was paused at some time after that client was opened is dropped
-// and counted (results.json nemesis.late_replies_dropped), in strict mode
-// and out of it. Such a reply answers a request that waited in the stopped
-// process until its client had timed out and moved on; the node cannot
-// tell, and Maelstrom, which has no pause nemesis, would mute it.
-//
-// A message to an open client that answers none of its requests (a stale
-// or duplicate reply, a wrong in_reply_to) is discarded, as Maelstrom's
-// client does; the harness prints the first as a warning and counts them
-// (results.json net.stray_replies), so a node whose every reply is stray
-// does not just look silent. An init that times out quotes the first.
-//
-// With --log-net-send and --log-net-recv every accepted send and every
-// delivery is written to the console as ":send <message>" and ":recv
-// <message>", the message as the node receives it on stdin.
-//
 // # Guarantees
 //
 //   - history.jsonl is in real-time order: only the loop goroutine writes
@@ -156,13 +151,14 @@
 //     buffer flushed at every progress tick (250 ms) and before the
 //     analysis, which reads it back; what the harness holds during a run
 //     is bounded by the workload's own state (the lease generator's
-//     table of server-chunk pairs), the network journal (netsim's first
-//     and latest messages) and the ops in flight, not by the run's length;
+//     table of server-chunk pairs), the network's (the simulated one's
+//     journal of its first and latest messages) and the ops in flight,
+//     not by the run's length;
 //   - a seed fixes the latency draws, the nemesis schedule, shapes, node
 //     specs, grudges and chosen nodes, and the workload's choices
 //     (WorkloadSeed);
-//   - Run returns only after every program it started, restarted ones
-//     included, has been killed and reaped.
+//   - Run returns only after the network stopped: every program it
+//     started, restarted ones included, killed and reaped.
 //
 // Exit statuses (Outcome.Exit, the CLI's status), as real Maelstrom's:
 // ExitValid 0; ExitInvalid 1 (some checker found the history invalid);
@@ -174,17 +170,10 @@
 // read back; the run was interrupted). Validity
 // merges as in Jepsen: invalid beats unknown beats valid.
 //
-// Tests: envelope_test.go and client_test.go (pure helpers),
-// plot_test.go (the pictures, stable colours, rate buckets, latency dots
-// bounded however many ops),
-// exec_test.go (real processes built from testdata/fakenode: launch,
-// strict rejection of each bad output kind, early exit, init errors,
-// child processes, Ctrl-C, kills, pauses and restarts of real processes
-// and cleanup by pid, a node paused at the end), sim_test.go (whole runs
-// with in-process fake nodes inside testing/synctest: time limit,
-// timeouts, error mapping, partition ops, seeds, closed clients, mute
-// mode), faults_test.go (kill and start with re-init and the boot-wait
-// environment, the kill-without-boot-wait negative control caught on
-// fixed seeds, pauses holding requests back and late replies dropped, the
-// final phase's heal order and reads, no final phase for echo).
+// Tests: network_test.go (the runner on an in-memory network: the
+// actions it gets and the history it writes, an unsupported fault, a
+// fault's settings carried to the network and into the history),
+// console_test.go (the progress line). The whole runs over the simulated
+// network, with in-process fake nodes and real processes, are package
+// simnet's tests.
 package harness

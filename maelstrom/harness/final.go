@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"chunklease/maelstrom/nemesis"
+	"chunklease/report"
 	"chunklease/workloads"
 )
 
 // finalState is the final phase as it runs; its figures go to
 // results.json as FinalPhase.
 type finalState struct {
-	FinalPhase
+	report.FinalPhase
 	running bool // final ops are being invoked: completions count here
 }
 
@@ -64,7 +65,7 @@ func (r *runner) sleep(ctx context.Context, d time.Duration) error {
 		case <-r.failure.ch:
 			return r.failure.err
 		case <-ctx.Done():
-			return errInterrupted
+			return ErrInterrupted
 		}
 	}
 }
@@ -93,7 +94,7 @@ func (r *runner) invokeFinal(ctx context.Context, ops []workloads.Invocation) er
 	for {
 		r.invokeFree(ctx, r.now(), next)
 		if left == 0 && r.inFlight == 0 {
-			r.final.Valid = r.final.verdict()
+			r.final.Valid = r.final.Verdict()
 			return r.failure.get()
 		}
 		if err := r.await(ctx, workloads.Never); err != nil {

@@ -2,10 +2,14 @@ package harness
 
 import (
 	"fmt"
-	"slices"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"chunklease/history"
+	"chunklease/maelstrom/netsim"
+	"chunklease/report"
 	"chunklease/workloads"
 )
 
@@ -17,20 +21,28 @@ func (r *runner) finish(runErr error) Outcome {
 	if err := r.closeHistory(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("writing the history: %w", err)
 	}
-	an := r.readBack(runErr == nil, r.elapsed())
+	return r.conclude(runErr, ranFor, analysisStart, r.elapsed())
+}
+
+// conclude reads the history back to judge it (unless the run failed,
+// which still gets its figures), writes results.json and the pictures,
+// points store/latest at the run (not when analysing a stored run again)
+// and prints the summary. end is the pictures' time axis.
+func (r *runner) conclude(runErr error, ranFor time.Duration, analysisStart time.Time, end time.Duration) Outcome {
+	an := r.readBack(runErr == nil, end)
 	if an.readErr != nil && runErr == nil {
 		runErr = fmt.Errorf("reading the history back: %w", an.readErr)
 	}
 	if an.judgeErr != nil && runErr == nil {
 		runErr = an.judgeErr
 	}
-	res := &Results{
+	res := &report.Results{
 		Workload: r.o.Workload.Name(), Seed: r.o.Seed, Command: r.o.Command, Config: r.o.Config,
 		Started: r.started, Stats: an.tally.opStats(), Availability: an.tally.availability(r.o.AvailabilityMin),
-		Nemesis: r.nemesisResult(an.facts.Nemesis), Final: r.final.FinalPhase,
-		Net: computeNet(r.net.Stats(), an.tally.invoked), Reports: []string{},
+		Nemesis: r.nemesisResult(an.facts.Nemesis), Final: r.finalPhaseResult(),
+		Net: computeNet(r.observedRun().Messages, an.tally.invoked), Reports: []string{},
 	}
-	res.Net.StrayReplies = r.strays.Load()
+	res.Net.StrayReplies = r.observedRun().StrayReplies
 	var focus *workloads.Focus
 	if j := an.judged; j != nil && runErr == nil {
 		res.Checker, res.WorkloadStats, focus = j.Result.Details, j.Stats, j.Focus
@@ -39,9 +51,13 @@ func (r *runner) finish(runErr error) Outcome {
 		for _, w := range j.Warnings {
 			r.console.println("WARN " + w)
 		}
+		r.drawPictures(res, j.Pictures)
 	}
 	faults := workloads.FaultsOf(an.facts.Nemesis, an.facts.Nodes)
-	res.Perf = r.drawPerf(an.perf, faults)
+	res.Perf = report.DrawPerf(r.dir, an.perf, faults)
+	if res.Perf.Error != "" {
+		r.console.println("WARN " + res.Perf.Error)
+	}
 	res.Checks.Final = res.Final.Valid
 	res.ExitCode = verdict(res, runErr)
 	res.Valid = res.ExitCode == ExitValid
@@ -50,29 +66,25 @@ func (r *runner) finish(runErr error) Outcome {
 	}
 	r.writeReport(res, an.facts.Nemesis, focus, func() { // report.go: messages.svg and index.html
 		res.Duration = time.Since(r.started)
-		res.Timing = Timing{RunS: ranFor.Seconds(), AnalysisS: time.Since(analysisStart).Seconds(), TimeLimitS: r.o.TimeLimit.Seconds()}
-		res.Memory = Memory{HarnessPeakMiB: peakRSSMiB(), NodePeakMiB: r.nodePeakMiB()}
+		res.Timing = report.Timing{RunS: ranFor.Seconds(), AnalysisS: time.Since(analysisStart).Seconds(), TimeLimitS: r.o.TimeLimit.Seconds()}
+		res.Memory = report.Memory{HarnessPeakMiB: peakRSSMiB(), NodePeakMiB: r.observedRun().NodePeakMiB}
+		if s := r.stored; s != nil {
+			res.Duration = time.Duration(s.DurationS * float64(time.Second))
+			res.Timing.RunS, res.Memory.NodePeakMiB = s.Timing.RunS, s.Memory.NodePeakMiB
+		}
 	})
 	out := Outcome{Exit: res.ExitCode, Dir: r.dir, Err: runErr, Results: res}
-	if err := writeResults(r.dir, res); err != nil {
+	if err := report.WriteResults(r.dir, res); err != nil {
 		r.console.println("ERROR writing results.json: " + err.Error())
 		out.Exit, out.Err = ExitFailed, err
 	}
-	if err := linkLatest(r.o.StoreDir, r.dir); err != nil {
-		r.console.println("WARN " + err.Error())
+	if r.stored == nil {
+		if err := linkLatest(r.o.StoreDir, r.dir); err != nil {
+			r.console.println("WARN " + err.Error())
+		}
 	}
-	r.printSummary(res, runErr)
+	r.printSummary(res, runErr, an.tally.invoked)
 	return out
-}
-
-// nodePeakMiB is the largest peak resident memory of a node program, read
-// as each was killed; 0 when the system does not say.
-func (r *runner) nodePeakMiB() float64 {
-	var kib int64
-	for _, n := range r.nodes {
-		kib = max(kib, n.peakMemoryKiB())
-	}
-	return float64(kib) / 1024
 }
 
 // elapsed is the time since relative time 0, or 0 when the run never got
@@ -98,7 +110,7 @@ func (r *runner) guard(what string, f func()) {
 // beats unknown beats true): 255 when the run failed or the checker
 // crashed, 1 when a checker found the history invalid, 2 when none did
 // but the final phase never saw an ok op, 0 otherwise.
-func verdict(res *Results, runErr error) int {
+func verdict(res *report.Results, runErr error) int {
 	res.Checks.Stats = res.Stats.Valid
 	res.Checks.Availability = res.Availability.Valid
 	res.Checks.Net = res.Net.Valid
@@ -118,25 +130,25 @@ func verdict(res *Results, runErr error) int {
 
 // nemesisResult counts the nemesis's work for results.json from the
 // nemesis ops of the history.
-func (r *runner) nemesisResult(nemesis []workloads.Op) NemesisResult {
+func (r *runner) nemesisResult(nemesis []history.Op) report.NemesisResult {
 	res := computeNemesis(nemesis)
 	res.Faults = r.o.Faults.String()
 	if r.o.Faults.Any() {
 		res.IntervalS = r.o.NemesisInterval.Seconds()
 	}
-	res.LateRepliesDropped = r.nemesis.lateReplies.Load()
+	res.LateRepliesDropped = r.observedRun().LateRepliesDropped
 	return res
 }
 
 // printSummary prints the verdict, the key figures and where the report
 // is.
-func (r *runner) printSummary(res *Results, runErr error) {
+func (r *runner) printSummary(res *report.Results, runErr error, invoked int) {
 	w := r.o.Stdout
 	switch res.ExitCode {
 	case ExitValid:
 		fmt.Fprintln(w, "\nEverything looks good: the history is valid.")
 	case ExitInvalid:
-		fmt.Fprintf(w, "\nAnalysis invalid: %s.\n", r.failedChecks(res))
+		fmt.Fprintf(w, "\nAnalysis invalid: %s.\n", res.FailedChecks())
 	case ExitUnknown:
 		fmt.Fprintf(w, "\nValidity unknown: no anomaly found, but none of the %d final ops completed ok after every fault was healed and the harness waited %.1f s (results.json \"final\").\n",
 			res.Final.Invoked, res.Final.RecoveryWaitS)
@@ -145,8 +157,8 @@ func (r *runner) printSummary(res *Results, runErr error) {
 	}
 	s := res.Stats
 	fmt.Fprintf(w, "  ops: %d invoked; %d ok, %d fail, %d info; ok fraction %.3f\n",
-		r.counts.invoked, s.OKCount, s.FailCount, s.InfoCount, res.Availability.OKFraction)
-	if n := res.Net; n.All.MsgsPerOp != nil {
+		invoked, s.OKCount, s.FailCount, s.InfoCount, res.Availability.OKFraction)
+	if n := res.Net; n.All != nil && n.All.MsgsPerOp != nil {
 		fmt.Fprintf(w, "  network: %d messages, %.1f per op (%.1f node-to-node); %d dropped by partitions\n",
 			n.All.MsgCount, *n.All.MsgsPerOp, *n.Servers.MsgsPerOp, n.All.DropCount)
 	}
@@ -159,36 +171,102 @@ func (r *runner) printSummary(res *Results, runErr error) {
 	}
 	fmt.Fprintf(w, "  analysis: %.1f s after %.1f s of run; peak memory: harness %.0f MiB, largest node %.0f MiB\n",
 		res.Timing.AnalysisS, res.Timing.RunS, res.Memory.HarnessPeakMiB, res.Memory.NodePeakMiB)
-	fmt.Fprintf(w, "  seed %d; report: %s/latest/ (%s)\n", r.o.Seed, r.o.StoreDir, strings.Join(r.reportFiles(res), ", "))
+	where := r.o.StoreDir + "/latest/"
+	if r.stored != nil {
+		where = r.dir + "/"
+	}
+	fmt.Fprintf(w, "  seed %d; report: %s (%s)\n", r.o.Seed, where, strings.Join(r.reportFiles(res), ", "))
 }
 
-// failedChecks names the checkers that found the history invalid.
-func (r *runner) failedChecks(res *Results) string {
-	var failed []string
-	if c := res.Checks.Workload; c != nil && !*c {
-		failed = append(failed, fmt.Sprintf("the %s checker found violations (results.json key %q)", res.Workload, res.Workload))
-	}
-	if !res.Checks.Stats {
-		var none []string
-		for f, st := range res.Stats.ByF {
-			if !st.Valid {
-				none = append(none, f)
-			}
-		}
-		slices.Sort(none)
-		failed = append(failed, fmt.Sprintf("no %s op ever completed ok (stats)", strings.Join(none, "/")))
-	}
-	if !res.Checks.Availability {
-		failed = append(failed, fmt.Sprintf("availability %.3f is below the expected %v", res.Availability.OKFraction, *res.Availability.Expected))
-	}
-	return strings.Join(failed, "; ")
-}
-
-func (r *runner) reportFiles(res *Results) []string {
+func (r *runner) reportFiles(res *report.Results) []string {
 	files := []string{"results.json", "history.jsonl"}
 	if res.Perf.LatencyGraph != "" {
 		files = append(files, res.Perf.LatencyGraph, res.Perf.RateGraph)
 	}
 	files = append(files, res.Reports...)
 	return append(files, "node-logs/")
+}
+
+// computeNemesis counts the nemesis ops of a history (its nemesis ops
+// alone will do): each completed step by f, and the nodes the completion
+// of a kill, start, pause or resume lists.
+func computeNemesis(ops []history.Op) report.NemesisResult {
+	res := report.NemesisResult{Ops: map[string]int{}}
+	hits := map[string]*int{workloads.NemesisKill: &res.NodesKilled, workloads.NemesisStart: &res.NodesRestarted,
+		workloads.NemesisPause: &res.NodesPaused, workloads.NemesisResume: &res.NodesResumed}
+	for _, st := range workloads.NemesisSteps(ops) {
+		if !st.Completed() {
+			continue
+		}
+		res.Ops[st.F]++
+		if n, ok := hits[st.F]; ok {
+			*n += len(st.Nodes)
+		}
+	}
+	return res
+}
+
+// computeNet is the net checker's result for invoked client
+// invocations; without message counts (a network that does not count
+// them) it holds none.
+func computeNet(s *netsim.Stats, invoked int) report.NetResult {
+	if s == nil {
+		return report.NetResult{Valid: true}
+	}
+	perOp := func(c netsim.Counts) *float64 {
+		if invoked == 0 {
+			return nil
+		}
+		v := float64(c.MsgCount) / float64(invoked)
+		return &v
+	}
+	return report.NetResult{
+		All:     &report.NetGroup{Counts: s.All, MsgsPerOp: perOp(s.All)},
+		Clients: &report.NetGroup{Counts: s.Clients},
+		Servers: &report.NetGroup{Counts: s.Servers, MsgsPerOp: perOp(s.Servers)},
+		Valid:   true,
+	}
+}
+
+// drawPictures has package report draw what the workload's analysis
+// gathered for pictures (the lease timeline) and lists the files drawn in
+// res.Reports; a picture that cannot be drawn is a warning.
+func (r *runner) drawPictures(res *report.Results, pictures []any) {
+	files, warnings := report.DrawPictures(r.dir, pictures)
+	res.Reports = append(res.Reports, files...)
+	for _, w := range warnings {
+		r.console.println("WARN " + w)
+	}
+}
+
+// writeReport writes the message diagram and the index page into the run
+// directory and lists them in res.Reports. Neither can change the
+// verdict: a failure is a warning. Between the two, done is called to
+// complete res (timing), so the index shows what results.json says.
+func (r *runner) writeReport(res *report.Results, nemesis []history.Op, focus *workloads.Focus, done func()) {
+	if r.stored != nil {
+		if _, err := os.Stat(filepath.Join(r.dir, report.MessagesFile)); err == nil {
+			res.Reports = append(res.Reports, report.MessagesFile) // the live run's, kept
+		}
+	}
+	if journal := r.observedRun().Journal; journal != nil {
+		r.guard("the message diagram", func() {
+			start, initOnly := r.start, r.start.IsZero()
+			if initOnly { // the run failed before its main phase: show init
+				start = r.started
+			}
+			if err := report.WriteMessageDiagram(r.dir, journal, start, initOnly, nemesis, r.o.Nodes, focus); err != nil {
+				panic(err)
+			}
+			res.Reports = append(res.Reports, report.MessagesFile)
+		})
+	}
+	done()
+	r.guard("the index page", func() {
+		res.Reports = append(res.Reports, report.IndexFile)
+		if err := report.WriteIndex(r.dir, res, r.o.Nodes); err != nil {
+			res.Reports = res.Reports[:len(res.Reports)-1]
+			panic(err)
+		}
+	})
 }

@@ -7,8 +7,13 @@ import (
 	"fmt"
 	"time"
 
+	"chunklease/history"
 	"chunklease/workloads"
 )
+
+// ClientTimeout is how long a client op waits for its reply before it is
+// recorded as timed out (maelstrom-spec D.4).
+const ClientTimeout = 5 * time.Second
 
 // progressEvery is how often the terminal progress line is redrawn.
 const progressEvery = 250 * time.Millisecond
@@ -19,9 +24,9 @@ const minIdleWait = time.Millisecond
 
 // worker is one client thread (Jepsen's worker): at most one op in flight.
 type worker struct {
-	process int     // Jepsen process; + concurrency after each info
-	client  *client // nil before the first op and after an info
-	stale   *client // the client an info retired; closed at the next op
+	process int    // Jepsen process; + concurrency after each info
+	client  Client // nil before the first op and after an info
+	stale   Client // the client an info retired; closed at the next op
 	busy    bool
 	inv     workloads.Invocation
 }
@@ -30,7 +35,7 @@ type worker struct {
 type callResult struct {
 	worker int
 	reply  json.RawMessage // nil on timeout
-	err    error           // errTimeout, or why the call could not be made
+	err    error           // ErrTimeout, or why the call could not be made
 }
 
 // opCounts are completions so far, for the progress line.
@@ -65,7 +70,7 @@ func (r *runner) mainPhase(ctx context.Context) error {
 
 // await waits until wake (time since relative time 0) or the next event,
 // and handles it: a completion, the end of a restart, a progress tick.
-// It returns the run's failure, or errInterrupted.
+// It returns the run's failure, or ErrInterrupted.
 func (r *runner) await(ctx context.Context, wake time.Duration) error {
 	timer := time.NewTimer(max(wake-r.now(), 0))
 	defer timer.Stop()
@@ -75,8 +80,8 @@ func (r *runner) await(ctx context.Context, wake time.Duration) error {
 			r.inFlight--
 			r.complete(res)
 			return nil
-		case res := <-r.nemesis.done:
-			r.finishRestart(res)
+		case err := <-r.nemesis.done:
+			r.finishRestart(err)
 			return nil
 		case <-timer.C:
 			return nil
@@ -85,7 +90,7 @@ func (r *runner) await(ctx context.Context, wake time.Duration) error {
 		case <-r.failure.ch:
 			return r.failure.err
 		case <-ctx.Done():
-			return errInterrupted
+			return ErrInterrupted
 		}
 	}
 }
@@ -146,20 +151,21 @@ func (r *runner) invokeFree(ctx context.Context, now time.Duration, next func(ti
 
 // invoke records the invoke op and starts the request on its own
 // goroutine. A worker whose last op was info gets a fresh client first,
-// and its old client is closed, as Maelstrom does for echo-like workloads.
+// and its old client is closed, as Maelstrom does for echo-like
+// workloads.
 func (r *runner) invoke(ctx context.Context, i int, inv workloads.Invocation) {
 	w := &r.workers[i]
 	if w.stale != nil {
-		r.closeClient(w.stale)
+		w.stale.Close()
 		w.stale = nil
 	}
 	if w.client == nil {
-		w.client = r.newClient()
+		w.client = r.net.OpenClient()
 	}
 	w.busy, w.inv = true, inv
 	node := r.nodeOf(i)
-	r.record(workloads.Op{Process: workloads.Process{ID: w.process},
-		Type: workloads.Invoke, F: inv.F, Node: node, Value: inv.Value})
+	r.record(history.Op{Process: history.Process{ID: w.process},
+		Type: history.Invoke, F: inv.F, Node: node, Value: inv.Value})
 	r.counts.invoked++
 	if r.final.running {
 		r.final.Invoked++
@@ -167,7 +173,7 @@ func (r *runner) invoke(ctx context.Context, i int, inv workloads.Invocation) {
 	req := r.o.Workload.Request(inv)
 	c, done := w.client, r.done
 	go func() {
-		reply, err := c.call(ctx, r.net, node, req, ClientTimeout)
+		reply, err := c.Call(ctx, node, req, ClientTimeout)
 		done <- callResult{worker: i, reply: reply, err: err}
 	}()
 }
@@ -181,22 +187,22 @@ func (r *runner) nodeOf(i int) string { return r.o.Nodes[i%len(r.o.Nodes)] }
 func (r *runner) complete(res callResult) {
 	w := &r.workers[res.worker]
 	w.busy = false
-	if res.err != nil && !errors.Is(res.err, errTimeout) {
+	if res.err != nil && !errors.Is(res.err, ErrTimeout) {
 		if !errors.Is(res.err, context.Canceled) {
 			r.failure.set(fmt.Errorf("client request to %s: %w", r.nodeOf(res.worker), res.err))
 		}
 		return
 	}
 	c := r.o.Workload.Complete(r.now(), res.worker, w.inv, res.reply)
-	r.record(workloads.Op{Process: workloads.Process{ID: w.process},
+	r.record(history.Op{Process: history.Process{ID: w.process},
 		Type: c.Type, F: w.inv.F, Node: r.nodeOf(res.worker), Value: c.Value, Error: c.Error})
 	switch c.Type {
-	case workloads.OK:
+	case history.OK:
 		r.counts.ok++
 		if r.final.running {
 			r.final.OK++
 		}
-	case workloads.Fail:
+	case history.Fail:
 		r.counts.fail++
 	default:
 		r.counts.info++

@@ -4,34 +4,31 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"chunklease/history"
 	"chunklease/maelstrom/nemesis"
-	"chunklease/workloads"
 )
 
 // nemesisWork is the nemesis's state. Like Jepsen's nemesis it performs
 // one op at a time: partitions, kills, pauses and resumes complete at
-// once; a start (killed nodes launched again and sent a fresh init) runs
-// on its own goroutine, and no other nemesis op starts until it is done.
+// once; a start (killed nodes launched again and made ready) may take
+// time, and no other nemesis op starts until it is done.
 type nemesisWork struct {
-	busy    bool               // a start is in flight
-	done    chan restartResult // its outcome
-	clients []*client          // its init clients, closed when it is done
-	ctx     context.Context    // cancelled at teardown: an init in flight gives up
+	busy    bool            // a start is in flight
+	done    <-chan error    // its outcome (Applied.Done)
+	started []string        // the nodes it is bringing back
+	ctx     context.Context // cancelled at teardown: an action in flight gives up
 	cancel  context.CancelFunc
-	// lateReplies counts replies to closed clients dropped because the
-	// node had been paused (runner.lateReply).
-	lateReplies atomic.Int64
 }
 
-// restartResult is how a start ended: the nodes started, or why not.
-type restartResult struct {
-	started []string
-	err     error
+// faultState is what the nemesis has in force, as the runner saw it
+// applied: for the progress line.
+type faultState struct {
+	partition      string // the target in force, "" when healed
+	killed, paused []string
 }
 
 // fireNemesis performs every nemesis op due by now and before the cutoff,
@@ -51,160 +48,148 @@ func (r *runner) fireNemesis(now, cutoff time.Duration) bool {
 	return fired
 }
 
-// perform carries out one nemesis op.
+// perform carries out one nemesis op: the runner makes the op's random
+// choices (a partition's grudge, the nodes a kill or pause hits) and
+// records it, the network applies it. The invoke's value is the op's
+// shape, node specification or settings; the completion's the grudge,
+// the nodes hit or what the network applied.
 func (r *runner) perform(op nemesis.Op) {
+	r.recordNemesis(op.F, invokeValue(op))
+	f, err := r.choose(op)
+	if err != nil {
+		r.failure.set(err)
+		return
+	}
+	r.apply(op, f)
+}
+
+// invokeValue is what a nemesis op's invoke records.
+func invokeValue(op nemesis.Op) any {
 	switch op.F {
 	case nemesis.StartPartition:
-		r.startPartition(op.Target)
+		return string(op.Target)
 	case nemesis.StopPartition:
-		r.stopPartition()
-	case nemesis.KillOp:
-		r.hitNodes(op, (*node).kill)
-	case nemesis.PauseOp:
-		r.hitNodes(op, (*node).pause)
-	case nemesis.ResumeOp:
-		r.recordNemesis(op.F, op.Nodes)
-		now := time.Now()
-		r.recordNemesis(op.F, r.eachNode(func(n *node) bool { return n.resume(now) }))
+		return nil
+	case nemesis.KillOp, nemesis.PauseOp:
+		return nodeSpecValue(op.Nodes)
+	case nemesis.StartOp, nemesis.ResumeOp:
+		return op.Nodes
+	}
+	return op.Settings
+}
+
+// choose makes op's random choices: the fault action the network gets.
+func (r *runner) choose(op nemesis.Op) (Fault, error) {
+	f := Fault{F: op.F, Settings: op.Settings}
+	var err error
+	switch op.F {
+	case nemesis.StartPartition:
+		f.Grudge, err = nemesis.Compute(op.Target, r.o.Nodes, r.grudgeRNG)
+	case nemesis.KillOp, nemesis.PauseOp:
+		f.Nodes, err = nemesis.PickNodes(op.Nodes, r.o.Nodes, r.procRNG)
 	case nemesis.StartOp:
-		r.startKilled(op)
-	default:
-		r.failure.set(fmt.Errorf("nemesis: unknown op %q", op.F))
+		f.Env = r.nodeEnv(true)
+	}
+	return f, err
+}
+
+// nodeSpecValue is a kill's or pause's invoke value: the node
+// specification, or null for Jepsen's random subset.
+func nodeSpecValue(spec nemesis.NodeSpec) any {
+	if spec == nemesis.SpecRandom {
+		return nil
+	}
+	return string(spec)
+}
+
+// apply has the network apply f and records the completion, unless the
+// action is still in flight (a start: finishRestart records it).
+func (r *runner) apply(op nemesis.Op, f Fault) {
+	applied, err := r.net.Apply(r.nemesis.ctx, f)
+	if err != nil {
+		r.failure.set(fmt.Errorf("nemesis %s: %w", f.F, err))
+		return
+	}
+	if applied.Done != nil {
+		r.nemesis.busy, r.nemesis.done, r.nemesis.started = true, applied.Done, nonNil(applied.Nodes)
+		return
+	}
+	r.note(f.F, op.Target, applied.Nodes)
+	r.recordNemesis(f.F, completionValue(f, applied))
+}
+
+// completionValue is what a nemesis op's completion records.
+func completionValue(f Fault, a Applied) any {
+	switch {
+	case f.F == nemesis.StartPartition:
+		return []any{"isolated", f.Grudge}
+	case f.F == nemesis.StopPartition:
+		return "network-healed"
+	case a.Value != nil:
+		return a.Value
+	}
+	return nonNil(a.Nodes)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// note keeps the progress line's view of the faults in force.
+func (r *runner) note(f string, target nemesis.Target, nodes []string) {
+	st := &r.faults
+	switch f {
+	case nemesis.StartPartition:
+		st.partition = string(target)
+	case nemesis.StopPartition:
+		st.partition = ""
+	case nemesis.KillOp:
+		st.killed = union(st.killed, nodes)
+		st.paused = slices.DeleteFunc(st.paused, func(n string) bool { return slices.Contains(nodes, n) })
+	case nemesis.StartOp:
+		st.killed = slices.DeleteFunc(st.killed, func(n string) bool { return slices.Contains(nodes, n) })
+	case nemesis.PauseOp:
+		st.paused = union(st.paused, nodes)
+	case nemesis.ResumeOp:
+		st.paused = slices.DeleteFunc(st.paused, func(n string) bool { return slices.Contains(nodes, n) })
 	}
 }
 
-// startPartition applies a grudge of the target's shape.
-func (r *runner) startPartition(target nemesis.Target) {
-	r.recordNemesis(nemesis.StartPartition, string(target))
-	grudge, err := nemesis.Compute(target, r.o.Nodes, r.grudgeRNG)
+// union is a with b's elements it lacks, sorted.
+func union(a, b []string) []string {
+	for _, x := range b {
+		if !slices.Contains(a, x) {
+			a = append(a, x)
+		}
+	}
+	slices.Sort(a)
+	return a
+}
+
+// finishRestart records the end of a start.
+func (r *runner) finishRestart(err error) {
+	r.nemesis.busy, r.nemesis.done = false, nil
 	if err != nil {
 		r.failure.set(err)
 		return
 	}
-	r.net.Partition(grudge)
-	r.partition = string(target)
-	r.recordNemesis(nemesis.StartPartition, []any{"isolated", grudge})
-}
-
-// stopPartition heals the network.
-func (r *runner) stopPartition() {
-	r.recordNemesis(nemesis.StopPartition, nil)
-	r.net.Heal()
-	r.partition = ""
-	r.recordNemesis(nemesis.StopPartition, "network-healed")
-}
-
-// hitNodes kills or pauses the nodes op's specification picks; the
-// completion lists the nodes it hit (a node already down, or already
-// paused, is not hit again).
-func (r *runner) hitNodes(op nemesis.Op, act func(*node) bool) {
-	var spec any = string(op.Nodes)
-	if op.Nodes == nemesis.SpecRandom {
-		spec = nil // Jepsen's nil node spec
-	}
-	r.recordNemesis(op.F, spec)
-	ids, err := nemesis.PickNodes(op.Nodes, r.o.Nodes, r.procRNG)
-	if err != nil {
-		r.failure.set(err)
-		return
-	}
-	hit := []string{}
-	for _, id := range ids {
-		if act(r.node(id)) {
-			hit = append(hit, id)
-		}
-	}
-	r.recordNemesis(op.F, hit)
-}
-
-// eachNode applies act to every node and lists those it acted on.
-func (r *runner) eachNode(act func(*node) bool) []string {
-	hit := []string{}
-	for _, n := range r.nodes {
-		if act(n) {
-			hit = append(hit, n.id)
-		}
-	}
-	return hit
-}
-
-func (r *runner) node(id string) *node {
-	for _, n := range r.nodes {
-		if n.id == id {
-			return n
-		}
-	}
-	panic("harness: no node " + id)
-}
-
-// startKilled starts every killed node again, each with a fresh init
-// from a new client, in parallel, on its own goroutine; finishRestart
-// records the completion. A node that fails to start or to answer init
-// fails the run, as a failed init does at setup.
-func (r *runner) startKilled(op nemesis.Op) {
-	r.recordNemesis(op.F, op.Nodes)
-	var dead []*node
-	for _, n := range r.nodes {
-		if n.down() {
-			dead = append(dead, n)
-		}
-	}
-	if len(dead) == 0 {
-		r.recordNemesis(op.F, []string{})
-		return
-	}
-	r.nemesis.busy = true
-	r.nemesis.clients = make([]*client, len(dead))
-	for i := range dead {
-		r.nemesis.clients[i] = r.newClient()
-	}
-	env, clients, ctx := r.nodeEnv(true), r.nemesis.clients, r.nemesis.ctx
-	go func() {
-		errs := make([]error, len(dead))
-		var wg sync.WaitGroup
-		for i, n := range dead {
-			wg.Go(func() {
-				if errs[i] = n.restart(env); errs[i] == nil {
-					errs[i] = r.initNode(ctx, clients[i], n.id)
-				}
-			})
-		}
-		wg.Wait()
-		res := restartResult{}
-		for i, n := range dead {
-			if errs[i] != nil && res.err == nil {
-				res.err = fmt.Errorf("restarting node %s: %w", n.id, errs[i])
-			}
-			res.started = append(res.started, n.id)
-		}
-		r.nemesis.done <- res
-	}()
-}
-
-// finishRestart records the end of a start and closes its init clients.
-func (r *runner) finishRestart(res restartResult) {
-	r.nemesis.busy = false
-	for _, c := range r.nemesis.clients {
-		r.closeClient(c)
-	}
-	r.nemesis.clients = nil
-	if res.err != nil {
-		r.failure.set(res.err)
-		return
-	}
-	r.recordNemesis(nemesis.StartOp, res.started)
+	r.note(nemesis.StartOp, "", r.nemesis.started)
+	r.recordNemesis(nemesis.StartOp, r.nemesis.started)
 }
 
 // awaitRestart waits for a start in flight (the final phase's).
 func (r *runner) awaitRestart(ctx context.Context) error {
 	for r.nemesis.busy {
 		select {
-		case res := <-r.nemesis.done:
-			r.finishRestart(res)
+		case err := <-r.nemesis.done:
+			r.finishRestart(err)
 		case <-r.failure.ch:
 			return r.failure.err
 		case <-ctx.Done():
-			return errInterrupted
+			return ErrInterrupted
 		}
 	}
 	return r.failure.get()
@@ -213,22 +198,22 @@ func (r *runner) awaitRestart(ctx context.Context) error {
 // recordNemesis writes one nemesis op. As in Jepsen, both the invocation
 // and the completion of a nemesis op have type info.
 func (r *runner) recordNemesis(f string, value any) {
-	raw, _ := json.Marshal(value) // strings, node lists and grudges always marshal
-	r.record(workloads.Op{Process: workloads.NemesisProcess, Type: workloads.Info, F: f, Value: raw})
+	raw, _ := json.Marshal(value) // strings, node lists, grudges and settings always marshal
+	r.record(history.Op{Process: history.NemesisProcess, Type: history.Info, F: f, Value: raw})
 }
 
 // showProgress redraws the terminal progress line.
 func (r *runner) showProgress(now time.Duration) {
 	r.flushHistory()
 	faults := []string{}
-	if r.partition != "" {
-		faults = append(faults, "partition "+r.partition)
+	if r.faults.partition != "" {
+		faults = append(faults, "partition "+r.faults.partition)
 	}
-	if down := r.nodesWhere((*node).down); len(down) > 0 {
-		faults = append(faults, "killed "+strings.Join(down, " "))
+	if len(r.faults.killed) > 0 {
+		faults = append(faults, "killed "+strings.Join(r.faults.killed, " "))
 	}
-	if paused := r.nodesWhere((*node).paused); len(paused) > 0 {
-		faults = append(faults, "paused "+strings.Join(paused, " "))
+	if len(r.faults.paused) > 0 {
+		faults = append(faults, "paused "+strings.Join(r.faults.paused, " "))
 	}
 	if len(faults) == 0 {
 		faults = append(faults, "none")
@@ -236,14 +221,4 @@ func (r *runner) showProgress(now time.Duration) {
 	c := r.counts
 	r.console.setProgress(fmt.Sprintf("%5.1fs / %.0fs | %d ops: %d ok, %d fail, %d info | faults: %s",
 		now.Seconds(), r.o.TimeLimit.Seconds(), c.invoked, c.ok, c.fail, c.info, strings.Join(faults, ", ")))
-}
-
-func (r *runner) nodesWhere(pred func(*node) bool) []string {
-	var ids []string
-	for _, n := range r.nodes {
-		if pred(n) {
-			ids = append(ids, n.id)
-		}
-	}
-	return ids
 }

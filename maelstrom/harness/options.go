@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"chunklease/maelstrom/nemesis"
-	"chunklease/maelstrom/netsim"
 	"chunklease/workloads"
 )
 
@@ -16,11 +15,12 @@ import (
 type Options struct {
 	Workload workloads.Workload // owned by the run: one goroutine drives it
 	Nodes    []string           // node ids in CLI order ("n0".. with --node-count)
-	Launch   Launcher           // starts a node program (ExecLauncher for --bin)
+	// Network is the nodes and the network between them (package simnet:
+	// Maelstrom's process model over a simulated network).
+	Network Network
 
-	TimeLimit       time.Duration // no op is invoked after first op + TimeLimit
-	Concurrency     int           // client workers; worker i talks to Nodes[i % n]
-	Latency         netsim.Latency
+	TimeLimit       time.Duration  // no op is invoked after first op + TimeLimit
+	Concurrency     int            // client workers; worker i talks to Nodes[i % n]
 	Faults          nemesis.Faults // --nemesis partition,kill,pause
 	NemesisInterval time.Duration  // mean gap between nemesis ops of each package
 	// RecoveryTime is how long the final phase waits after healing every
@@ -35,22 +35,14 @@ type Options struct {
 	// of client ops for a valid run (1 for "total"); nil means any.
 	AvailabilityMin *float64
 
-	LogStderr  bool   // mirror node stderr on the console
-	LogNetSend bool   // log every message sent (":send"), as Maelstrom's --log-net-send
-	LogNetRecv bool   // log every message delivered (":recv"), as Maelstrom's --log-net-recv
-	Strict     bool   // fail the run on node output Maelstrom would reject
-	Seed       uint64 // fixes latencies, nemesis targets, grudges and times
-	StoreDir   string // runs go to <StoreDir>/<workload>/<timestamp>/
+	Seed     uint64 // fixes latencies, nemesis targets, grudges and times
+	StoreDir string // runs go to <StoreDir>/<workload>/<timestamp>/
 
 	Command []string // the command line, recorded in results.json
 	Config  any      // the parsed flags, recorded in results.json
 
 	Stdout io.Writer // start banner and final summary
 	Stderr io.Writer // warnings, mirrored node stderr, progress line on a terminal
-
-	// InitTimeout is how long a node has to answer init; zero means
-	// Maelstrom's 10 s. Tests shorten it.
-	InitTimeout time.Duration
 }
 
 // validate reports every problem with the options at once.
@@ -59,8 +51,14 @@ func (o *Options) validate() error {
 	if o.Workload == nil {
 		errs = append(errs, errors.New("no workload"))
 	}
-	if o.Launch == nil {
-		errs = append(errs, errors.New("no node program (--bin)"))
+	if o.Network == nil {
+		errs = append(errs, errors.New("no network"))
+	} else {
+		for _, f := range nemesis.KnownFaults {
+			if o.Faults.Has(f) && !o.Network.Supports(f) {
+				errs = append(errs, fmt.Errorf("--nemesis %s: the %s network cannot apply %s faults", f, o.Network.Name(), f))
+			}
+		}
 	}
 	errs = append(errs, validateNodes(o.Nodes)...)
 	if o.TimeLimit <= 0 {
@@ -68,9 +66,6 @@ func (o *Options) validate() error {
 	}
 	if o.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("--concurrency must be >= 1, got %d", o.Concurrency))
-	}
-	if err := o.Latency.Validate(); err != nil {
-		errs = append(errs, err)
 	}
 	if o.Faults.Any() && o.NemesisInterval <= 0 {
 		errs = append(errs, fmt.Errorf("--nemesis-interval must be > 0, got %v", o.NemesisInterval))
@@ -123,12 +118,14 @@ func DefaultRecoveryTime(longestLeaseMs int64) time.Duration {
 // WorkloadSeed derives the workload's seed from the run's seed, so that
 // the workload's choices do not correlate with the network's.
 func WorkloadSeed(seed uint64) int64 {
-	return int64(mix(seed, 4) >> 1)
+	return int64(StreamSeed(seed, 4) >> 1)
 }
 
-// mix derives independent seeds for the run's random streams
-// (splitmix64 of seed + stream).
-func mix(seed, stream uint64) uint64 {
+// StreamSeed derives the seed of one of the run's independent random
+// streams (splitmix64 of seed + stream): 1 the network's (latency
+// draws), 2 partition shapes and times, 3 grudges, 4 the workload
+// (WorkloadSeed), 5 the process faults' schedule, 6 the nodes they hit.
+func StreamSeed(seed, stream uint64) uint64 {
 	z := seed + stream*0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb

@@ -10,63 +10,56 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"chunklease/history"
 	"chunklease/maelstrom/nemesis"
-	"chunklease/maelstrom/netsim"
+	"chunklease/report"
 	"chunklease/workloads"
 )
 
-// Exit statuses of a run, as real Maelstrom's (Jepsen's cli; contract
-// section 2).
+// Exit statuses of a run, as real Maelstrom's (report.ExitValid ...).
 const (
-	ExitValid   = 0   // every checker found the history valid
-	ExitInvalid = 1   // some checker found it invalid
-	ExitUnknown = 2   // no checker found it invalid, but some could not decide
-	ExitBadArgs = 254 // bad arguments: no command, unknown flag, impossible value
-	// ExitFailed: the run itself failed: a node crashed (outside the kill
-	// nemesis) or printed a line Maelstrom rejects (strict mode), init
-	// failed, a checker crashed, the run was interrupted.
-	ExitFailed = 255
+	ExitValid   = report.ExitValid
+	ExitInvalid = report.ExitInvalid
+	ExitUnknown = report.ExitUnknown
+	ExitBadArgs = report.ExitBadArgs
+	ExitFailed  = report.ExitFailed
 )
 
 // Outcome is how a run ended.
 type Outcome struct {
 	Exit    int
-	Dir     string   // the run's store directory; "" when none was made
-	Err     error    // why the run failed (ExitFailed) or the options were bad (ExitBadArgs)
-	Results *Results // nil when no results were written
+	Dir     string          // the run's store directory; "" when none was made
+	Err     error           // why the run failed (ExitFailed) or the options were bad (ExitBadArgs)
+	Results *report.Results // nil when no results were written
 }
 
-// errInterrupted is a run stopped by the user (Ctrl-C).
-var errInterrupted = errors.New("interrupted: the run was stopped before its time limit")
+// ErrInterrupted is a run stopped by the user (Ctrl-C); a network whose
+// Start is interrupted returns it too.
+var ErrInterrupted = errors.New("interrupted: the run was stopped before its time limit")
 
 // runner is one test run. Its loop goroutine owns the workload, the
 // history and the workers; nodes and clients run on their own goroutines
 // and talk to it through the network, channels and failure.
 type runner struct {
-	o       Options
-	net     *network
-	console *console
-	dir     string
-	started time.Time // wall clock at the start, for the store and results
-	start   time.Time // relative time 0 (after init), monotonic
+	o        Options
+	net      Network
+	observed Observed // what the network saw, once it stopped
+	console  *console
+	dir      string
+	started  time.Time // wall clock at the start, for the store and results
+	start    time.Time // relative time 0 (after init), monotonic
 
 	histFile *os.File
-	histBuf  *bufio.Writer     // flushed at every progress tick and at the end
-	hist     *workloads.Writer // keeps no op: the analysis reads the file back
-	nodes    []*node
+	histBuf  *bufio.Writer   // flushed at every progress tick and at the end
+	hist     *history.Writer // keeps no op: the analysis reads the file back
 	failure  failure
 	leaseMs  int64 // the workload's longest lease (0: none)
 	// nodeLeases: the workload's leases have the nodes' own length
 	// (workloads.NodeLeased), so nodes get it in every run (nodeEnv).
 	nodeLeases bool
 
-	nextClient int
-	clients    []*client    // every client opened and not yet closed
-	strays     atomic.Int64 // messages clients discarded as answering no request in flight
-	opened     clientTimes
 	workers    []worker
 	nextWorker int // where the search for a free worker starts
 	done       chan callResult
@@ -75,20 +68,20 @@ type runner struct {
 	schedule  *nemesis.Schedule // nil without --nemesis
 	grudgeRNG *rand.Rand
 	procRNG   *rand.Rand // the nodes a kill or pause hits
-	partition string     // the target in force, "" when healed
+	faults    faultState // what is in force, for the progress line
 	nemesis   nemesisWork
 	final     finalState
 	counts    opCounts
 	ticker    *time.Ticker // redraws the progress line
+	// stored is the stored run being analysed again (Analyze); nil in a
+	// live run.
+	stored *report.StoredRun
 }
 
 // Run performs one test: start the nodes, init them, drive the workload
 // and the nemesis for the time limit, stop everything, check the history
 // and write the store directory. The nodes are stopped whatever happens.
 func Run(ctx context.Context, o Options) Outcome {
-	if o.InitTimeout == 0 {
-		o.InitTimeout = InitTimeout
-	}
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
 	}
@@ -101,7 +94,6 @@ func Run(ctx context.Context, o Options) Outcome {
 	r := &runner{o: o, console: newConsole(o.Stderr), started: time.Now(),
 		leaseMs: workloads.LongestLeaseMs(o.Workload), nodeLeases: workloads.HasNodeLeases(o.Workload)}
 	r.failure.ch = make(chan struct{})
-	r.opened.at = map[string]time.Time{}
 	if err := r.prepare(); err != nil {
 		if r.histFile != nil {
 			r.histFile.Close()
@@ -117,7 +109,8 @@ func Run(ctx context.Context, o Options) Outcome {
 	return r.finish(runErr)
 }
 
-// prepare makes the store directory, the history file and the network.
+// prepare makes the store directory, the history file and the nemesis
+// schedule.
 func (r *runner) prepare() error {
 	dir, err := makeRunDir(r.o.StoreDir, r.o.Workload.Name(), r.started)
 	if err != nil {
@@ -128,22 +121,17 @@ func (r *runner) prepare() error {
 		return err
 	}
 	r.histBuf = bufio.NewWriterSize(r.histFile, historyBufferBytes)
-	r.hist = workloads.NewStreamWriter(r.histBuf)
-	sim, err := netsim.New(r.o.Latency, mix(r.o.Seed, 1))
-	if err != nil {
-		return err
-	}
-	r.net = &network{Net: sim, console: r.console, logSend: r.o.LogNetSend, logRecv: r.o.LogNetRecv}
+	r.hist = history.NewStreamWriter(r.histBuf)
+	r.net = r.o.Network
 	if r.o.Faults.Any() {
-		partRNG := rand.New(rand.NewPCG(mix(r.o.Seed, 2), 0))
-		schedRNG := rand.New(rand.NewPCG(mix(r.o.Seed, 5), 0))
+		partRNG := rand.New(rand.NewPCG(StreamSeed(r.o.Seed, 2), 0))
+		schedRNG := rand.New(rand.NewPCG(StreamSeed(r.o.Seed, 5), 0))
 		if r.schedule, err = nemesis.NewSchedule(r.o.Faults, r.o.NemesisInterval, partRNG, schedRNG); err != nil {
 			return err
 		}
-		r.grudgeRNG = rand.New(rand.NewPCG(mix(r.o.Seed, 3), 0))
-		r.procRNG = rand.New(rand.NewPCG(mix(r.o.Seed, 6), 0))
+		r.grudgeRNG = rand.New(rand.NewPCG(StreamSeed(r.o.Seed, 3), 0))
+		r.procRNG = rand.New(rand.NewPCG(StreamSeed(r.o.Seed, 6), 0))
 	}
-	r.nemesis.done = make(chan restartResult, 1)
 	r.nemesis.ctx, r.nemesis.cancel = context.WithCancel(context.Background())
 	r.done = make(chan callResult, r.o.Concurrency)
 	r.workers = make([]worker, r.o.Concurrency)
@@ -153,17 +141,18 @@ func (r *runner) prepare() error {
 	return nil
 }
 
-// execute runs setup, the main phase, the final phase and teardown; the
-// nodes are stopped on every path.
+// execute starts the network, runs the main phase and the final phase,
+// and tears down; the nodes are stopped on every path.
 func (r *runner) execute(ctx context.Context) error {
 	defer r.teardown()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // first: client calls still in flight give up
-	if err := r.setup(ctx); err != nil {
+	host := Host{Dir: r.dir, Nodes: r.o.Nodes, Env: r.nodeEnv(false), Seed: StreamSeed(r.o.Seed, 1),
+		Fail: r.failure.set, Log: r.console.println}
+	if err := r.net.Start(ctx, host); err != nil {
 		return err
 	}
 	r.start = time.Now()
-	r.net.Heal() // nemesis setup
 	r.ticker = time.NewTicker(progressEvery)
 	defer r.ticker.Stop()
 	if err := r.mainPhase(ctx); err != nil {
@@ -193,91 +182,14 @@ func (f *failure) get() error {
 	}
 }
 
-// newClient opens the next client c<k>.
-func (r *runner) newClient() *client {
-	c := &client{name: fmt.Sprintf("c%d", r.nextClient), stray: r.noteStray}
-	r.nextClient++
-	r.opened.set(c.name, time.Now())
-	r.net.Register(c.name)
-	r.clients = append(r.clients, c)
-	return c
-}
-
-// noteStray counts a message a client discarded because it answers no
-// request in flight (a stale reply, a duplicate, a wrong in_reply_to) and
-// warns on the first: Maelstrom's clients discard them silently, but a
-// node whose every reply is discarded otherwise looks merely silent.
-func (r *runner) noteStray(client string, msgID int64, m netsim.Message) {
-	if r.strays.Add(1) == 1 {
-		r.console.println(fmt.Sprintf("maelstrom: warning: %s discarded a message from %s that answers no request in flight (its request is msg_id %d): %s; "+
-			"Maelstrom's clients discard these too (results.json net.stray_replies counts them)", client, m.Src, msgID, truncate(string(m.Body), 300)))
-	}
-}
-
-// clientTimes remembers when each client was opened, for nodes' reader
-// goroutines deciding whether a late reply is a pause's doing.
-type clientTimes struct {
-	mu sync.Mutex
-	at map[string]time.Time
-}
-
-func (c *clientTimes) set(name string, t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.at[name] = t
-}
-
-func (c *clientTimes) get(name string) (time.Time, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t, ok := c.at[name]
-	return t, ok
-}
-
-// lateReply is nodeConfig.lateReply: a reply to a closed client is a
-// pause's doing when the node was paused at some time after the client
-// was opened (the request, or the reply, waited in a stopped process).
-// Such replies are dropped and counted; any other is judged.
-func (r *runner) lateReply(n *node, client string) bool {
-	opened, ok := r.opened.get(client)
-	if !ok || !n.pausedSince(opened) {
-		return false
-	}
-	r.nemesis.lateReplies.Add(1)
-	return true
-}
-
-// closeClient closes c: later replies to it are a node error.
-func (r *runner) closeClient(c *client) {
-	r.net.Close(c.name)
-	for i, x := range r.clients {
-		if x == c {
-			r.clients = append(r.clients[:i], r.clients[i+1:]...)
-			break
-		}
-	}
-}
-
-// teardown ends the test: from now on node output is moot, a restart
-// still in flight is waited for, clients close, the network heals (not
+// teardown ends the test: a fault action in flight (a restart) gives up,
+// and the network stops: clients close, the network heals (not
 // recorded, as in Maelstrom) and every program of every node is killed
-// (continued first if paused) and waited for.
+// and waited for.
 func (r *runner) teardown() {
-	for _, n := range r.nodes {
-		n.stopping.Store(true)
-	}
-	if r.nemesis.busy {
-		r.nemesis.cancel() // a restart's init in flight gives up
-		<-r.nemesis.done
-		r.nemesis.busy = false
-	}
-	for len(r.clients) > 0 {
-		r.closeClient(r.clients[0])
-	}
-	r.net.Heal()
-	for _, n := range r.nodes {
-		n.stop()
-	}
+	r.nemesis.cancel()
+	r.net.Stop()
+	r.observed = r.net.Observed()
 }
 
 // historyBufferBytes buffers history.jsonl: a run writes two lines per op.
@@ -309,7 +221,7 @@ func (r *runner) now() time.Duration { return time.Since(r.start) }
 // write error fails the run. Only the loop goroutine records, and it
 // reads the clock as it appends, so the history is in time order
 // whatever time the op's caller had in hand.
-func (r *runner) record(op workloads.Op) {
+func (r *runner) record(op history.Op) {
 	op.Time = int64(r.now())
 	if _, err := r.hist.Append(op); err != nil {
 		r.failure.set(fmt.Errorf("writing the history: %w", err))

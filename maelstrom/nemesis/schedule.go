@@ -15,6 +15,16 @@ const (
 	StartOp        = "start"  // start every killed node again, with a fresh init
 	PauseOp        = "pause"  // SIGSTOP the chosen nodes
 	ResumeOp       = "resume" // SIGCONT every paused node
+
+	// The faults a real network adds (contract section 2). Their names
+	// are fixed here so that every network and the history agree; the
+	// schedule does not draw them yet (ParseFaults does not know them),
+	// and the simulated network does not apply them. An op carries its
+	// settings in Op.Settings (settings.go).
+	StartPacket = "start-packet" // delay, jitter, loss, duplication, reordering on links (PacketSettings)
+	StopPacket  = "stop-packet"  // every link back to normal
+	ClockSkew   = "clock-skew"   // nodes' wall-clock offsets and rates (ClockSettings)
+	ClockReset  = "clock-reset"  // every clock back to normal
 )
 
 // Op is one scheduled nemesis operation.
@@ -25,6 +35,11 @@ type Op struct {
 	// Nodes is a kill's or pause's node specification; start and resume
 	// act on all nodes (SpecAll), as Jepsen's do.
 	Nodes NodeSpec
+	// Settings are what the schedule drew for a fault whose op carries
+	// more than a shape or nodes (a packet fault's PacketSettings, a clock
+	// fault's ClockSettings); nil for the others. They are the op's
+	// invoke value in the history.
+	Settings any
 }
 
 // Schedule yields the nemesis ops of the enabled faults in time order. It

@@ -27,7 +27,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"chunklease/workloads"
+	"chunklease/history"
+	"chunklease/workloads/lease"
+	"chunklease/workloads/leasebench"
 )
 
 func main() {
@@ -52,7 +54,7 @@ func run(args []string, out io.Writer) error {
 // runData is what a report needs of one run.
 type runData struct {
 	dir     string
-	history []workloads.Op
+	history []history.Op
 	results struct {
 		Valid         bool   `json:"valid"`
 		Workload      string `json:"workload"`
@@ -87,7 +89,7 @@ func load(dir string) (*runData, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if r.history, err = workloads.ReadHistory(f); err != nil {
+	if r.history, err = history.ReadHistory(f); err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	return r, nil
@@ -106,7 +108,7 @@ func table(dirs []string, out io.Writer) error {
 		if r.results.Workload != "lease-bench" {
 			return fmt.Errorf("%s: a %s run, not lease-bench", dir, r.results.Workload)
 		}
-		sum := workloads.LeaseBenchSummary(r.history, ws.Op)
+		sum := leasebench.LeaseBenchSummary(r.history, ws.Op)
 		measured := 0
 		for _, row := range sum.Rows {
 			if row.Op != "all" {
@@ -142,16 +144,16 @@ func floor(lightDir, contentionDir string, out io.Writer) error {
 		return err
 	}
 	l := float64(light.results.Config.LatencyMs)
-	rows := byKind(workloads.LeaseBenchSummary(light.history, workloads.BenchMixed))
-	crow := byKind(workloads.LeaseBenchSummary(cont.history, workloads.BenchMixed))
+	rows := byKind(leasebench.LeaseBenchSummary(light.history, leasebench.BenchMixed))
+	crow := byKind(leasebench.LeaseBenchSummary(cont.history, leasebench.BenchMixed))
 	fmt.Fprintf(out, "| case | measured | floor | ratio | goal | verdict |\n|---|---|---|---|---|---|\n")
 	for _, c := range []struct {
 		name, kind string
 		hops       float64
 	}{
-		{"won grant p50", workloads.FGrant, 4},
-		{"renew p50", workloads.FRenew, 2},
-		{"check p50", workloads.FCheck, 2},
+		{"won grant p50", lease.FGrant, 4},
+		{"renew p50", lease.FRenew, 2},
+		{"check p50", lease.FCheck, 2},
 	} {
 		row := rows[c.kind]
 		if row.OK < minFloorOps {
@@ -162,7 +164,7 @@ func floor(lightDir, contentionDir string, out io.Writer) error {
 		fmt.Fprintf(out, "| %s, %d nodes, %g ms latency, light load | %.1f ms | %.0f ms | %.3f | <= %.2f | %s |\n",
 			c.name, light.results.Config.NodeCount, l, row.P50Ms, fl, ratio, floorGoal, verdict(ratio <= floorGoal))
 	}
-	renew, grant := crow[workloads.FRenew], crow[workloads.FGrant]
+	renew, grant := crow[lease.FRenew], crow[lease.FGrant]
 	if renew.Invoked < minRenewsRun || grant.OK < minFloorOps {
 		return fmt.Errorf("%s: only %d renews and %d ok won grants; run longer", contentionDir, renew.Invoked, grant.OK)
 	}
@@ -175,8 +177,8 @@ func floor(lightDir, contentionDir string, out io.Writer) error {
 	return nil
 }
 
-func byKind(sum workloads.BenchResult) map[string]workloads.BenchRow {
-	m := map[string]workloads.BenchRow{}
+func byKind(sum leasebench.BenchResult) map[string]leasebench.BenchRow {
+	m := map[string]leasebench.BenchRow{}
 	for _, r := range sum.Rows {
 		m[r.Op] = r
 	}

@@ -8,46 +8,47 @@ import (
 	"strings"
 	"testing"
 
-	"chunklease/workloads"
+	"chunklease/history"
+	"chunklease/workloads/lease"
 )
 
-// history builds a history of sequential ops on process 0, each
+// histBuilder builds a history of sequential ops on process 0, each
 // invoked 1 ms after the previous one completed.
-type history struct {
-	ops  []workloads.Op
+type histBuilder struct {
+	ops  []history.Op
 	now  int64 // ns
 	next int64 // token
 }
 
 // op adds f on chunk ch by server taking latencyMs; ok=false completes it
 // fail. A grant names primary.
-func (h *history) op(f, ch, server, primary string, latencyMs float64, ok bool) {
+func (h *histBuilder) op(f, ch, server, primary string, latencyMs float64, ok bool) {
 	inv := fmt.Sprintf(`{"chunk":%q,"server":%q,"lease_ms":60000}`, ch, server)
-	if f == workloads.FCheck {
+	if f == lease.FCheck {
 		inv = fmt.Sprintf(`{"chunk":%q}`, ch)
 	}
 	h.next++
 	done := map[string]string{
-		workloads.FGrant: fmt.Sprintf(`{"chunk":%q,"server":%q,"lease_ms":60000,"primary":%q,"expires_in_ms":59000,"token":%d}`, ch, server, primary, h.next),
-		workloads.FRenew: fmt.Sprintf(`{"chunk":%q,"server":%q,"lease_ms":60000,"new_expires_in_ms":59000,"token":%d}`, ch, server, h.next),
-		workloads.FCheck: fmt.Sprintf(`{"chunk":%q,"primary":%q,"remaining_ms":100,"expired":false}`, ch, primary),
+		lease.FGrant: fmt.Sprintf(`{"chunk":%q,"server":%q,"lease_ms":60000,"primary":%q,"expires_in_ms":59000,"token":%d}`, ch, server, primary, h.next),
+		lease.FRenew: fmt.Sprintf(`{"chunk":%q,"server":%q,"lease_ms":60000,"new_expires_in_ms":59000,"token":%d}`, ch, server, h.next),
+		lease.FCheck: fmt.Sprintf(`{"chunk":%q,"primary":%q,"remaining_ms":100,"expired":false}`, ch, primary),
 	}[f]
-	typ := workloads.OK
+	typ := history.OK
 	if !ok {
-		typ, done = workloads.Fail, inv
+		typ, done = history.Fail, inv
 	}
 	h.now += 1e6
-	h.ops = append(h.ops, workloads.Op{Time: h.now, Type: workloads.Invoke, F: f, Value: []byte(inv)})
+	h.ops = append(h.ops, history.Op{Time: h.now, Type: history.Invoke, F: f, Value: []byte(inv)})
 	h.now += int64(latencyMs * 1e6)
-	h.ops = append(h.ops, workloads.Op{Time: h.now, Type: typ, F: f, Value: []byte(done)})
+	h.ops = append(h.ops, history.Op{Time: h.now, Type: typ, F: f, Value: []byte(done)})
 }
 
 // writeRun writes a run directory with the history and a results.json.
-func writeRun(t *testing.T, h *history, results string) string {
+func writeRun(t *testing.T, h *histBuilder, results string) string {
 	t.Helper()
 	dir := t.TempDir()
 	var b bytes.Buffer
-	w := workloads.NewWriter(&b)
+	w := history.NewWriter(&b)
 	for _, op := range h.ops {
 		if _, err := w.Append(op); err != nil {
 			t.Fatal(err)
@@ -66,12 +67,12 @@ const leaseResults = `{"valid":true,"workload":"lease","config":{"latency_ms":10
 // lightRun: each chunk is granted once (40+extra ms), then renewed and
 // checked (20+extra ms each), 25 times.
 func lightRun(t *testing.T, extraMs float64) string {
-	h := &history{}
+	h := &histBuilder{}
 	for i := range 25 {
 		ch := fmt.Sprintf("ch_%d", i)
-		h.op(workloads.FGrant, ch, "cs1", "cs1", 40+extraMs, true)
-		h.op(workloads.FRenew, ch, "cs1", "", 20+extraMs, true)
-		h.op(workloads.FCheck, ch, "", "cs1", 20+extraMs, true)
+		h.op(lease.FGrant, ch, "cs1", "cs1", 40+extraMs, true)
+		h.op(lease.FRenew, ch, "cs1", "", 20+extraMs, true)
+		h.op(lease.FCheck, ch, "", "cs1", 20+extraMs, true)
 	}
 	return writeRun(t, h, leaseResults)
 }
@@ -79,13 +80,13 @@ func lightRun(t *testing.T, extraMs float64) string {
 // contentionRun: 25 grants, the last one slow, and 40 renews of which
 // failures fail.
 func contentionRun(t *testing.T, failures int, slowGrantMs float64) string {
-	h := &history{}
+	h := &histBuilder{}
 	for i := range 25 {
 		ch := fmt.Sprintf("ch_%d", i)
-		h.op(workloads.FGrant, ch, "cs1", "cs1", map[bool]float64{true: slowGrantMs, false: 40}[i == 24], true)
+		h.op(lease.FGrant, ch, "cs1", "cs1", map[bool]float64{true: slowGrantMs, false: 40}[i == 24], true)
 	}
 	for i := range 40 {
-		h.op(workloads.FRenew, fmt.Sprintf("ch_%d", i%25), "cs1", "", 20, i >= failures)
+		h.op(lease.FRenew, fmt.Sprintf("ch_%d", i%25), "cs1", "", 20, i >= failures)
 	}
 	return writeRun(t, h, leaseResults)
 }
@@ -119,16 +120,16 @@ func TestFloorMissedGoalsAreRowsNotErrors(t *testing.T) {
 }
 
 func TestInvalidRunIsAnError(t *testing.T) {
-	dir := writeRun(t, &history{}, `{"valid":false,"workload":"lease"}`)
+	dir := writeRun(t, &histBuilder{}, `{"valid":false,"workload":"lease"}`)
 	if err := run([]string{"floor", dir, dir}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "not valid") {
 		t.Fatalf("an invalid run gave %v, want an error saying so", err)
 	}
 }
 
 func TestTableNeedsEveryMeasuredOp(t *testing.T) {
-	h := &history{}
+	h := &histBuilder{}
 	for i := range 3 {
-		h.op(workloads.FGrant, fmt.Sprintf("ch_%d", i), "cs1", "cs1", 1, true)
+		h.op(lease.FGrant, fmt.Sprintf("ch_%d", i), "cs1", "cs1", 1, true)
 	}
 	results := `{"valid":true,"workload":"lease-bench","workload_stats":{"op":"grant","ops":%d,"workers":1}}`
 	var out bytes.Buffer

@@ -9,7 +9,14 @@
 //
 // # Commands and exit status
 //
-// The only command is test. A bare maelstrom, or any other command
+// The commands are test and analyze. analyze [--store DIR] [RUN_DIR]
+// (analyze.go) judges a stored run again, as Maelstrom's analyze does:
+// the checker, the statistics, the pictures and the pages are computed
+// again from RUN_DIR's history.jsonl (default STORE/latest) and written
+// over the old ones; the run's flags, seed and network figures come from
+// its results.json, messages.svg (from the live network's journal) is
+// kept, and the exit status is the one test gives, 254 when RUN_DIR is no
+// stored run. A bare maelstrom, or any other command
 // (including --help before a command), prints the command usage and exits
 // 254, as Jepsen's cli does; test --help (or -h) prints the help of test
 // once, on stdout, and exits 0. The exit status of test is real
@@ -50,18 +57,23 @@
 // negative control), --lease-ms (the lease workload's longest lease_ms;
 // the master workload's lease length, which every node gets as LEASE_MS
 // and LEASE_MAX_MS), the lease workload's --servers and --chunks, and the
-// lease benchmark's (-w lease-bench, workloads/leasebench.go) --bench-op
+// lease benchmark's (-w lease-bench, workloads/leasebench) --bench-op
 // and --ops. With MAELSTROM_CPUPROFILE_DIR set in the environment the
 // command writes its CPU profile there, and the nodes, which inherit the
 // environment, theirs (internal/cpuprof).
 //
 // Files: flags.go (flag set, value checks, Maelstrom's error words),
-// main.go (commands, help, runs, workload construction). Tests:
-// main_test.go runs whole tests through run with the harness's scripted
-// fake node (echo valid and invalid, a single-table lease node valid on
-// one node and split-brained on three, partitions) and checks every
-// bad-argument diagnostic and the parsing rules; exit_test.go builds the
-// binary and pins every exit status, the help, flags after positional
-// words and the network log on it; bench_test.go runs -w lease-bench.
+// main.go (commands, help, runs), workloads.go (the table of workloads:
+// each -w name and its constructor; adding a workload is one line there,
+// docs/adding-a-workload.md), analyze.go (the analyze command). The
+// simulated network (package harness/simnet) runs --bin. Tests:
+// main_test.go runs whole tests through run with the simulated network's
+// scripted fake node (echo valid and invalid, a single-table lease node
+// valid on one node and split-brained on three, partitions), analyze on
+// stored runs, and checks every bad-argument diagnostic and the parsing
+// rules; exit_test.go builds the binary and pins every exit status, the
+// help, flags after positional words and the network log on it;
+// bench_test.go runs -w lease-bench; recipe_test.go follows the recipe
+// for a new workload with a toy one.
 // See package chunklease/maelstrom/harness for the model.
 package main

@@ -13,6 +13,7 @@ import (
 
 	"chunklease/internal/cpuprof"
 	"chunklease/maelstrom/harness"
+	"chunklease/maelstrom/harness/simnet"
 	"chunklease/workloads"
 )
 
@@ -46,10 +47,11 @@ func startProfile() (stop func()) {
 // commandUsage is what a bare or unknown command prints, as Jepsen's cli
 // does before exiting 254.
 const commandUsage = `Usage: maelstrom COMMAND [OPTIONS ...]
-Commands: test
+Commands: test, analyze
 
-Run "maelstrom test --help" for the options of test. Maelstrom's other
-commands (analyze, serve, demo, doc) are not provided.
+Run "maelstrom test --help" for the options of test, and "maelstrom
+analyze --help" for analyze. Maelstrom's other commands (serve, demo,
+doc) are not provided.
 `
 
 const testUsage = `Usage: maelstrom test [OPTIONS ...] [-- NODE-ARGS ...]
@@ -70,6 +72,9 @@ Options:
 // run is the whole command: parse, run, report. It returns the exit
 // status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "analyze" {
+		return analyze(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "test" {
 		if len(args) > 0 {
 			fmt.Fprintf(stderr, "maelstrom: unknown command %q\n", args[0])
@@ -153,16 +158,40 @@ func asksHelp(args []string) bool {
 	return false
 }
 
-// options validates the flags and builds the run options.
+// options validates the flags and builds the run options, with the
+// simulated network running --bin.
 func (f *testFlags) options() (harness.Options, error) {
+	bin, binErr := simnet.CanonicalBin(f.Bin)
+	o, err := f.runOptions()
+	if err = errors.Join(binErr, err); err != nil {
+		return harness.Options{}, err
+	}
+	cfg := f.simConfig()
+	cfg.Launch = simnet.ExecLauncher(bin, f.Args)
+	net, err := simnet.New(cfg)
+	if err != nil {
+		return harness.Options{}, err
+	}
+	o.Network = net
+	return o, nil
+}
+
+// simConfig is the simulated network's configuration from the flags,
+// without the node program; runOptions has checked the latency.
+func (f *testFlags) simConfig() simnet.Config {
+	lat, _ := f.latency()
+	return simnet.Config{Latency: lat, Strict: f.Strict, LogStderr: f.LogStderr, LogNetSend: f.LogNetSend, LogNetRecv: f.LogNetRecv}
+}
+
+// runOptions validates every flag but --bin and builds the run options
+// without a network: test adds the simulated one, analyze needs none.
+func (f *testFlags) runOptions() (harness.Options, error) {
 	var errs []error
 	collect := func(err error) {
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
-	bin, err := harness.CanonicalBin(f.Bin)
-	collect(err)
 	nodes, err := f.nodeIDs()
 	collect(err)
 	f.Nodes = nodes
@@ -170,7 +199,7 @@ func (f *testFlags) options() (harness.Options, error) {
 	collect(err)
 	timeLimit, interval, recovery, err := f.durations()
 	collect(err)
-	lat, err := f.latency()
+	_, err = f.latency()
 	collect(err)
 	faults, err := f.faults()
 	collect(err)
@@ -183,45 +212,24 @@ func (f *testFlags) options() (harness.Options, error) {
 		return harness.Options{}, err
 	}
 	return harness.Options{
-		Workload: wl, Nodes: nodes, Launch: harness.ExecLauncher(bin, f.Args),
-		TimeLimit: timeLimit, Concurrency: workers, Latency: lat,
+		Workload: wl, Nodes: nodes,
+		TimeLimit: timeLimit, Concurrency: workers,
 		Faults: faults, NemesisInterval: interval, RecoveryTime: recovery,
 		KillWithoutBootWait: f.KillWithoutBootWait, AvailabilityMin: avail,
-		LogStderr: f.LogStderr, LogNetSend: f.LogNetSend, LogNetRecv: f.LogNetRecv,
-		Strict: f.Strict, Seed: f.Seed, StoreDir: f.Store, Config: f,
+		Seed: f.Seed, StoreDir: f.Store, Config: f,
 	}, nil
 }
 
-// workload builds the chosen workload with its seed.
+// workload builds the chosen workload with its seed, from the table of
+// workloads (workloads.go).
 func (f *testFlags) workload(workers int) (workloads.Workload, error) {
-	seed := harness.WorkloadSeed(f.Seed)
-	switch f.Workload {
-	case "echo":
-		return workloads.NewEcho(workloads.EchoOptions{Rate: f.Rate}, seed), nil
-	case "lease":
-		o := workloads.LeaseOptions{Servers: f.Servers, Chunks: f.Chunks, LeaseMs: f.LeaseMs, Rate: f.Rate, Workers: workers}
-		if f.Servers < 1 || f.Chunks < 1 || f.LeaseMs < 1 {
-			return nil, fmt.Errorf("--servers, --chunks and --lease-ms must be >= 1 (got %d, %d, %d)", f.Servers, f.Chunks, f.LeaseMs)
+	p := workloads.Params{Rate: f.Rate, Workers: workers, Seed: harness.WorkloadSeed(f.Seed), LeaseMs: f.LeaseMs,
+		Servers: f.Servers, Chunks: f.Chunks, BenchOp: f.BenchOp, Ops: f.Ops}
+	for _, w := range workloadTable {
+		if w.name == f.Workload {
+			return w.build(p)
 		}
-		if err := o.Validate(); err != nil {
-			return nil, fmt.Errorf("lease workload: %w", err)
-		}
-		return workloads.NewLease(o, seed), nil
-	case "master":
-		o := workloads.MasterOptions{Rate: f.Rate, LeaseMs: f.LeaseMs}
-		if f.LeaseMs < 1 {
-			return nil, fmt.Errorf("--lease-ms must be >= 1 (got %d)", f.LeaseMs)
-		}
-		if err := o.Validate(); err != nil {
-			return nil, fmt.Errorf("master workload: %w", err)
-		}
-		return workloads.NewMaster(o, seed), nil
-	case "lease-bench":
-		o := workloads.LeaseBenchOptions{Op: f.BenchOp, Ops: f.Ops, Chunks: f.Chunks, Workers: workers, LeaseMs: f.LeaseMs}
-		if err := o.Validate(); err != nil {
-			return nil, fmt.Errorf("lease-bench workload: %w", err)
-		}
-		return workloads.NewLeaseBench(o), nil
 	}
-	return nil, fmt.Errorf("Failed to validate %q: Must be one of echo, lease, master, lease-bench (this harness runs these four)", "--workload "+f.Workload)
+	return nil, fmt.Errorf("Failed to validate %q: Must be one of %s (this harness runs these %d)",
+		"--workload "+f.Workload, workloadNames(), len(workloadTable))
 }

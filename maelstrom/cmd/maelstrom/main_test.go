@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	fakeNode, cli = filepath.Join(dir, "fakenode"), filepath.Join(dir, "maelstrom")
-	for _, b := range [][2]string{{fakeNode, "../../harness/testdata/fakenode"}, {cli, "."}} {
+	for _, b := range [][2]string{{fakeNode, "../../harness/simnet/testdata/fakenode"}, {cli, "."}} {
 		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b[1], err, out)
 			os.Exit(2)
@@ -237,13 +237,14 @@ func TestDefaultsAreMaelstroms(t *testing.T) {
 		t.Fatal(err)
 	}
 	o, _ := f.options()
-	if o.TimeLimit != 60*time.Second || o.Latency.MeanMs != 0 || o.Latency.Dist != "constant" || o.Faults.Any() ||
-		o.NemesisInterval != 10*time.Second || !o.Strict || o.LogStderr || o.Seed != 9 || o.StoreDir != "store" ||
+	c := f.simConfig()
+	if o.TimeLimit != 60*time.Second || c.Latency.MeanMs != 0 || c.Latency.Dist != "constant" || o.Faults.Any() ||
+		o.NemesisInterval != 10*time.Second || !c.Strict || c.LogStderr || o.Seed != 9 || o.StoreDir != "store" ||
 		o.Workload.Name() != "lease" || o.AvailabilityMin != nil {
 		t.Errorf("defaults %+v", o)
 	}
 	if f.Rate != 5 || f.LeaseMs != 1000 || strings.Join(f.Args, " ") != "a b" || f.TestCount != 1 ||
-		o.RecoveryTime != 0 || o.KillWithoutBootWait || o.LogNetSend || o.LogNetRecv {
+		o.RecoveryTime != 0 || o.KillWithoutBootWait || c.LogNetSend || c.LogNetRecv || o.Network.Name() != "sim" {
 		t.Errorf("rate %v lease-ms %d args %v test-count %d, options %+v", f.Rate, f.LeaseMs, f.Args, f.TestCount, o)
 	}
 }
@@ -258,5 +259,47 @@ func TestFlagsAnywhere(t *testing.T) {
 	}
 	if f.Workload != "echo" || f.TimeLimitS != 3 || f.Rate != 5 || strings.Join(f.Args, " ") != "extra more --rate 7" {
 		t.Errorf("workload %q time-limit %d rate %v args %q", f.Workload, f.TimeLimitS, f.Rate, f.Args)
+	}
+}
+
+// TestAnalyzeAgain: analyze judges a stored run again and reaches the run's
+// own verdict, checker details and figures; what it cannot find is a bad
+// argument.
+func TestAnalyzeAgain(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		exit int
+	}{
+		{"valid", []string{"-w", "lease", "--nodes", "n1", "--lease-ms", "300", "--recovery-time", "0.2", "--", "lease"}, 0},
+		{"invalid", []string{"-w", "lease", "--node-count", "3", "--concurrency", "2n", "--recovery-time", "0.2", "--", "lease"}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store := filepath.Join(t.TempDir(), "store")
+			args := append([]string{"test", "--bin", fakeNode, "--time-limit", "2", "--rate", "100",
+				"--latency", "2", "--store", store, "--seed", testSeed(t)}, c.args...)
+			if code, out := runCLI(t, args...); code != c.exit {
+				t.Fatalf("test exit %d, want %d\n%s", code, c.exit, out)
+			}
+			before := results(t, store)
+			code, out := runCLI(t, "analyze", "--store", store)
+			if code != c.exit {
+				t.Fatalf("analyze exit %d, want %d\n%s", code, c.exit, out)
+			}
+			after := results(t, store)
+			for _, k := range []string{"valid", "exit_code", "lease", "checks", "stats", "availability", "workload_stats", "nemesis", "final", "net", "seed", "command", "config", "started"} {
+				if string(before[k]) != string(after[k]) {
+					t.Errorf("results.json %q changed:\n  run:     %s\n  analyze: %s", k, before[k], after[k])
+				}
+			}
+		})
+	}
+	for _, bad := range [][]string{{"analyze", "--store", t.TempDir()}, {"analyze", "a", "b"}, {"analyze", "--bogus"}} {
+		if code, out := runCLI(t, bad...); code != 254 {
+			t.Errorf("%v: exit %d, want 254\n%s", bad, code, out)
+		}
+	}
+	if code, out := runCLI(t, "analyze", "--help"); code != 0 || !strings.Contains(out, "Usage: maelstrom analyze") {
+		t.Errorf("analyze --help: exit %d\n%s", code, out)
 	}
 }

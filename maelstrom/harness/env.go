@@ -1,0 +1,38 @@
+package harness
+
+import (
+	"os"
+	"strconv"
+)
+
+// nodeEnv is what a node program gets on top of the harness's own
+// environment. A workload with leases (L = its longest lease) sets the
+// nodes' lease bounds when the kill nemesis is on, and in every run when
+// its leases have the nodes' own length (workloads.NodeLeased: the master
+// workload, whose requests carry none, so L is that length). Every
+// program then gets LEASE_MAX_MS=L, and LEASE_MS=L unless the environment
+// already names a default lease no longer than that (a node refuses a
+// default above its maximum); a restarted program (only the kill
+// nemesis restarts) also gets LEASE_BOOT_WAIT_MS=L, so that it stays
+// silent until every lease it may have accepted and forgotten has ended
+// (the node stretches it by its own drift bound), or 0 with
+// --kill-without-boot-wait (the negative control). Any other run passes
+// nothing, as Maelstrom does.
+func (r *runner) nodeEnv(restart bool) []string {
+	if r.leaseMs <= 0 || !(r.o.Faults.Kill || r.nodeLeases) {
+		return nil
+	}
+	l := strconv.FormatInt(r.leaseMs, 10)
+	env := []string{"LEASE_MAX_MS=" + l}
+	if v, err := strconv.ParseInt(os.Getenv("LEASE_MS"), 10, 64); err != nil || v < 1 || v > r.leaseMs {
+		env = append(env, "LEASE_MS="+l)
+	}
+	if restart {
+		wait := l
+		if r.o.KillWithoutBootWait {
+			wait = "0"
+		}
+		env = append(env, "LEASE_BOOT_WAIT_MS="+wait)
+	}
+	return env
+}

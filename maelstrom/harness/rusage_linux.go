@@ -1,0 +1,4 @@
+package harness
+
+// maxRSSUnit is the unit of getrusage's ru_maxrss: KiB on Linux.
+const maxRSSUnit = 1024

@@ -1,0 +1,144 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"chunklease/history"
+	"chunklease/maelstrom/netsim"
+	"chunklease/workloads"
+	"chunklease/workloads/lease"
+)
+
+// journalOf builds journal entries: each (src, dest, body, sentMs,
+// doneMs, dropped); doneMs < 0 leaves the message undelivered.
+type jmsg struct {
+	src, dest, body string
+	sentMs, doneMs  int
+	dropped         bool
+}
+
+func journalOf(start time.Time, msgs []jmsg) []netsim.Entry {
+	var out []netsim.Entry
+	for i, m := range msgs {
+		e := netsim.Entry{Message: netsim.Message{ID: int64(i), Src: m.src, Dest: m.dest, Body: json.RawMessage(m.body)},
+			SentAt: start.Add(time.Duration(m.sentMs) * time.Millisecond), Dropped: m.dropped}
+		if m.doneMs >= 0 {
+			e.DoneAt = start.Add(time.Duration(m.doneMs) * time.Millisecond)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// classCounts parses an SVG strictly and counts elements by class.
+func classCounts(t *testing.T, doc []byte) map[string]int {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	d.Strict = true
+	counts := map[string]int{}
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return counts
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			for _, a := range se.Attr {
+				if a.Name.Local == "class" {
+					counts[a.Value]++
+				}
+			}
+		}
+	}
+}
+
+func TestMessageDiagram(t *testing.T) {
+	start := time.Unix(1000, 0)
+	entries := journalOf(start, []jmsg{
+		{"c0", "n1", `{"type":"init","msg_id":1,"node_id":"n1","node_ids":["n1","n2"]}`, -5, -4, false}, // before start: left out
+		{"c4", "n1", `{"type":"lease_grant","msg_id":1,"chunk_handle":"ch_1","server":"cs1"}`, 10, 10, false},
+		{"n1", "n2", `{"type":"prepare","msg_id":1,"chunk_handle":"ch_1","ballot":{"counter":3,"incarnation":1795428779970,"node":"n1"}}`, 11, 21, false},
+		{"n2", "n1", `{"type":"prepare_ok","in_reply_to":1,"chunk_handle":"ch_1","ok":true}`, 21, 25, true},
+		{"c5", "n2", `{"type":"lease_check","msg_id":1,"chunk_handle":"ch_2"}`, 30, 30, false},
+		{"n2", "c5", `{"type":"error","in_reply_to":1,"code":11,"text":"no majority"}`, 40, 40, false},
+		{"n1", "c4", `{"type":"lease_renew_ok","in_reply_to":1,"token":7}`, 50, -1, false},
+	})
+	nemesis := []history.Op{
+		{Index: 0, Time: 15e6, Process: history.NemesisProcess, Type: history.Info, F: workloads.StartPartition, Value: json.RawMessage(`"one"`)},
+		{Index: 1, Time: 15e6, Process: history.NemesisProcess, Type: history.Info, F: workloads.StartPartition,
+			Value: json.RawMessage(`["isolated",{"n1":["n2"],"n2":["n1"]}]`)},
+	}
+	path := filepath.Join(t.TempDir(), MessagesFile)
+	if dir := os.Getenv("PLOT_OUT"); dir != "" { // to look at it
+		path = filepath.Join(dir, MessagesFile)
+	}
+	panels := []diagramPanel{{title: "around", fromNs: 0, toNs: 1e9, chunk: "ch_1"}, {title: "all", fromNs: 0, toNs: 1e9}}
+	if err := writeMessageDiagram(path, entries, start, nemesis, []string{"n1", "n2"}, panels); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := classCounts(t, doc)
+	// ch_1 panel: grant, prepare, its dropped reply, and the renew_ok to
+	// c4's request; all panel: every message after start.
+	if c["panel"] != 2 || c["msg"] != 4+6 || c["nem"] != 2 {
+		t.Errorf("counts %v: want 2 panels, 10 messages, 2 nemesis rows", c)
+	}
+	s := string(doc)
+	for _, want := range []string{"prepare chunk_handle=ch_1 ballot=3/…9970/n1", "dropped by a partition at 0.025s",
+		"not delivered before the journal was read", "error no majority", `stroke="#FF1E90"`, "start-partition: n1 | n2"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the diagram lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "node_ids") {
+		t.Error("init is drawn; it was sent before the start")
+	}
+}
+
+// TestMessageDiagramPanels: a violation gets its own panel, first, about
+// its chunk and around its ops.
+func TestMessageDiagramPanels(t *testing.T) {
+	ops := []history.Op{{Index: 0, Time: 2e9}, {Index: 1, Time: 3e9}}
+	lr := lease.LeaseResult{Violations: []lease.Violation{
+		{Kind: lease.TwoPrimaries, Chunk: "ch_9", Ops: []int{0, 1}, StartNs: 2.5e9, EndNs: 2.6e9},
+		{Kind: lease.TwoPrimaries, Chunk: "ch_8", StartNs: 4e9, EndNs: 5e9},
+	}}
+	focus := lease.FocusOf(ops, lr)
+	p := diagramPanels(focus)
+	if len(p) != 2 || p[0].chunk != "ch_9" || p[0].fromNs != 2e9-int64(diagramAround) || p[0].toNs != 3e9+int64(diagramAround) || p[1].chunk != "" {
+		t.Errorf("panels %+v", p)
+	}
+	if p := diagramPanels(lease.FocusOf(ops, nil)); len(p) != 1 || p[0].fromNs != 0 {
+		t.Errorf("without a violation: %+v", p)
+	}
+}
+
+// TestManyClientsShareAColumn: past maxClientColumns clients, one
+// "clients" column holds them all and labels name the client.
+func TestManyClientsShareAColumn(t *testing.T) {
+	var msgs []dmsg
+	for i := range maxClientColumns + 1 {
+		c := "c" + string(rune('a'+i))
+		msgs = append(msgs, dmsg{e: netsim.Entry{Message: netsim.Message{Src: c, Dest: "n1"}}, body: msgBody{Type: "echo"}})
+	}
+	cols, column := columns(msgs, []string{"n1", "n2"})
+	if strings.Join(cols, " ") != "clients n1 n2" || column("cb") != clientsColumn || column("n2") != "n2" {
+		t.Errorf("columns %v", cols)
+	}
+	if got := clientPrefix(msgs[1], true); got != "cb: " {
+		t.Errorf("label prefix %q", got)
+	}
+}

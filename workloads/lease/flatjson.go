@@ -1,0 +1,128 @@
+package lease
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"chunklease/history"
+)
+
+// leaseValueKeys and leaseReplyKeys are the field names encoding/json
+// would match (case-insensitively): a key that matches one only up to
+// case falls back.
+var (
+	leaseValueKeys = []string{"chunk", "server", "lease_ms", "primary", "expires_in_ms", "new_expires_in_ms", "remaining_ms", "expired", "token"}
+	leaseReplyKeys = []string{"type", "chunk_handle", "primary", "expires_in_ms", "new_expires_in_ms", "remaining_ms", "expired", "token"}
+)
+
+// decodeLeaseValue is json.Unmarshal(b, &v) for a LeaseValue.
+func decodeLeaseValue(b []byte) (LeaseValue, error) {
+	var v LeaseValue
+	if history.ScanFlat(b, v.setField) {
+		return v, nil
+	}
+	v = LeaseValue{}
+	err := json.Unmarshal(b, &v)
+	return v, err
+}
+
+// setField stores one raw value the way encoding/json would, or reports
+// that it cannot.
+func (v *LeaseValue) setField(key, val []byte) bool {
+	null := string(val) == "null"
+	switch string(key) {
+	case "chunk":
+		return null || flatString(val, &v.Chunk)
+	case "server":
+		return null || flatString(val, &v.Server)
+	case "primary":
+		v.Primary = nil
+		if null {
+			return true
+		}
+		v.Primary = new(string)
+		return flatString(val, v.Primary)
+	case "lease_ms":
+		return flatIntPtr(val, &v.LeaseMs)
+	case "expires_in_ms":
+		return flatIntPtr(val, &v.ExpiresInMs)
+	case "new_expires_in_ms":
+		return flatIntPtr(val, &v.NewExpiresInMs)
+	case "remaining_ms":
+		return flatIntPtr(val, &v.RemainingMs)
+	case "token":
+		return flatIntPtr(val, &v.Token)
+	case "expired":
+		v.Expired = nil
+		if null {
+			return true
+		}
+		if string(val) != "true" && string(val) != "false" {
+			return false
+		}
+		t := string(val) == "true"
+		v.Expired = &t
+		return true
+	}
+	return !history.FoldsToOneOf(key, leaseValueKeys)
+}
+
+func flatString(val []byte, dst *string) bool {
+	if len(val) < 2 || val[0] != '"' {
+		return false
+	}
+	*dst = string(val[1 : len(val)-1])
+	return true
+}
+
+func flatIntPtr(val []byte, dst **int64) bool {
+	*dst = nil
+	if string(val) == "null" {
+		return true
+	}
+	if len(val) == 0 || (val[0] != '-' && (val[0] < '0' || val[0] > '9')) {
+		return false
+	}
+	n, err := strconv.ParseInt(string(val), 10, 64)
+	if err != nil {
+		return false
+	}
+	*dst = &n
+	return true
+}
+
+// decodeLeaseReply is json.Unmarshal(b, &r) for a leaseReply.
+func decodeLeaseReply(b []byte) (leaseReply, error) {
+	var r leaseReply
+	if history.ScanFlat(b, r.setField) {
+		return r, nil
+	}
+	r = leaseReply{}
+	err := json.Unmarshal(b, &r)
+	return r, err
+}
+
+func (r *leaseReply) setField(key, val []byte) bool {
+	raw := json.RawMessage(val)
+	switch string(key) {
+	case "type":
+		r.Type = raw
+	case "chunk_handle":
+		r.ChunkHandle = raw
+	case "primary":
+		r.Primary = raw
+	case "expires_in_ms":
+		r.ExpiresInMs = raw
+	case "new_expires_in_ms":
+		r.NewExpiresInMs = raw
+	case "remaining_ms":
+		r.RemainingMs = raw
+	case "expired":
+		r.Expired = raw
+	case "token":
+		r.Token = raw
+	default:
+		return !history.FoldsToOneOf(key, leaseReplyKeys)
+	}
+	return true
+}
