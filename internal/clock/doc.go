@@ -13,7 +13,8 @@
 //     monotonic time, timers included: at 2 the node's clock runs twice as
 //     fast, its leases end and its timers fire in half the real time;
 //   - LEASE_CLOCK_FILE names a file holding {"offset_ms": N, "rate": R}
-//     that the node re-reads while it runs (polled every PollInterval), so
+//     that the node reads at start (after the two variables above, which
+//     it overrides) and re-reads while it runs (polled every PollInterval), so
 //     a harness changes a running node's clocks by rewriting the file
 //     (write a temporary file and rename it over, so a read never sees
 //     half a file). A rate change takes effect from the moment it is read

@@ -41,9 +41,14 @@ func FromEnv(getenv func(string) string) (c *Clock, notes []string, err error) {
 	c.set(time.Duration(s.OffsetMs)*time.Millisecond, s.Rate)
 	notes = append(notes, fmt.Sprintf("clockfault build: wall clock offset %d ms, rate %g", s.OffsetMs, s.Rate))
 	if path := getenv(EnvFile); path != "" {
+		// Read it once now, so a process restarted with a skew in force
+		// starts skewed: its first wall-clock read (the incarnation, the
+		// ballot floor) already sees it.
+		first, _ := os.ReadFile(path)
+		c.apply(first)
 		c.stop = make(chan struct{})
 		c.done = make(chan struct{})
-		go c.follow(path)
+		go c.follow(path, first)
 		notes = append(notes, "clockfault build: following "+path)
 	}
 	return c, notes, nil
@@ -64,24 +69,29 @@ func (s Setting) check() error {
 // follow polls the control file until Stop, applying each new setting. A
 // file that is missing or does not parse changes nothing (the harness
 // writes it whole, by rename).
-func (c *Clock) follow(path string) {
+func (c *Clock) follow(path string, last []byte) {
 	defer close(c.done)
 	t := time.NewTicker(PollInterval)
 	defer t.Stop()
-	var last []byte
 	for {
 		if b, err := os.ReadFile(path); err == nil && !bytes.Equal(b, last) {
 			last = b
-			var s Setting
-			if json.Unmarshal(b, &s) == nil && s.check() == nil {
-				c.set(time.Duration(s.OffsetMs)*time.Millisecond, s.Rate)
-			}
+			c.apply(b)
 		}
 		select {
 		case <-c.stop:
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// apply takes a control file's content; one that does not parse or names
+// an impossible clock changes nothing.
+func (c *Clock) apply(b []byte) {
+	var s Setting
+	if len(b) > 0 && json.Unmarshal(b, &s) == nil && s.check() == nil {
+		c.set(time.Duration(s.OffsetMs)*time.Millisecond, s.Rate)
 	}
 }
 

@@ -81,3 +81,19 @@ func write(t *testing.T, path string, s Setting) {
 		t.Fatal(err)
 	}
 }
+
+// TestControlFileAppliesAtStart: a process started while a skew is in
+// force reads it before FromEnv returns, so its first wall-clock read is
+// skewed already.
+func TestControlFileAppliesAtStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clock.json")
+	write(t, path, Setting{OffsetMs: -30000, Rate: 0.5})
+	c, _, err := FromEnv(env(map[string]string{EnvFile: path}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	if off, rate := c.Skew(); off != -30*time.Second || rate != 0.5 {
+		t.Fatalf("Skew = %v, %v right after FromEnv, want -30s, 0.5", off, rate)
+	}
+}
