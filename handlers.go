@@ -126,6 +126,9 @@ func (s *server) onPeerReply(reply maelstrom.Message, err error) {
 // apply carries out one core output: peer messages (the answer to peer, if
 // any, as its reply; requests as RPCs), client replies, and the wake-up.
 func (s *server) apply(out *lease.Output, peer *maelstrom.Message) {
+	for _, l := range out.Logs {
+		s.node.Logf("%s", l)
+	}
 	for _, m := range out.Msgs {
 		s.sendPeer(m, peer)
 	}
@@ -137,7 +140,7 @@ func (s *server) apply(out *lease.Output, peer *maelstrom.Message) {
 
 func (s *server) sendPeer(m lease.Msg, peer *maelstrom.Message) {
 	var err error
-	if peer != nil && m.To == peer.Src && m.Type == lease.MsgType(peer.Type)+"_ok" {
+	if peer != nil && m.To == peer.Src && (m.Type == lease.MsgType(peer.Type)+"_ok" || m.Type == lease.MsgBooting) {
 		err = s.node.Reply(*peer, string(m.Type), m.Body())
 	} else {
 		timeout := time.Duration(s.cfg.quorumTimeoutMs) * time.Millisecond
