@@ -153,7 +153,7 @@ func (n *Node) noMajority(r *request, what string) *Error {
 // silent (down, paused or cut off from this node).
 func (n *Node) quorumText(r *request) string {
 	now := n.now
-	text := fmt.Sprintf("of the %d acceptors answered within %d ms: a round needs %d, the best heard %d (answers from %s)",
+	text := fmt.Sprintf("of the %d acceptors answered within %d ms: a round needs %d, the best round heard %d (answers came from %s)",
 		len(n.cfg.Acceptors), n.cfg.QuorumTimeoutMs, n.quorum, r.heard, n.namesOf(r.heardFrom))
 	var booting, silent []string
 	for i, a := range n.cfg.Acceptors {
