@@ -279,6 +279,7 @@ func (n *Node) accept(now time.Duration, m Msg) {
 		resp.OK = n.cancelSticky(m.Chunk, m.Ballot)
 	}
 	resp.Promised = n.promiseOf(&a)
+	n.promisedHigh = max(n.promisedHigh, resp.Promised.Counter)
 	if known || resp.OK && (m.Type == MsgPrepare || m.Type == MsgPropose) {
 		n.touch(now, m.Chunk, a)
 	}

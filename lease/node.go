@@ -52,8 +52,12 @@ type Node struct {
 	// every chunk: after a restart its wall clock at the end of the boot
 	// wait, raised by the recovered high-water marks (recovery.go) and by
 	// reclaimed instances (reclaim.go).
-	floor      uint64
-	nextSweep  time.Duration // when idle instances are next reclaimed (reclaim.go)
+	floor uint64
+	// promisedHigh is the highest promise this acceptor made on any chunk
+	// (the ballot counter may not follow it: it catches up only within
+	// the lead bound); a recovering peer is told it (recovery.go).
+	promisedHigh uint64
+	nextSweep    time.Duration // when idle instances are next reclaimed (reclaim.go)
 	recovering bool
 	sync       syncRound
 	boot       bootState

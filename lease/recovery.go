@@ -104,14 +104,16 @@ func (n *Node) syncTimer(now time.Duration) {
 	}
 }
 
-// answerSync tells a recovering acceptor this node's high-water mark. The
-// request id is the asker's incarnation, so only answers written after
-// its restart count.
+// answerSync tells a recovering acceptor this node's high-water mark: the
+// highest of its promises, its floor and its own ballots. The request id
+// is the asker's incarnation, so only answers written after its restart
+// count.
 func (n *Node) answerSync(m Msg) {
 	if _, acc := n.accIdx[n.cfg.ID]; !acc {
 		return
 	}
-	n.send(Msg{Type: MsgSyncResp, To: m.From, ReqID: m.ReqID, Counter: max(n.ballots.counter, n.floor), Recovering: n.recovering})
+	high := max(n.ballots.counter, n.floor, n.promisedHigh)
+	n.send(Msg{Type: MsgSyncResp, To: m.From, ReqID: m.ReqID, Counter: high, Recovering: n.recovering})
 }
 
 // onSyncResp raises the floor with one acceptor's high-water mark at once
