@@ -12,8 +12,9 @@
 //	Receive(now, Msg) *Output       a peer message arrives
 //	Tick(now) *Output               time passes; call it at Output.Wake (and once after NewNode)
 //
-// Output holds the messages for other nodes, the replies to clients and the
-// next wake-up. Messages a node addresses to itself (its own acceptor) are
+// Output holds the messages for other nodes, the replies to clients, the
+// next wake-up and lines for the operator's log (a restarted node's boot
+// wait and recovery). Messages a node addresses to itself (its own acceptor) are
 // delivered inside the same call, at the same now, so a single-acceptor
 // node answers every request within the call that received it. Inside this
 // package nothing reads a clock, performs I/O, starts a goroutine or draws

@@ -58,11 +58,11 @@ type Node struct {
 	// the lead bound); a recovering peer is told it (recovery.go).
 	promisedHigh uint64
 	nextSweep    time.Duration // when idle instances are next reclaimed (reclaim.go)
-	recovering bool
-	sync       syncRound
-	boot       bootState
-	master     masterState
-	sticky     stickiness
+	recovering   bool
+	sync         syncRound
+	boot         bootState
+	master       masterState
+	sticky       stickiness
 
 	loop []Msg    // messages to this node's own acceptor, not yet delivered
 	logs []string // log lines not yet handed out (NewNode's go out with the first call)
