@@ -40,14 +40,15 @@ type Config struct {
 	DefaultLeaseMs int64
 	// MaxLeaseMs is M, the longest lease a request may ask for.
 	MaxLeaseMs int64
-	// BootWaitMs is the paper's restart rule: the acceptor ignores prepare,
-	// propose, read and release this long after the core is created,
-	// stretched by the drift factor. Set it >= MaxLeaseMs wherever a node
-	// can crash and restart, or a restarted acceptor forgets a live lease.
-	// A node with a boot wait is a restarted node: its acceptor also
-	// recovers the ballot high-water mark from its peers (recovery.go)
-	// before it serves, so that fencing tokens keep growing across the
-	// restart.
+	// BootWaitMs is the paper's restart rule: the acceptor does nothing
+	// with prepare, propose, read and release this long after the core is
+	// created (it answers "booting"), stretched by the drift factor. Set it
+	// >= MaxLeaseMs wherever a node can crash and restart, or a restarted
+	// acceptor forgets a live lease. A node with a boot wait is a
+	// restarted node: from the end of its boot wait its acceptor refuses
+	// every ballot up to its wall clock then, and raises that floor with
+	// the ballot high-water marks its peers report (recovery.go), so that
+	// fencing tokens keep growing across the restart.
 	BootWaitMs int64
 	// DriftMarginMs is subtracted from every remaining time the proposer
 	// reports to a client: the client's lease ends this much before the

@@ -70,8 +70,8 @@ type Node struct {
 	now  time.Duration // the time of the call in progress
 }
 
-// NewNode builds a node's core at time now. The acceptor stays silent until
-// now + BootWaitMs (stretched by the drift factor).
+// NewNode builds a node's core at time now. The acceptor does nothing but
+// answer "booting" until now + BootWaitMs (stretched by the drift factor).
 func NewNode(cfg Config, now time.Duration) (*Node, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
