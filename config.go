@@ -34,7 +34,7 @@ var settings = []setting{
 	{"lease-ms", "LEASE_MS", "lease length T in ms when a request names none", "60000"},
 	{"max-lease-ms", "LEASE_MAX_MS", "M: the longest lease in ms a request may ask for", "60000"},
 	{"acceptors", "LEASE_ACCEPTORS", "all (every node in node_ids; quorum a majority) | self (each node its own sole acceptor: single-process graders only) | a comma list of node ids, the same on every node", "all"},
-	{"boot-wait-ms", "LEASE_BOOT_WAIT_MS", "ms the acceptor stays silent after start; >= M wherever nodes restart", "0"},
+	{"boot-wait-ms", "LEASE_BOOT_WAIT_MS", "ms the acceptor does nothing after start (it answers booting); >= M wherever nodes restart", "0"},
 	{"drift-margin-ms", "LEASE_DRIFT_MARGIN_MS", "ms every reported remaining time is shortened by", "0"},
 	{"drift-ppm", "LEASE_DRIFT_PPM", "bound on clock-rate error in parts per million; acceptors stretch leases by it", "1000"},
 	{"quorum-timeout-ms", "LEASE_QUORUM_TIMEOUT_MS", "ms a request may take before the node answers error 11 (1..2000)", "2000"},

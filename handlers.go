@@ -134,8 +134,11 @@ func (s *server) onPeerReply(reply maelstrom.Message, err error) {
 	s.drv.Receive(s.node.Now(), m)
 }
 
-// Now, After, Send and Reply are the Maelstrom edges of the Driver.
+// Now, After, Send, Reply and Log are the Maelstrom edges of the Driver.
 func (s *server) Now() time.Duration { return s.node.Now() }
+
+// Log writes one of the core's lines for the operator to stderr.
+func (s *server) Log(line string) { s.node.Logf("%s", line) }
 
 func (s *server) After(d time.Duration, f func()) func() { return s.node.After(d, f) }
 
@@ -143,7 +146,8 @@ func (s *server) After(d time.Duration, f func()) func() { return s.node.After(d
 // as its reply, anything else as an RPC.
 func (s *server) Send(m lease.Msg) {
 	var err error
-	if peer := s.answering; peer != nil && m.To == peer.Src && m.Type == lease.MsgType(peer.Type)+"_ok" {
+	// A booting acceptor's answer goes back as the reply too.
+	if peer := s.answering; peer != nil && m.To == peer.Src && (m.Type == lease.MsgType(peer.Type)+"_ok" || m.Type == lease.MsgBooting) {
 		err = s.node.Reply(*peer, string(m.Type), m.Body())
 	} else {
 		timeout := time.Duration(s.cfg.quorumTimeoutMs) * time.Millisecond

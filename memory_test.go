@@ -160,39 +160,56 @@ func (n *memNode) procStatusKiB(field string) int {
 // third wave within 40 MiB of the first. About 10 s.
 func TestMemoryFollowsLiveChunks(t *testing.T) {
 	const waves, grants, nameBytes = 3, 20000, 1024
-	n := startMemNode(t, "LEASE_MS=100", "LEASE_MAX_MS=1000")
+	// LEASE_MAX_MS 2000: the ballot counter may lead the wall clock by a
+	// quarter of it (500 ms, 5000 ballots) before the node paces its
+	// grants, so a wave of 20 000 is answered within the quorum timeout.
+	n := startMemNode(t, "LEASE_MS=100", "LEASE_MAX_MS=2000")
 	var rssKiB []int
 	id := 100
 	for w := range waves {
 		pad := strings.Repeat("s", nameBytes-18)
-		sentinels := make(chan []string, 1)
 		go func(first int) { // the writer, so that replies are read meanwhile
 			for i := range grants {
 				n.send(fmt.Sprintf(`{"src":"c1","dest":"n1","body":{"type":"lease_grant","msg_id":%d,"chunk_handle":"w%d-c%d","server":"%s-%08d-%08d"}}`,
 					first+i, w, i, pad, w, i))
 			}
-			next := first + grants
-			chunks := grantSentinels(n, w, &next)
 			n.flush()
-			sentinels <- chunks
 		}(id + 1)
-		for i := range grants + sentinelCount {
-			r := n.reply()
-			if r.Body.Type != "lease_grant_ok" || r.Body.Primary == nil || (i < grants && len(*r.Body.Primary) != nameBytes) {
-				t.Fatalf("wave %d, reply %d: %+v", w, i, r.Body)
-			}
-		}
-		id += grants + sentinelCount
-		chunks := <-sentinels
+		readGrants(t, n, w, id+1, grants, nameBytes)
+		id += grants
+		// Sentinels go out once every grant of the wave is answered, so
+		// their leases end after every lease of the wave (waitReclaimed).
+		next := id + 1
+		chunks := grantSentinels(n, w, &next)
 		if err := n.flush(); err != nil {
 			t.Fatalf("writing to the node: %v", err)
 		}
+		readGrants(t, n, w, id+1, sentinelCount, len("sentinel"))
+		id += sentinelCount
 		waitReclaimed(t, n, chunks, &id)
 		rssKiB = append(rssKiB, n.procStatusKiB("VmRSS"))
 		t.Logf("after wave %d (%d grants, %d-byte server names, reclaimed): VmRSS %d KiB", w+1, grants, nameBytes, rssKiB[w])
 	}
 	if grew := rssKiB[waves-1] - rssKiB[0]; grew > 40<<10 {
 		t.Fatalf("RSS grew by %d KiB from the first wave to the third (limit 40 MiB): names or chunks outlive the leases that used them", grew)
+	}
+}
+
+// readGrants reads count grant replies, in any order (a node that paces
+// its ballots answers some later than others), and requires each to be an
+// ok grant of a request in [first, first+count) naming a primary of
+// nameBytes bytes.
+func readGrants(t *testing.T, n *memNode, wave, first, count, nameBytes int) {
+	t.Helper()
+	seen := make(map[int]bool, count)
+	for range count {
+		r := n.reply()
+		b := r.Body
+		if b.Type != "lease_grant_ok" || b.Primary == nil || len(*b.Primary) != nameBytes ||
+			b.InReplyTo < first || b.InReplyTo >= first+count || seen[b.InReplyTo] {
+			t.Fatalf("wave %d: reply %+v, want one ok grant to each of requests %d..%d naming its %d-byte server", wave, b, first, first+count-1, nameBytes)
+		}
+		seen[b.InReplyTo] = true
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"chunklease/lease"
 )
 
 // Restart tests of the real binary: a node process is killed (SIGKILL, as
@@ -112,7 +114,10 @@ func bootWaitProbe(t *testing.T, floor uint64, args ...string) (time.Duration, [
 	for i := 0; time.Now().Before(deadline); i++ {
 		counter := uint64(1)
 		if i%2 == 1 {
-			counter = floor + 1<<7 + 1
+			// Above the recovered floor and above the restart's own floor
+			// (its wall clock at the end of the boot wait): 10 s ahead.
+			ahead := uint64(time.Now().Add(10*time.Second).UnixMilli()-lease.CounterEpochMs) * 10
+			counter = max(floor, ahead<<lease.LaneBits) + 1<<7 + 1
 		}
 		s.write("probe", fmt.Sprintf(`{"src":"n2","dest":"n1","body":{"type":"prepare","msg_id":%d,"chunk_handle":"c%d","server":"cs1","ballot":{"counter":%d,"incarnation":5}}}`, 100+i, i, counter))
 		for {
@@ -155,8 +160,9 @@ func (s *session) poll(d time.Duration) (nodeLine, bool) {
 }
 
 // TestBootWaitIsHonoured starts a node as a restarted one (-boot-wait-ms):
-// its acceptor must stay silent for the boot wait, recover the ballot
-// high-water mark from its peers, and then refuse a ballot at or below it.
+// its acceptor must answer no prepare for the boot wait (only "booting"),
+// take the ballot high-water mark its peers report as a floor, and then
+// refuse a ballot at or below it.
 // The same probe against a node without the boot wait is answered at once:
 // the negative control that shows the probe would catch a node that
 // ignores the setting.

@@ -109,7 +109,13 @@ func (c *liveCluster) stop() {
 	c.wg.Wait()
 }
 
-func (c *liveCluster) pause(id string)  { _ = c.procs[id].Process.Signal(syscall.SIGSTOP) }
+// pause SIGSTOPs node id and waits until the kernel shows it stopped, so
+// a request sent next waits in its input.
+func (c *liveCluster) pause(id string) {
+	_ = c.procs[id].Process.Signal(syscall.SIGSTOP)
+	waitStopped(c.t, c.procs[id].Process.Pid, id)
+}
+
 func (c *liveCluster) resume(id string) { _ = c.procs[id].Process.Signal(syscall.SIGCONT) }
 
 // call sends one client request and records it in the history as the

@@ -148,10 +148,7 @@ func (c *serveCluster) pause(i int) {
 	m.mu.Lock()
 	pid := m.cmd.Process.Pid
 	m.mu.Unlock()
-	c.poll(5*time.Second, m.id+" stopped", func() bool {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		return err == nil && strings.Contains(string(b), ") T ")
-	})
+	waitStopped(c.t, pid, m.id)
 }
 
 // resume SIGCONTs member i.

@@ -99,7 +99,7 @@ func (n *serveNode) fire() {
 	t.f()
 }
 
-// Now, After, Send and Reply are the network edges of the Driver.
+// Now, After, Send, Reply and Log are the network edges of the Driver.
 func (n *serveNode) Now() time.Duration { return n.clock.Now() }
 
 func (n *serveNode) After(d time.Duration, f func()) func() {
@@ -114,6 +114,10 @@ func (n *serveNode) After(d time.Duration, f func()) func() {
 func (n *serveNode) Send(m lease.Msg) { n.peers.Send(&m) }
 
 func (n *serveNode) Reply(c *call, r lease.Reply) { c.done <- r }
+
+// Log writes one of the core's lines for the operator (boot wait,
+// recovery, serving).
+func (n *serveNode) Log(line string) { n.log.Print(line) }
 
 // inflight counts the client requests admitted and not yet answered, so
 // that a drain can refuse new ones and wait for these.

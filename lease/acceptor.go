@@ -27,12 +27,17 @@ type acceptor struct {
 // protection is the union of every instance of one server this acceptor
 // accepted while that server's lease was live (contract rule 10:
 // protection never shrinks, whatever length a later instance asked for).
-// The latest two instances are kept by token, so a release can end either
-// (a client that renewed may release both its tokens); older ones only
-// as a span, which ends on its own.
+// The latest two instances are kept by token, older ones as one span
+// with the largest token among them (restToken). Tokens grow in the
+// order instances are accepted here (accepting raises the promise), so
+// rest < prev < own. A release with token t ends every kept instance
+// whose token is <= t, and the span once t >= restToken (rule 6): one
+// release with the latest token gives the chunk back, and a release never
+// ends an instance with a larger token.
 type protection struct {
 	own, prev instance
 	rest      span
+	restToken uint64
 }
 
 // instance is one accepted lease instance.
@@ -162,30 +167,47 @@ func (n *Node) onPropose(now time.Duration, a *acceptor, b Ballot, server uint32
 	if a.holds(now, server) && w != weakShrink {
 		old := a.lease
 		p.prev, p.rest = old.own, old.prev.span.union(old.rest)
+		p.restToken = max(old.prev.token, old.restToken)
 	}
 	a.promiseBallot(b)
 	a.meta, a.lease = server, p
 	return true
 }
 
-// onRelease ends the lease instance named by (server, token), if it is
-// one of the two latest here and still running (rule 6): a release that
-// arrives late never ends a newer instance of the same server, whose
-// token differs. Older instances of the server stay protected until they
-// end: their holder was told of them and did not release them.
+// onRelease ends every instance of server here whose token is <= token,
+// and reports whether it ended any (rule 6): a release that arrives late
+// never ends a newer instance of the same server, whose token is larger,
+// and one release with the latest token gives back everything its
+// server held, however often it was renewed. The newer instance keeps its
+// own span: ending older ones never shortens its protection.
+//
+// A token above this acceptor's promise names no ballot that reached it:
+// not a token its server got here (a client's mistake, or a forgery), and
+// possibly larger than tokens issued after the release was sent, so it
+// ends nothing here. A real token was accepted by a majority, whose
+// members promised at least that much.
 func (n *Node) onRelease(now time.Duration, a *acceptor, server uint32, token int64) bool {
-	if !a.holds(now, server) {
+	if !a.holds(now, server) || uint64(token) > n.promiseOf(a).Counter {
 		return false
 	}
-	p := a.lease
+	p, t, w := a.lease, uint64(token), n.cfg.weaken
+	ended := false
 	for _, in := range []*instance{&p.own, &p.prev} {
-		match := in.token == uint64(token) || (n.cfg.weaken == weakReleaseByServer && in == &p.own)
+		match := in.token <= t
+		switch {
+		case w == weakReleaseByServer:
+			match = in == &p.own
+		case w == weakReleaseExact:
+			match = in.token == t
+		}
 		if match && !in.released && now < in.live {
-			in.span, in.released = span{now, now}, true
-			return true
+			in.span, in.released, ended = span{now, now}, true, true
 		}
 	}
-	return false
+	if p.restToken <= t && now < p.rest.live && w != weakReleaseByServer && w != weakReleaseExact {
+		p.rest, ended = span{now, now}, true
+	}
+	return ended
 }
 
 // promiseOf is the chunk's effective promise: its own, or the node's
@@ -213,25 +235,30 @@ func (n *Node) report(now time.Duration, a *acceptor, onlyLive bool) *Record {
 }
 
 // serving reports whether this node's acceptor answers lease messages: it
-// is in the acceptor set, past its boot wait (rule 7), and done
-// recovering its ballot floor (recovery.go). A restarted acceptor has
-// forgotten leases it may have accepted, and must not vote, report or
-// release until every one of them has ended.
+// is in the acceptor set and past its boot wait (rule 7). A restarted
+// acceptor has forgotten leases it may have accepted, and must not vote,
+// report or release until every one of them has ended. Recovery does not
+// hold it back (recovery.go): its floor is in force from the start.
 func (n *Node) serving(now time.Duration) bool {
 	_, ok := n.accIdx[n.cfg.ID]
-	return ok && now >= n.bootUntil && !n.recovering
+	return ok && now >= n.bootUntil
 }
 
-// accept serves a request addressed to this node's acceptor.
+// accept serves a request addressed to this node's acceptor. In its boot
+// wait it does nothing but say so (booting), except to a cancel, which
+// needs no answer.
 func (n *Node) accept(now time.Duration, m Msg) {
 	if m.Type == MsgSync {
 		n.answerSync(m)
 		return
 	}
 	if !n.serving(now) {
+		if _, acc := n.accIdx[n.cfg.ID]; acc && m.Type != MsgCancel {
+			n.answerBooting(now, m)
+		}
 		return
 	}
-	n.ballots.observe(m.Ballot.Counter)
+	n.ballots.observe(now, m.Ballot.Counter)
 	resp := Msg{Type: respType(m.Type), To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID}
 	a, known := n.chunks.get(m.Chunk)
 	switch m.Type {
@@ -252,6 +279,7 @@ func (n *Node) accept(now time.Duration, m Msg) {
 		resp.OK = n.cancelSticky(m.Chunk, m.Ballot)
 	}
 	resp.Promised = n.promiseOf(&a)
+	n.promisedHigh = max(n.promisedHigh, resp.Promised.Counter)
 	if known || resp.OK && (m.Type == MsgPrepare || m.Type == MsgPropose) {
 		n.touch(now, m.Chunk, a)
 	}

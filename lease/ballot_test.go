@@ -1,6 +1,9 @@
 package lease
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,55 +53,162 @@ func TestAtLeastRefusesAReissuedCounter(t *testing.T) {
 }
 
 func TestBallotSourceLanesCatchUpAndStayUnique(t *testing.T) {
-	src := ballotSource{lane: 3, incarnation: 1}
-	first := src.next(0)
+	src := ballotSource{lane: 3, incarnation: 1, unit: BallotUnit}
+	next := func() Ballot {
+		b, _ := src.next(0, 0)
+		return b
+	}
+	first := next()
 	if first.Counter != 1<<LaneBits|3 {
 		t.Fatalf("first ballot of lane 3 is %v, want counter %d", first, 1<<LaneBits|3)
 	}
-	src.observe(41<<LaneBits | 5) // another lane's ballot
-	if b := src.next(0); b.Counter != 42<<LaneBits|3 {
+	src.observe(0, 41<<LaneBits|5) // another lane's ballot
+	if b := next(); b.Counter != 42<<LaneBits|3 {
 		t.Fatalf("after observing 41 in lane 5 the next ballot is %v, want 42 in lane 3", b)
 	}
-	src.observe(3) // lower counters never move it back
-	if b := src.next(0); b.Counter != 43<<LaneBits|3 {
+	src.observe(0, 3) // lower counters never move it back
+	if b := next(); b.Counter != 43<<LaneBits|3 {
 		t.Fatalf("observing a lower counter moved the source: %v", b)
 	}
-	src.observe(maxWire) // a counter beyond 2^53 is ignored
-	if b := src.next(0); b.Counter != 44<<LaneBits|3 {
+	src.observe(0, maxWire) // a counter beyond 2^53 is ignored
+	if b := next(); b.Counter != 44<<LaneBits|3 {
 		t.Fatalf("observing a counter beyond 2^53 moved the source: %v", b)
 	}
-	src.observe(maxWire - 1) // so is one that would leave no ballot below 2^53 above it
-	if b := src.next(0); b.Counter != 45<<LaneBits|3 {
+	src.observe(0, maxWire-1) // so is one that would leave no ballot below 2^53 above it
+	if b := next(); b.Counter != 45<<LaneBits|3 {
 		t.Fatalf("observing 2^53-1 moved the source: %v", b)
 	}
-	src.observe(maxCounter - 1) // the largest counter observed still leaves room
-	if b := src.next(0); b.Counter >= maxWire || b.Counter <= maxCounter-1 {
+	if b, _ := src.next(0, 99<<LaneBits|5); b.Counter != 100<<LaneBits|3 {
+		t.Fatalf("a ballot that must climb past 99 in lane 5 is %v, want 100 in lane 3", b)
+	}
+	src.observe(0, maxCounter-1) // the largest counter observed still leaves room
+	if b := next(); b.Counter >= maxWire || b.Counter <= maxCounter-1 {
 		t.Fatalf("after observing 2^52-1 the next ballot is %v, want one above it and below 2^53", b)
 	}
 	// Two lanes never issue the same counter.
-	other := ballotSource{lane: 4, incarnation: 1}
-	if b := other.next(0); b.Counter == first.Counter {
+	other := ballotSource{lane: 4, incarnation: 1, unit: BallotUnit}
+	if b, _ := other.next(0, 0); b.Counter == first.Counter {
 		t.Fatalf("lanes 3 and 4 both issued %d", b.Counter)
 	}
 }
 
+// wallSource is the ballot source of node 2 of 3 started at core time
+// start with the wall clock at wallMs and leases of at most maxMs.
+func wallSource(t *testing.T, wallMs, maxMs int64, start time.Duration) ballotSource {
+	t.Helper()
+	cfg := Config{ID: "n2", Acceptors: []string{"n1", "n2", "n3"}, Incarnation: 7, WallMs: wallMs, MaxLeaseMs: maxMs}
+	return newBallotSource(cfg, start)
+}
+
+// unitsOf is a counter's time part as wall-clock milliseconds since 1970.
+func unitsOf(c uint64) int64 { return CounterEpochMs + int64(c>>LaneBits)/10 }
+
 // TestBallotSourceFollowsTheWallClock: with a wall clock at start, the
-// counter never falls below it in milliseconds, so tokens keep growing
-// across a restart of the whole cluster (no acceptor remembers anything)
-// when the clocks agree.
+// counter's time part never falls below it, in 100 µs units since 2020,
+// so tokens keep growing across a restart of the whole cluster (no
+// acceptor remembers anything) when the clocks agree.
 func TestBallotSourceFollowsTheWallClock(t *testing.T) {
-	src := ballotSource{lane: 1, incarnation: 1, wallMs: 1_000_000, start: 5 * time.Second}
-	a := src.next(5 * time.Second)
-	if a.Counter>>LaneBits != 1_000_000 {
-		t.Fatalf("first ballot %v, want the wall clock 1000000 ms in the counter", a)
+	const wall = 1_763_856_000_000 // 2025-11-23
+	src := wallSource(t, wall, 60_000, 5*time.Second)
+	a, _ := src.next(5*time.Second, 0)
+	if unitsOf(a.Counter) != wall || a.Counter&(1<<LaneBits-1) != 1 {
+		t.Fatalf("first ballot %v, want the wall clock %d ms in lane 1", a, int64(wall))
 	}
-	b := src.next(7 * time.Second)
-	if b.Counter>>LaneBits != 1_002_000 {
-		t.Fatalf("ballot 2 s later %v, want 1002000 ms", b)
+	b, _ := src.next(7*time.Second, 0)
+	if unitsOf(b.Counter) != wall+2000 {
+		t.Fatalf("ballot 2 s later %v reads %d ms, want %d", b, unitsOf(b.Counter), int64(wall+2000))
 	}
-	restarted := ballotSource{lane: 1, incarnation: 2, wallMs: 1_003_000}
-	if c := restarted.next(0); c.Counter <= b.Counter {
+	restarted := wallSource(t, wall+3000, 60_000, 0)
+	if c, _ := restarted.next(0, 0); c.Counter <= b.Counter {
 		t.Fatalf("after a restart 1 s later the counter %d is not above %d", c.Counter, b.Counter)
+	}
+}
+
+// TestBallotSourcePaces: a burst runs the counter ahead of the wall clock
+// by at most L = M/4; the ballot after that waits (next names when), and
+// a promise far ahead raises the counter only to the bound, so that the
+// node's other chunks do not wait for it.
+func TestBallotSourcePaces(t *testing.T) {
+	const wall, maxMs = 1_763_856_000_000, 400 // L = 100 ms = 1000 units
+	src := wallSource(t, wall, maxMs, 0)
+	for i := range 1001 {
+		if _, at := src.next(0, 0); at != 0 {
+			t.Fatalf("ballot %d of a burst at one instant waits until %v; the first 1001 lead by at most L", i, at)
+		}
+	}
+	if _, at := src.next(0, 0); at != BallotUnit {
+		t.Fatalf("ballot 1002 of the burst may be issued at %v, want one unit later (%v)", at, BallotUnit)
+	}
+	if lead := unitsOf(src.counter) - wall; lead != 100 {
+		t.Fatalf("the burst led the wall clock by %d ms, want exactly L = 100", lead)
+	}
+	far := wallSource(t, wall, maxMs, 0)
+	need := uint64(int64(10*time.Second/BallotUnit)+int64(wall-CounterEpochMs)*10) << LaneBits // 10 s ahead
+	far.observe(0, need)
+	if lead := unitsOf(far.counter) - wall; lead > 100 {
+		t.Fatalf("observing a promise 10 s ahead raised the counter %d ms ahead, beyond L", lead)
+	}
+	if _, at := far.next(0, 0); at != 0 {
+		t.Fatalf("after observing it, an attempt that need not climb past it waits until %v", at)
+	}
+	_, at := far.next(0, need)
+	if want := 10*time.Second - 100*time.Millisecond + BallotUnit; at != want {
+		t.Fatalf("a ballot above a promise 10 s ahead may be issued at %v, want %v (when it leads by L)", at, want)
+	}
+	if b, at := far.next(at, need); at != 10*time.Second-100*time.Millisecond+BallotUnit || b.Counter <= need {
+		t.Fatalf("at that time the ballot is %v (ready %v), want one above %d", b, at, need)
+	}
+}
+
+// TestBallotSourceSustainsItsRatedRate is the pacing's promise to load:
+// a node issuing a ballot every 100 µs (10 000 a second) for a minute of
+// its clock never waits and never leads its wall clock, so the lead bound
+// is reserved for bursts and clock disagreement.
+func TestBallotSourceSustainsItsRatedRate(t *testing.T) {
+	if err := sustainsRatedRate(Config{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sustainsRatedRate runs the rated load against a source built with c's
+// weakening, if any.
+func sustainsRatedRate(c Config) error {
+	cfg := Config{ID: "n1", Acceptors: []string{"n1"}, Incarnation: 1, WallMs: 1_763_856_000_000, MaxLeaseMs: 1000, weaken: c.weaken}
+	src := newBallotSource(cfg, 0)
+	for now := time.Duration(0); now < time.Minute; now += BallotUnit {
+		b, at := src.next(now, 0)
+		if at != now {
+			return fmt.Errorf("at %v (ballot %d a second) the node must wait until %v", now, time.Second/BallotUnit, at)
+		}
+		if lead := int64(time.Duration(b.Counter>>LaneBits-src.wall(now)) * src.unit); lead > int64(time.Millisecond) {
+			return fmt.Errorf("at %v the counter leads the wall clock by %v", now, time.Duration(lead))
+		}
+	}
+	return nil
+}
+
+// TestCounterFormat pins the counter's time part: it stays below
+// maxCounter for a century from its epoch, and it is above every counter
+// of the earlier format (ms since 1970) written after July 2025, so an
+// upgrade keeps tokens growing.
+func TestCounterFormat(t *testing.T) {
+	year := int64(365.25 * 24 * 3600 * 1000)
+	century := wallSource(t, CounterEpochMs+100*year, 60_000, 0)
+	if b, _ := century.next(0, 0); b.Counter >= maxCounter {
+		t.Fatalf("in 2120 the counter is %d, at or above 2^52", b.Counter)
+	}
+	cfg := Config{ID: "n1", Acceptors: []string{"n1"}, MaxLeaseMs: 1000, DefaultLeaseMs: 1000, QuorumTimeoutMs: 1, RoundTimeoutMs: 1,
+		Rand: rand.New(rand.NewPCG(1, 1)), WallMs: CounterEpochMs + 112*year}
+	if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "WallMs") {
+		t.Fatalf("a wall clock in 2132 was accepted: %v", err)
+	}
+	for _, wallMs := range []int64{1_753_200_000_000, 1_763_856_000_000, 1_900_000_000_000} { // 2025-07-22, -11-23, 2030
+		src := wallSource(t, wallMs, 60_000, 0)
+		b, _ := src.next(0, 0)
+		old := uint64(wallMs+3600_000) << LaneBits // the old format, even an hour ahead
+		if b.Counter <= old {
+			t.Errorf("at %d ms the counter %d is not above the old format's %d", wallMs, b.Counter, old)
+		}
 	}
 }
 

@@ -29,22 +29,26 @@ type Config struct {
 	// wall clock in microseconds at start, below 2^53 until the year
 	// 2255). It makes ballots and request ids unique without disk.
 	Incarnation int64
-	// WallMs is the wall clock in milliseconds when the core is created,
-	// the floor of the ballot counter (ballotSource). Zero disables the
-	// floor (transcripts); tokens then only order through promises.
+	// WallMs is the wall clock in milliseconds since 1970 when the core is
+	// created: the floor and, with pacing, the ceiling of the ballot
+	// counter (ballotSource), and after a restart the acceptor's floor
+	// (recovery.go). Zero means no wall clock (transcripts): tokens then
+	// order through promises and recovery alone. Otherwise it must be
+	// after CounterEpochMs.
 	WallMs int64
 	// DefaultLeaseMs is the lease length T when a request names none.
 	DefaultLeaseMs int64
 	// MaxLeaseMs is M, the longest lease a request may ask for.
 	MaxLeaseMs int64
-	// BootWaitMs is the paper's restart rule: the acceptor ignores prepare,
-	// propose, read and release this long after the core is created,
-	// stretched by the drift factor. Set it >= MaxLeaseMs wherever a node
-	// can crash and restart, or a restarted acceptor forgets a live lease.
-	// A node with a boot wait is a restarted node: its acceptor also
-	// recovers the ballot high-water mark from its peers (recovery.go)
-	// before it serves, so that fencing tokens keep growing across the
-	// restart.
+	// BootWaitMs is the paper's restart rule: the acceptor does nothing
+	// with prepare, propose, read and release this long after the core is
+	// created (it answers "booting"), stretched by the drift factor. Set it
+	// >= MaxLeaseMs wherever a node can crash and restart, or a restarted
+	// acceptor forgets a live lease. A node with a boot wait is a
+	// restarted node: from the end of its boot wait its acceptor refuses
+	// every ballot up to its wall clock then, and raises that floor with
+	// the ballot high-water marks its peers report (recovery.go), so that
+	// fencing tokens keep growing across the restart.
 	BootWaitMs int64
 	// DriftMarginMs is subtracted from every remaining time the proposer
 	// reports to a client: the client's lease ends this much before the
@@ -72,6 +76,27 @@ type Config struct {
 
 	// weaken switches off one safety rule, only in tests (weaken.go).
 	weaken weakening
+	// ballotUnit replaces BallotUnit, only in tests: the simulation runs
+	// some schedules with a coarse unit so that its modest load drives
+	// the counter against the lead bound (export_test.go).
+	ballotUnit time.Duration
+}
+
+// counterSpanMs is how long after CounterEpochMs the counter's time part
+// reaches maxCounter: 111 years with BallotUnit.
+func (c Config) counterSpanMs() int64 {
+	return int64(maxCounter>>LaneBits) * int64(c.unit()/time.Microsecond) / 1000
+}
+
+// unit is the ballot counter's time unit.
+func (c Config) unit() time.Duration {
+	switch {
+	case c.weaken == weakUnitMs:
+		return time.Millisecond
+	case c.ballotUnit > 0:
+		return c.ballotUnit
+	}
+	return BallotUnit
 }
 
 // Defaults for the optional settings, chosen for Maelstrom latencies of up
@@ -125,8 +150,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("DriftMarginMs is %d, must be below DefaultLeaseMs %d, or a default lease could tell no client any time", c.DriftMarginMs, c.DefaultLeaseMs)
 	case c.DriftPPM < 0 || c.DriftPPM >= ppmScale/2:
 		return fmt.Errorf("DriftPPM is %d, must be in 0..%d", c.DriftPPM, ppmScale/2-1)
-	case c.Incarnation < 0 || c.Incarnation >= maxWire || c.WallMs < 0 || c.WallMs >= maxWire>>LaneBits:
-		return fmt.Errorf("Incarnation (%d) must be in 0..2^53 and WallMs (%d) in 0..2^%d", c.Incarnation, c.WallMs, 53-LaneBits)
+	case c.Incarnation < 0 || c.Incarnation >= maxWire:
+		return fmt.Errorf("Incarnation (%d) must be in 0..2^53", c.Incarnation)
+	case c.WallMs != 0 && (c.WallMs < CounterEpochMs || c.WallMs-CounterEpochMs >= c.counterSpanMs()):
+		return fmt.Errorf("WallMs is %d; the wall clock must read between 2020 and 2131 (ms since 1970), or 0 for none", c.WallMs)
 	case c.QuorumTimeoutMs <= 0 || c.RoundTimeoutMs <= 0:
 		return errors.New("QuorumTimeoutMs and RoundTimeoutMs must be > 0")
 	case c.BackoffMinMs < 0 || c.BackoffMaxMs < c.BackoffMinMs:
@@ -201,6 +228,15 @@ func stretch(d time.Duration, ppm int64) time.Duration {
 }
 
 func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+
+// margin is DriftMarginMs, which every reported remaining time is
+// shortened by.
+func (n *Node) margin() time.Duration {
+	if n.cfg.weaken == weakNoMargin {
+		return 0
+	}
+	return ms(n.cfg.DriftMarginMs)
+}
 
 // floorMs converts a remaining time to whole milliseconds, rounding down so
 // that a reported time is never more than the truth.

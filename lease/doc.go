@@ -12,8 +12,9 @@
 //	Receive(now, Msg) *Output       a peer message arrives
 //	Tick(now) *Output               time passes; call it at Output.Wake (and once after NewNode)
 //
-// Output holds the messages for other nodes, the replies to clients and the
-// next wake-up. Messages a node addresses to itself (its own acceptor) are
+// Output holds the messages for other nodes, the replies to clients, the
+// next wake-up and lines for the operator's log (a restarted node's boot
+// wait and recovery). Messages a node addresses to itself (its own acceptor) are
 // delivered inside the same call, at the same now, so a single-acceptor
 // node answers every request within the call that received it. Inside this
 // package nothing reads a clock, performs I/O, starts a goroutine or draws
@@ -82,16 +83,26 @@
 // prepare answers read as a majority read (below), once they decide (an
 // ambiguous read waits for the remaining answers): a grant answers the
 // holder as primary with its protected time and changes nothing; a renew
-// fails with error 22. Otherwise the attempt is abandoned (its late answers
-// are ignored) and retried with a fresh ballot after a random backoff that
-// doubles per retry (rule 8, the paper's liveness remedy). Grants and renews
+// fails with error 22. A round that times out having met only silence
+// (no acceptor answered with a higher promise) is sent again, with the
+// same ballot and the same deadline d, to the acceptors that have not
+// answered, and to one in its boot wait as soon as that ends: a node cut
+// off from its peers spends one ballot per request, not one per round.
+// Otherwise the attempt is abandoned (its late answers are ignored) and
+// retried with a fresh ballot after a random backoff that doubles per
+// retry (rule 8, the paper's liveness remedy); at once when the promise
+// it met was an acceptor's floor, which no competing proposer holds.
+// Grants and renews
 // of one chunk run one at a time at each node, so a node never duels with
 // itself; when one wins the chunk, the grants and renews of other servers
 // queued behind it are answered at once from its result (held by the
 // winner, or error 22). A request with no answer at its quorum timeout
 // fails: with error 11 (definite) if no propose was ever sent for it, else
 // with error 0 (timeout, indefinite), because an acceptor may have
-// recorded the lease although no client was told of it. A majority of
+// recorded the lease although no client was told of it. The text names
+// which acceptors answered, which are in their boot wait (and for how
+// long) and which were silent, or how far ahead of the wall clock the
+// needed ballot was. A majority of
 // accepts that arrives when d - now - DriftMarginMs is no longer positive
 // is not success either: the attempt is abandoned and retried, and if the
 // request times out so, its error 0 says the lease was too short for the
@@ -123,42 +134,93 @@
 // others that long anyway). When the answers so far prove nothing (0), the
 // check waits for the rest until the round timeout.
 //
-// Release names the lease instance by the token the client got from its
-// grant or renew: release(S, token) goes to every acceptor, each ends that
-// instance if it is one of the two latest of S it protects (rule 6), and
-// the client is answered once a majority answered (error 0 at the quorum
-// timeout: the release went out). No read is needed, and a release that
-// arrives late, however late, never ends a newer instance of S: its token
-// differs. An older instance of S that the release does not name stays
-// protected until it ends: its holder was told of it.
+// Release names what to give back by the token the client got from its
+// latest grant or renew: release(S, token) goes to every acceptor, each
+// ends every instance of S it protects whose token is <= token (rule 6;
+// the latest two by token, older ones as one span with their largest
+// token), and the client is answered once a majority answered (error 0 at
+// the quorum timeout: the release went out). No read is needed: one
+// release with the latest token gives the chunk back however often it was
+// renewed, and a release that arrives late, however late, never ends a
+// newer instance of S, whose token is larger. A token above an
+// acceptor's promise names no ballot that reached it (not a token S got
+// there) and ends nothing there: a made-up token must not end instances
+// granted after the release was sent.
 //
 // # Fencing tokens
 //
 // The token of a lease instance is the counter of the ballot it was
-// accepted with. Counters are unique across nodes (the low LaneBits bits
-// are the proposer's position in Config.Nodes) and across restarts (an
-// acceptor refuses a different ballot with an equal counter: keeps), so
-// one token never names two servers. When a grant or renew is invoked
-// after another ok grant or renew of the chunk completed, its accepting
-// majority shares an acceptor with the earlier one's, whose promise is at
-// least the earlier token by then, so its token is larger.
+// accepted with: a time part, in BallotUnit (100 us) since CounterEpochMs
+// (2020-01-01), shifted past LaneBits lane bits. Counters are unique
+// across nodes (the lane is the proposer's position in Config.Nodes) and
+// across restarts (an acceptor refuses a different ballot with an equal
+// counter: keeps), so one token never names two servers.
 //
-// A restarted acceptor forgot its promises, which would break that order,
-// so it recovers (recovery.go): during its boot wait it asks the other
-// acceptors for their ballot high-water marks and, before it serves, takes
-// the largest from n-q+1 acceptors that are not restarting themselves as a
-// floor under every promise. That holds across restarts of any minority.
-// When a majority restarts at once, nothing remembers the promises; the
-// ballot counter's wall-clock floor (ballotSource) then keeps tokens
-// growing as long as the nodes' wall clocks agree within the boot wait and
-// the cluster averaged fewer than 1000 ballots a second.
+// Order. When a grant or renew B is invoked after another ok grant or
+// renew A of the chunk completed, B's token is larger: across any
+// sequence of restarts of any nodes, the whole cluster's included, each
+// with BootWaitMs >= MaxLeaseMs, as long as the nodes' wall clocks agree
+// within BootWaitMs - L, where L = MaxLeaseMs/4 is the lead bound below.
+// Precisely: let o(p, t) be node p's wall-clock estimate (its wall clock
+// read at start, plus the time its own clock counted since) minus true
+// time at t; every two values of o, of any nodes and incarnations at any
+// times, must differ by less than BootWaitMs - L. With BootWaitMs = M
+// that is 3M/4: 45 s with the default 60 s leases, 750 ms with 1 s ones.
+// Without that bound, order still holds across restarts of a minority in
+// which every restarted acceptor heard the high-water marks of n-q+1
+// acceptors that were not restarting before its boot wait ended
+// (recovery.go), whatever the clocks say.
 //
-// Counters stay below 2^52 (maxCounter): DecodeMsg refuses a message with
-// a larger one and the ballot source never catches up past one, so above
-// every counter a node has seen there is room for 2^45 more ballots below
-// 2^53. A forged or broken counter near 2^53 would otherwise leave its
-// acceptor promised to a ballot no proposer can exceed. (The shell also
-// takes peer messages only from the nodes in node_ids.)
+// What makes it hold:
+//
+//   - Pacing (ballot.go). A node issues a ballot only if its time part
+//     leads the node's own wall-clock estimate by at most L: 10 000
+//     ballots a second never lead at all; a burst may lead by L (150 000
+//     ballots at M = 60 s, 2 500 at M = 1 s); beyond that, and when it
+//     must climb past a promise from a node whose clock runs ahead, the
+//     attempt waits for its wall clock (a wake-up), and a request that
+//     cannot wait within its quorum timeout fails with error 11 (0 if a
+//     propose already went out) naming the lead and the likely cause.
+//     Catching up past a promise seen on one chunk raises the node's
+//     counter only up to the bound, so a fast clock elsewhere never makes
+//     every chunk wait.
+//   - The restart floor (recovery.go). A restarted acceptor answers
+//     nothing but "booting" for its boot wait, which lasts at least
+//     BootWaitMs of true time (stretched by (1+rho)/(1-rho)), then refuses
+//     every ballot up to its wall-clock estimate at that moment.
+//   - The recovery guard (recovery.go). It asks the other acceptors for
+//     their high-water marks and raises the floor with each answer, before
+//     and after it serves; it never holds serving back, so a dead peer
+//     never stalls a live majority.
+//
+// Proof sketch. Let A's token t_A be accepted by a majority Q_A, and B's
+// ballot t_B be promised (prepare) or accepted (fast path) by a majority
+// that checked its promise; the two share an acceptor x, which took A
+// before it answered B. If x did not restart in between, its promise was
+// at least t_A (promises only grow; a reclaimed chunk leaves its promise
+// in the node's floor), so t_B > t_A (an equal counter would be the same
+// ballot, but B's was issued after A completed, by a node whose counters
+// only grow or by another lane). If x restarted at r in between, it
+// answered B only after r + BootWaitMs, refusing everything up to its
+// floor F = r + BootWaitMs + o(x). t_A was issued before r by some node
+// p, so by pacing time(t_A) <= r + o(p) + L; hence F - time(t_A) >
+// BootWaitMs - L - (o(p) - o(x)) > 0, and t_B > F > t_A. The argument does
+// not care which acceptors restarted, how often, or who else remembers:
+// a whole-cluster restart is the case where every shared acceptor
+// restarted. Note what the floor is for: a ballot issued after x serves
+// already exceeds t_A by pacing and the clock bound; the floor refuses
+// ballots issued before (held in the network, or resent by an attempt
+// that started while x was down), which are the ones that can be lower.
+//
+// Counters stay below 2^52 (maxCounter, reached in 2131): DecodeMsg
+// refuses a message with a larger one and the ballot source never catches
+// up past one, so above every counter a node has seen there is room for
+// 2^45 more ballots below 2^53. A forged or broken counter near 2^53
+// would otherwise leave its acceptor promised to a ballot no proposer can
+// exceed. (The shell also takes peer messages only from the nodes in
+// node_ids.) Counters of the earlier millisecond format are below every
+// counter of this one written after July 2025, so tokens keep growing
+// across an upgrade.
 //
 // # Time and drift
 //
@@ -174,14 +236,19 @@
 //
 // # Restarts and memory
 //
-// Acceptor state is lost on restart. A restarted acceptor ignores prepare,
-// propose, read and release for BootWaitMs, stretched like a lease, and
-// until it recovered its floor (rule 7): set BootWaitMs >= MaxLeaseMs
-// wherever nodes can restart, so that every lease it may have accepted
-// before has ended. The first start of a cluster needs no boot wait.
+// Acceptor state is lost on restart. A restarted acceptor does nothing
+// with prepare, propose, read and release for BootWaitMs, stretched like
+// a lease (rule 7), answering only "booting" with the time left, so that
+// a proposer's error can name it and ask again when it ends: set
+// BootWaitMs >= MaxLeaseMs wherever nodes can restart, so that every
+// lease it may have accepted before has ended. It serves as soon as the
+// boot wait is over, under the restart floor and whatever recovery has
+// learnt by then (see "Fencing tokens"); the node logs each step
+// (Output.Logs). The first start of a cluster needs no boot wait.
 // Ballots carry the incarnation (the start time in microseconds), so a
 // restarted node never reuses a ballot; request ids start at the
-// incarnation, so an answer meant for an earlier incarnation never matches.
+// incarnation, so an answer meant for an earlier incarnation never
+// matches.
 //
 // An idle chunk instance is 24 bytes behind a 4-byte slot in the chunk
 // table (table.go). A sweep every max(MaxLeaseMs, 1 s) reclaims instances
@@ -208,7 +275,10 @@
 //     server is granted the chunk within its reported remaining time.
 //   - Every ok grant or renew has a token; a token names one server; a
 //     grant or renew invoked after another one completed has a larger
-//     token (across restarts of a minority of acceptors).
+//     token, across any restarts while the wall clocks agree within
+//     BootWaitMs - MaxLeaseMs/4, and across restarts of a minority that
+//     recovered before serving whatever the clocks (see "Fencing
+//     tokens").
 //   - Error 11 is sent only when no propose went out for the request;
 //     error 22 only when another server's lease was read from a majority.
 //
@@ -216,9 +286,15 @@
 // reordered; client requests may reach a node late (a paused process) or
 // twice; processes may pause, crash and restart, losing all state;
 // partitions of any shape, including one-directional ones; clock rates,
-// the clients' included, within rho of true time. Not covered: Byzantine
+// the clients' included, within rho of true time; wall clocks within the
+// bound above (for the order of tokens only). Not covered: Byzantine
 // nodes, clocks that jump or pause without the process being treated as
-// crashed (suspend), and acceptor sets that differ between nodes.
+// crashed (suspend), and acceptor sets that differ between nodes. A node
+// reads its wall clock once, at start, and counts on with its own clock:
+// a step of the system clock while it runs is not seen until it restarts,
+// and its own clock's rate error accumulates into its estimate (a Linux
+// monotonic clock is slewed along with NTP's corrections, so in practice
+// the estimate follows the system clock minus any steps).
 //
 // # Not guaranteed
 //
@@ -229,41 +305,68 @@
 // lease refused by error 0 may still block other servers until its
 // records expire. acceptors=self (each node its own sole acceptor) has
 // none of these guarantees with more than one live node: it is the
-// single-process grader mode.
+// single-process grader mode. Beyond the clock bound, grants through a
+// node whose clock is behind may fail with error 11 until its wall clock
+// catches up with the promises it must exceed (safe, not live).
 //
 // # Tests
 //
-//   - ballot_test.go, quorum_test.go: ballots, lanes and the wall-clock
-//     floor, the promise test, quorum counting against a map oracle,
-//     judgeRead and protectedMs against brute-force oracles, drift
-//     arithmetic.
+//   - ballot_test.go, quorum_test.go: ballots, lanes, the counter's unit
+//     and range (a century below 2^52, above the old format), pacing (a
+//     burst leads by at most L, a promise far ahead does not make other
+//     chunks wait, the rated 10 000 a second never waits), the promise
+//     test, quorum counting against a map oracle, judgeRead and
+//     protectedMs against brute-force oracles, drift arithmetic.
+//   - release_test.go, restart_test.go: property tests against models: an
+//     acceptor's protection against every instance it accepted (rules 5,
+//     6, 10: never less than the unreleased instances, nothing left after
+//     a release with the latest token); the restart floor above every
+//     ballot issued before the restart, with clocks at the bound; the
+//     recovery floor at least every high-water mark heard, in any order;
+//     request ids never repeating across restarts. propcontrols_test.go:
+//     each fails with its rule switched off.
 //   - transcript_test.go with testdata/*.txt: scenarios with explicit time
 //     (acquire, busy, extend, fast path and its fallback, release by
 //     token, late releases after re-grant, after a pause and beside a
 //     renewal, shorter leases, recovery after a restart, expiry, dueling
 //     proposers, abandoned attempts against A2, duplicated answers,
-//     ambiguous reads, the deadline, boot wait, timeouts with errors 11 and
-//     0, validation, single-acceptor mode), several run a second time with
-//     a rule switched off to show the violation.
+//     ambiguous reads, the deadline, boot wait, the restart floor with
+//     clocks apart (restart-floor), one release for a renewed lease
+//     (release-renewed), timeouts with errors 11 and 0, validation,
+//     single-acceptor mode), several run a second time with a rule
+//     switched off to show the violation.
 //     Regenerate with: go test ./lease -run TestTranscripts -rewrite
 //   - sim*_test.go: a seeded simulation of whole clusters under the fault
 //     model, with the lease workload's clients; every history is written
-//     in history.jsonl format and checked by the workloads lease checker
-//     and by the protected-time property (simprops_test.go). Each seed
-//     draws a profile: "mixed" (latency, loss, duplication, delay spikes,
-//     dropping or holding partitions, crashes and crash storms, pauses,
-//     duplicated and late client requests, drift, wall clocks), "stale" (a
-//     slow, flapping network under contention), "sites" (acceptors at a
-//     main site, proposer-only nodes behind a slow uplink, clients behind a
-//     load balancer, main-site power losses) and "clocks" (every clock,
-//     the clients' included, at the edge of rho). It prints "lease-sim:
-//     schedules=N ops=M violations=V seed=S"; replay a failing schedule
-//     with -seed S -schedules 1, soak with -soak.
+//     in history.jsonl format and checked by the workloads lease checker,
+//     by the protected-time property and by "no error 11 after a propose
+//     for the request" (simprops_test.go). Each seed draws a profile:
+//     "mixed" (latency, loss, duplication, delay spikes, dropping or
+//     holding partitions, crashes and crash storms, pauses, duplicated and
+//     late client requests, drift, drift margins, wall clocks within or
+//     beyond the bound or none), "stale" (a slow, flapping network under
+//     contention), "sites" (acceptors at a main site, proposer-only nodes
+//     behind a slow uplink, clients behind a load balancer, main-site
+//     power losses), "clocks" (every clock at the edge of rho, half the
+//     time with a drift margin and clients slower by what it covers),
+//     "amnesia" (no wall clocks, restarts of a minority: order from
+//     promises and recovery), "sequential" (restarts one at a time with
+//     partitions and pauses, wall clocks at the bound), "load" (a coarse
+//     counter unit so tens of ballots a second press on pacing, and
+//     whole-cluster restarts), "bootedge" (restarts within milliseconds
+//     with clocks 5-10% off) and "twice" (one node restarted again and
+//     again while its answers are held back). The fencing rules are
+//     asserted where the guarantee holds: the nodes' clock estimates
+//     (skew and drift, measured over the run) stayed within the bound, or
+//     every restarted acceptor recovered before serving. It prints
+//     "lease-sim: schedules=N ops=M violations=V fencing-unasserted=K
+//     seed=S"; replay a failing schedule with -seed S -schedules 1, soak
+//     with -soak.
 //   - controls_test.go: negative controls the simulation must catch within
 //     its default budget: acceptors=self, restarts without the boot wait,
-//     clients whose clocks run slower than rho allows, and rules switched
-//     off one at a time (weaken.go). -control-rates prints every control's
-//     catch rate.
+//     clients whose clocks run slower than rho allows, wall clocks beyond
+//     the bound, and rules switched off one at a time (weaken.go).
+//     -control-rates prints every control's catch rate.
 //   - readid_test.go: a read answer for an earlier incarnation of a node
 //     must never be taken for an answer to a read of this one.
 //   - names_test.go: the name table against a map oracle, and a cluster

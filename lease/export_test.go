@@ -3,6 +3,7 @@ package lease
 import (
 	"fmt"
 	"sort"
+	"time"
 )
 
 // WithWeakening returns c with one safety rule switched off, for the
@@ -32,3 +33,18 @@ func WeakeningNames() []string {
 // Recovering reports whether the node's acceptor is still recovering its
 // ballot floor after a restart.
 func (n *Node) Recovering() bool { return n.recovering }
+
+// ServedUnrecovered reports whether the node's acceptor began serving
+// after its boot wait before its recovery was complete.
+func (n *Node) ServedUnrecovered() bool { return n.boot.unrecovered }
+
+// Booting reports whether the node's acceptor is in its boot wait at now.
+func (n *Node) Booting(now time.Duration) bool { return now < n.bootUntil }
+
+// WithBallotUnit returns c with a coarser ballot-counter unit, so that a
+// simulated load of tens of ballots a second drives the counter against
+// the lead bound as 10 000 a second would with BallotUnit.
+func WithBallotUnit(c Config, unit time.Duration) Config {
+	c.ballotUnit = unit
+	return c
+}

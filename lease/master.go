@@ -22,7 +22,7 @@ type masterState struct {
 	wanted  bool          // started and not stopped
 	holding bool          // this node's own lease runs until until
 	until   time.Duration // the deadline of the latest ok instance, less the drift margin
-	tokens  [2]int64      // the two latest instances' tokens, to give back on stop
+	token   int64         // the latest instance's token: releasing it gives back every earlier one (rule 6)
 	// promised is the latest end of mastership any master_status answer
 	// told a client: the lease is given back no earlier than that.
 	promised  time.Duration
@@ -157,17 +157,16 @@ func (n *Node) masterAct(now time.Duration) {
 	n.startInternal(now, Request{Op: op, Chunk: masterChunk, Server: n.cfg.ID})
 }
 
-// masterGiveBack releases the two latest instances, so that another node
-// can take over without waiting for them to end.
+// masterGiveBack releases the latest instance, and with it every earlier
+// one (rule 6), so that another node can take over without waiting for
+// them to end.
 func (n *Node) masterGiveBack(now time.Duration) {
 	m := &n.master
 	m.releaseAt = Never
-	for _, t := range m.tokens {
-		if t > 0 {
-			n.startInternal(now, Request{Op: OpRelease, Chunk: masterChunk, Server: n.cfg.ID, Token: t})
-		}
+	if m.token > 0 {
+		n.startInternal(now, Request{Op: OpRelease, Chunk: masterChunk, Server: n.cfg.ID, Token: m.token})
 	}
-	m.tokens = [2]int64{}
+	m.token = 0
 }
 
 // startInternal runs a request on the node's own behalf; its outcome goes
@@ -219,7 +218,7 @@ func (n *Node) masterHeld(now time.Duration, leftMs, token int64) {
 	m := &n.master
 	m.holding, m.known, m.releaseAt = true, n.cfg.ID, Never
 	m.until = now + ms(leftMs)
-	m.tokens = [2]int64{token, m.tokens[0]}
+	m.token = token
 	half := ms(leftMs) / 2
 	jitter := time.Duration(n.cfg.Rand.Int64N(int64(half/4) + 1))
 	m.nextAt = now + half - jitter

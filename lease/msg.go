@@ -19,6 +19,11 @@ const (
 	MsgCancel      MsgType = "cancel"     // proposer -> acceptor: my prepare at Ballot gave up; drop its sticky promise
 	MsgCancelResp  MsgType = "cancel_ok"  // OK: a sticky promise was dropped
 	MsgSyncResp    MsgType = "sync_ok"    // Counter: the high-water mark; Recovering: the answerer is restarting too
+	// MsgBooting answers prepare, propose, read or release from an acceptor
+	// in its boot wait (rule 7): it did nothing, and serves in BootingMs.
+	// It lets the proposer's error name the acceptor instead of calling it
+	// silent; it counts towards no quorum.
+	MsgBooting MsgType = "booting"
 )
 
 // Msg is one peer message, to or from an acceptor. Fields a type does not
@@ -48,6 +53,13 @@ type Msg struct {
 	// Counter and Recovering: a sync answer.
 	Counter    uint64
 	Recovering bool
+	// BootingMs: a booting answer's remaining boot wait.
+	BootingMs int64
+	// Request is the client request a propose was sent for (Request.ID;
+	// 0 for none or the node's own master lease). It is not put on the
+	// wire: it is for tracing, and for the simulation's check that a
+	// request answered with error 11 sent no propose.
+	Request uint64
 }
 
 // Record is an acceptor's lease record as it reports it. Prepare and

@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -19,6 +20,10 @@ type Output struct {
 	Replies []Reply
 	// Wake is when Tick must be called next, or Never.
 	Wake time.Duration
+	// Logs are lines for the operator's log: where a restarted node is in
+	// its boot wait and recovery (recovery.go). The core writes nothing
+	// itself; the shell prints them.
+	Logs []string
 }
 
 // Node is one node's lease core: a proposer for every chunk it is asked
@@ -41,33 +46,40 @@ type Node struct {
 	taken   int                   // requests taken since the maps above were last resized (reclaim.go)
 	reqSeq  uint64
 	// floor is the lowest counter this acceptor still promises above for
-	// every chunk: the recovered high-water mark after a restart.
-	floor      uint64
-	nextSweep  time.Duration // when idle instances are next reclaimed (reclaim.go)
-	recovering bool
-	sync       syncRound
-	master     masterState
-	sticky     stickiness
+	// every chunk: after a restart its wall clock at the end of the boot
+	// wait, raised by the recovered high-water marks (recovery.go) and by
+	// reclaimed instances (reclaim.go).
+	floor uint64
+	// promisedHigh is the highest promise this acceptor made on any chunk
+	// (the ballot counter may not follow it: it catches up only within
+	// the lead bound); a recovering peer is told it (recovery.go).
+	promisedHigh uint64
+	nextSweep    time.Duration // when idle instances are next reclaimed (reclaim.go)
+	recovering   bool
+	sync         syncRound
+	boot         bootState
+	master       masterState
+	sticky       stickiness
 
-	loop []Msg // messages to this node's own acceptor, not yet delivered
+	loop []Msg    // messages to this node's own acceptor, not yet delivered
+	logs []string // log lines not yet handed out (NewNode's go out with the first call)
 	out  Output
 	now  time.Duration // the time of the call in progress
 }
 
-// NewNode builds a node's core at time now. The acceptor stays silent until
-// now + BootWaitMs (stretched by the drift factor).
+// NewNode builds a node's core at time now. The acceptor does nothing but
+// answer "booting" until now + BootWaitMs (stretched by the drift factor).
 func NewNode(cfg Config, now time.Duration) (*Node, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	n := &Node{
-		cfg:    cfg,
-		accIdx: make(map[string]int, len(cfg.Acceptors)),
-		quorum: majority(len(cfg.Acceptors)),
-		ballots: ballotSource{lane: uint64(cfg.lane()), incarnation: cfg.Incarnation,
-			wallMs: cfg.WallMs, start: now},
-		bootUntil: now + stretch(ms(cfg.BootWaitMs), cfg.DriftPPM),
+		cfg:       cfg,
+		accIdx:    make(map[string]int, len(cfg.Acceptors)),
+		quorum:    majority(len(cfg.Acceptors)),
+		ballots:   newBallotSource(cfg, now),
+		bootUntil: now + bootWait(cfg),
 		chunks:    newChunkTable(),
 		queues:    make(map[string][]*request),
 		byReq:     make(map[uint64]*request),
@@ -75,7 +87,7 @@ func NewNode(cfg Config, now time.Duration) (*Node, error) {
 		// answer to a read of an earlier incarnation of this node (late, on
 		// a slow link) must never match a read of this one. The earlier
 		// incarnation issued fewer requests than microseconds passed since.
-		reqSeq: uint64(cfg.Incarnation),
+		reqSeq: firstReqID(cfg),
 	}
 	for i, a := range cfg.Acceptors {
 		n.accIdx[a] = i
@@ -123,6 +135,7 @@ func (n *Node) begin(now time.Duration) {
 	n.now = now
 	n.out.Msgs = n.out.Msgs[:0]
 	n.out.Replies = n.out.Replies[:0]
+	n.out.Logs = n.out.Logs[:0]
 }
 
 // finish delivers self-addressed messages, drops answered requests and
@@ -134,10 +147,13 @@ func (n *Node) finish(now time.Duration) *Output {
 		n.dispatch(now, n.loop[i])
 	}
 	n.loop = n.loop[:0]
+	n.bootTimer(now)
 	n.chunks.names.endCall()
+	n.out.Logs = append(n.out.Logs, n.logs...)
+	n.logs = n.logs[:0]
 	n.pending = slices.DeleteFunc(n.pending, func(r *request) bool { return r.done })
 	n.afterBurst()
-	n.out.Wake = min(n.syncWake(), n.sweepWake(), n.masterWake())
+	n.out.Wake = min(n.syncWake(), n.bootWake(), n.sweepWake(), n.masterWake())
 	for _, r := range n.pending {
 		n.out.Wake = min(n.out.Wake, r.nextEvent())
 	}
@@ -203,7 +219,9 @@ func (n *Node) dispatch(now time.Duration, m Msg) {
 	case MsgReleaseResp:
 		n.onReleaseResp(m, idx)
 	case MsgSyncResp:
-		n.onSyncResp(m, idx)
+		n.onSyncResp(now, m, idx)
+	case MsgBooting:
+		n.onBooting(now, m, idx)
 	}
 }
 
@@ -215,6 +233,29 @@ func (n *Node) intern(s string) uint32 { return n.chunks.names.hold(s) }
 
 // serverName is the server an acceptor record names.
 func (n *Node) serverName(id uint32) string { return n.chunks.names.name(id) }
+
+// logf adds a line to the operator's log.
+func (n *Node) logf(format string, args ...any) {
+	n.logs = append(n.logs, fmt.Sprintf(format, args...))
+}
+
+// bootWait is how long, on the node's own clock, a restarted acceptor
+// stays silent: BootWaitMs stretched by the drift factor, so that it lasts
+// at least BootWaitMs of real time whatever this clock's rate within rho.
+func bootWait(cfg Config) time.Duration {
+	if cfg.weaken == weakBootNoStretch {
+		return ms(cfg.BootWaitMs)
+	}
+	return stretch(ms(cfg.BootWaitMs), cfg.DriftPPM)
+}
+
+// firstReqID is where request ids start: at the incarnation.
+func firstReqID(cfg Config) uint64 {
+	if cfg.weaken == weakReqIDsFromZero {
+		return 0
+	}
+	return uint64(cfg.Incarnation)
+}
 
 // nextReqID issues an id for a read, release or sync round.
 func (n *Node) nextReqID() uint64 {

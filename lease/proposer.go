@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"fmt"
 	"slices"
 	"time"
 )
@@ -30,6 +31,14 @@ type attempt struct {
 	answered tally // acceptors that answered propose
 	accepted tally // ... and accepted
 	samples  []sample
+	// outbid is set once an acceptor answered with a promise this ballot
+	// does not keep: only a fresh ballot can go on. Until then a round that
+	// times out is sent again, with the same ballot, to the acceptors that
+	// have not answered: silence costs no ballots. floored: the promise
+	// was an acceptor's floor (a restart's, or a reclaimed chunk's;
+	// incarnation 0), which no competing proposer holds, so the attempt
+	// starts again above it at once instead of waiting out the round.
+	outbid, floored bool
 }
 
 // sample is one acceptor's report of the live lease it holds.
@@ -53,10 +62,10 @@ func (n *Node) enqueue(now time.Duration, r *request) {
 
 func (n *Node) newTally() tally { return tally{perMessage: n.cfg.weaken == weakPerMessage} }
 
-func (n *Node) newAttempt(now time.Duration, r *request) *attempt {
+func (n *Node) newAttempt(now time.Duration, r *request, b Ballot) *attempt {
 	r.queued = false
 	a := &attempt{
-		ballot:   n.ballots.next(now),
+		ballot:   b,
 		d:        now + r.leaseLen,
 		sentAt:   now,
 		roundEnd: now + ms(n.cfg.RoundTimeoutMs),
@@ -67,15 +76,33 @@ func (n *Node) newAttempt(now time.Duration, r *request) *attempt {
 }
 
 // startAttempt starts the deadline and sends, for a fresh ballot, a fast
-// propose when the fast path applies, else prepare.
+// propose when the fast path applies, else prepare. When the ballot would
+// lead the wall clock by more than L, the attempt waits for it (pace).
 func (n *Node) startAttempt(now time.Duration, r *request) {
-	r.outran = false // the error names the last attempt's fate
-	if !r.fastTried && n.fastApplies(now, r) {
-		n.startFast(now, r)
+	r.outran, r.pacedMs = false, 0 // the error names the last attempt's fate
+	b, readyAt := n.ballots.next(now, r.need)
+	if readyAt > now {
+		n.pace(now, r, readyAt)
 		return
 	}
-	a := n.newAttempt(now, r)
+	if !r.fastTried && n.fastApplies(now, r) {
+		n.startFast(now, r, b)
+		return
+	}
+	a := n.newAttempt(now, r, b)
 	n.broadcast(Msg{Type: MsgPrepare, Chunk: r.Chunk, Ballot: a.ballot, Server: r.Server})
+}
+
+// pace holds a request whose next ballot would lead this node's wall
+// clock by more than L (ballot.go): it starts its attempt when the wall
+// clock allows, a wake-up, not a spin; if that is past its quorum
+// timeout, it fails now, saying why.
+func (n *Node) pace(now time.Duration, r *request, readyAt time.Duration) {
+	r.att, r.queued, r.retryAt = nil, false, readyAt
+	r.pacedMs = max(n.ballots.leadMs(now, r.need), 1)
+	if readyAt >= r.deadline {
+		n.finishAttempts(now, r, n.grantFailure(r))
+	}
 }
 
 // fastApplies reports whether a renewal can skip prepare: this node's own
@@ -98,9 +125,9 @@ func (n *Node) fastApplies(now time.Duration, r *request) bool {
 // protection a majority already gives the server, never creates one,
 // and its token still exceeds every promise of its majority. If it cannot
 // reach a majority, the request falls back to the two-phase path at once.
-func (n *Node) startFast(now time.Duration, r *request) {
+func (n *Node) startFast(now time.Duration, r *request, b Ballot) {
 	r.fastTried = true
-	a := n.newAttempt(now, r)
+	a := n.newAttempt(now, r, b)
 	a.fast, a.phase = true, proposing
 	n.sendPropose(r, true)
 }
@@ -119,12 +146,15 @@ func (n *Node) running(chunk string, b Ballot, p phase) *request {
 // for server S when the acceptor promised and reports no live lease, or a
 // live lease of S itself (rule 3; the paper's extension rule).
 func (n *Node) onPrepareResp(now time.Duration, m Msg, idx int) {
-	n.ballots.observe(m.Promised.Counter)
+	n.learnPromise(now, m, idx)
 	r := n.running(m.Chunk, m.Ballot, preparing)
 	if r == nil || !r.att.prepared.add(idx) {
 		return
 	}
 	a := r.att
+	if !keeps(a.ballot, m.Promised) {
+		a.outbid, a.floored = true, a.floored || m.Promised.Incarnation == 0
+	}
 	s := sampleOf(m.Lease)
 	a.samples = append(a.samples, s)
 	r.heard = max(r.heard, a.prepared.count())
@@ -141,6 +171,10 @@ func (n *Node) decidePrepare(now time.Duration, r *request) {
 	a, total := r.att, len(n.cfg.Acceptors)
 	if a.open.count() >= n.quorum {
 		n.propose1(now, r)
+		return
+	}
+	if a.floored {
+		n.abandon(now, r)
 		return
 	}
 	if a.open.count()+total-a.prepared.count() >= n.quorum {
@@ -175,21 +209,57 @@ func (n *Node) propose1(now time.Duration, r *request) {
 // sendPropose broadcasts the running attempt's propose. From here on the
 // request may take effect, so a failure is indefinite (error 0).
 func (n *Node) sendPropose(r *request, fast bool) {
-	r.proposed = true
-	n.broadcast(Msg{Type: MsgPropose, Chunk: r.Chunk, Ballot: r.att.ballot,
-		Server: r.Server, LeaseMs: int64(r.leaseLen / time.Millisecond), Fast: fast})
+	r.proposed = r.proposed || !(fast && n.cfg.weaken == weakFastDefinite)
+	n.broadcast(n.proposeMsg(r, fast))
+}
+
+func (n *Node) proposeMsg(r *request, fast bool) Msg {
+	return Msg{Type: MsgPropose, Chunk: r.Chunk, Ballot: r.att.ballot, Server: r.Server,
+		LeaseMs: int64(r.leaseLen / time.Millisecond), Fast: fast, Request: r.ID}
+}
+
+// learnPromise learns from an acceptor's answer: the node's counter catches
+// up past its promise (within the lead bound), the request running on the
+// chunk notes it must climb past it, and the acceptor counts as heard.
+func (n *Node) learnPromise(now time.Duration, m Msg, idx int) {
+	n.ballots.observe(now, m.Promised.Counter)
+	if q := n.queues[m.Chunk]; len(q) > 0 {
+		q[0].need = max(q[0].need, m.Promised.Counter)
+		q[0].heardFrom |= 1 << uint(idx)
+	}
+}
+
+// resend sends the running round again, with the same ballot, to the
+// acceptors that have not answered it: a round that met only silence
+// needs no fresh ballot. The attempt's deadline still counts from its
+// first send, and every answer it collected stays valid (an acceptor
+// that answered twice counts once).
+func (n *Node) resend(now time.Duration, r *request) {
+	a := r.att
+	a.roundEnd = now + ms(n.cfg.RoundTimeoutMs)
+	heard, m := a.prepared, Msg{Type: MsgPrepare, Chunk: r.Chunk, Ballot: a.ballot, Server: r.Server}
+	if a.phase == proposing {
+		heard, m = a.answered, n.proposeMsg(r, a.fast)
+	}
+	for i, acc := range n.cfg.Acceptors {
+		if !heard.has(i) {
+			m.To = acc
+			n.send(m)
+		}
+	}
 }
 
 // onProposeResp counts acceptances. A majority before the deadline is
 // success; the client is told the time left until d, less the drift
 // margin, rounded down.
 func (n *Node) onProposeResp(now time.Duration, m Msg, idx int) {
-	n.ballots.observe(m.Promised.Counter)
+	n.learnPromise(now, m, idx)
 	r := n.running(m.Chunk, m.Ballot, proposing)
 	if r == nil || !r.att.answered.add(idx) {
 		return
 	}
 	a := r.att
+	a.outbid = a.outbid || !keeps(a.ballot, m.Promised)
 	if m.OK {
 		a.accepted.add(idx)
 	}
@@ -197,7 +267,7 @@ func (n *Node) onProposeResp(now time.Duration, m Msg, idx int) {
 		if a.fast && n.cfg.weaken == weakFastLateTimer {
 			a.d = now + r.leaseLen
 		}
-		left := floorMs(a.d - now - ms(n.cfg.DriftMarginMs))
+		left := floorMs(a.d - now - n.margin())
 		if now < a.d && left > 0 {
 			n.answerGranted(now, r, left)
 			return
@@ -257,7 +327,7 @@ func (n *Node) answerHeld(now time.Duration, r *request, holder string) {
 	a := r.att
 	n.sendCancel(r)
 	rem := n.protectedMs(a.samples, holder)
-	left := floorMs(a.sentAt + ms(rem) - now - ms(n.cfg.DriftMarginMs))
+	left := floorMs(a.sentAt + ms(rem) - now - n.margin())
 	n.tellHeld(r, holder, left, latestToken(a.samples, holder))
 	n.finishAttempts(now, r, nil)
 }
@@ -290,6 +360,9 @@ func (n *Node) abandon(now time.Duration, r *request) {
 // definite (11) only if no propose was ever sent for it; otherwise an
 // acceptor may have recorded the lease, so it is indefinite (0).
 func (n *Node) grantFailure(r *request) *Error {
+	if r.pacedMs > 0 {
+		return n.counterAhead(r)
+	}
 	if !r.proposed {
 		return n.noMajority(r, "no propose was sent, so nothing was granted")
 	}
@@ -298,9 +371,23 @@ func (n *Node) grantFailure(r *request) *Error {
 			"ran out before their answers arrived; it blocks others until it expires, but no client was told of it: "+
 			"ask for a longer lease_ms", floorMs(r.leaseLen), n.cfg.DriftMarginMs)
 	}
-	return timedOut("proposes were sent but no majority of the %d acceptors %v accepted within %d ms; "+
+	return timedOut("proposes were sent but no majority %s; "+
 		"the lease may have been recorded by some acceptors (it blocks others until it expires) but no client was told of it: "+
-		"do not act as primary; check or grant again", len(n.cfg.Acceptors), n.cfg.Acceptors, n.cfg.QuorumTimeoutMs)
+		"do not act as primary; check or grant again", n.quorumText(r))
+}
+
+// counterAhead is the error of a request whose ballot would have led this
+// node's wall clock by more than L for longer than its quorum timeout.
+func (n *Node) counterAhead(r *request) *Error {
+	why := fmt.Sprintf("the ballot this %s needs is %d ms ahead of this node's wall clock, and a node never issues one more than "+
+		"%d ms ahead (so that fencing tokens stay ordered across restarts): the acceptors promised a ballot from a node whose "+
+		"wall clock is ahead of this one's, so the nodes' clocks may disagree by more than %d ms (check their time sync), "+
+		"or this node ran past 10 000 ballots a second; retry through another node or later",
+		r.Op, r.pacedMs, n.ballots.leadLimitMs(), n.ballots.leadLimitMs())
+	if r.proposed {
+		return timedOut("%s; an earlier attempt's propose went out and may have been recorded: do not act as primary", why)
+	}
+	return unavailable("%s; nothing was granted", why)
 }
 
 // attemptTimer handles a round timeout, a passed deadline or the end of a
@@ -310,6 +397,8 @@ func (n *Node) attemptTimer(now time.Duration, r *request) {
 	case r.queued:
 	case r.att != nil && r.att.fast && now >= r.att.roundEnd && now < r.att.d:
 		n.startAttempt(now, r)
+	case r.att != nil && now >= r.att.roundEnd && now < r.att.d && !r.att.outbid:
+		n.resend(now, r)
 	case r.att != nil && (now >= r.att.roundEnd || now >= r.att.d):
 		n.abandon(now, r)
 	case r.att == nil && now >= r.retryAt:

@@ -44,6 +44,7 @@ func (n *Node) onReadResp(now time.Duration, m Msg, idx int) {
 	}
 	rd.samples = append(rd.samples, sampleOf(m.Lease))
 	r.heard = max(r.heard, rd.heard.count())
+	r.heardFrom |= 1 << uint(idx)
 	n.decideCheck(now, r)
 }
 
@@ -79,7 +80,7 @@ func (n *Node) answerCheck(now time.Duration, r *request, holder string) {
 	delete(n.byReq, rd.id)
 	if holder != "" {
 		rem := n.protectedMs(rd.samples, holder)
-		left := floorMs(rd.sentAt + ms(rem) - now - ms(n.cfg.DriftMarginMs))
+		left := floorMs(rd.sentAt + ms(rem) - now - n.margin())
 		n.reply(r, "lease_check_ok", CheckOK{Primary: &holder, RemainingMs: left})
 		return
 	}

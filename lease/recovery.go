@@ -1,21 +1,37 @@
 package lease
 
-import "time"
+import (
+	"strconv"
+	"strings"
+	"time"
+)
 
-// Recovery keeps fencing tokens growing across a restart (doc.go,
-// "Fencing tokens"). A restarted acceptor has forgotten every promise, so a
-// majority it belongs to could accept a ballot below a token some client
-// already holds. During its boot wait it therefore asks the other
-// acceptors for their ballot high-water marks (the highest counter each
-// issued or observed) and, before it serves, takes the largest as a floor
-// under every promise. It needs answers from n-q+1 acceptors that are not
-// restarting themselves: every majority that accepted a lease instance
-// before the restart has q-1 members besides this one, and any n-q+1 other
-// acceptors include one of them, or one that recovered from one of them.
-// When so many acceptors are restarting that n-q+1 ready ones cannot exist
-// (a majority restarted: a whole-cluster restart, as far as memory goes),
-// it settles for what it heard; tokens then rely on the wall-clock floor
-// of the ballot counter (ballotSource).
+// Restarts (doc.go "Fencing tokens", "Restarts and memory"). A restarted
+// acceptor has forgotten its promises and leases. Rule 7 keeps it silent
+// for its boot wait, so every lease it may have accepted has ended before
+// it answers again. Its promises are replaced by a floor under every
+// ballot it will promise or accept:
+//
+//   - the wall-clock floor: the counter of its wall clock at the end of the
+//     boot wait. Every token issued before the restart led its issuer's
+//     wall clock by at most L (pacing, ballot.go), and at least the boot
+//     wait has passed since, so the floor is above all of them as long as
+//     the nodes' wall clocks agree within BootWaitMs - L. This is what
+//     holds across any sequence of restarts, the whole cluster's included.
+//   - the recovery guard: it asks the other acceptors for their ballot
+//     high-water marks and raises the floor with every answer that arrives,
+//     before and after it starts serving. Once n-q+1 acceptors that are
+//     not restarting themselves have answered (any majority that accepted
+//     a lease before the restart has q-1 members besides this one, and any
+//     n-q+1 other acceptors include one of them or one that recovered from
+//     one of them), the floor is above every token that majority could
+//     have granted, whatever the clocks say. It is a guard, not a gate:
+//     the acceptor serves once the boot wait is over, whoever answered,
+//     so a dead peer never stalls a live majority.
+//
+// The node logs each step: the boot wait, each raise of the floor and
+// from whom, the start of serving (and whether recovery is complete by
+// then), and recovery's completion.
 
 // syncRound is a recovering node's collection of high-water marks.
 type syncRound struct {
@@ -25,14 +41,41 @@ type syncRound struct {
 	high       uint64 // the largest counter heard
 }
 
-// startRecovery puts a restarted acceptor (one with a boot wait) into
-// recovery; its first sync round goes out at the first call.
+// bootState is where a restarted node is in its boot wait.
+type bootState struct {
+	announced bool // the end of the boot wait was logged (or there is none)
+	// unrecovered: the acceptor began serving before recovery was complete,
+	// so tokens from before its restart rest on the wall-clock floor alone.
+	unrecovered bool
+	// peers: when each other acceptor said it ends its own boot wait, on
+	// this node's clock (booting answers), for error texts.
+	peers map[int]time.Duration
+}
+
+// startRecovery puts a restarted acceptor (one with a boot wait) under its
+// floor and into recovery; its first sync round goes out at the first call.
 func (n *Node) startRecovery(now time.Duration) {
-	if _, acc := n.accIdx[n.cfg.ID]; !acc || n.cfg.BootWaitMs == 0 || n.cfg.weaken == weakNoRecovery || n.cfg.weaken == weakOverwrite {
+	_, acc := n.accIdx[n.cfg.ID]
+	if !acc || n.cfg.BootWaitMs == 0 {
+		n.boot.announced = true
+		return
+	}
+	w := n.cfg.weaken
+	if w != weakNoWallFloor && w != weakOverwrite {
+		n.floor = n.ballots.floorAt(n.bootUntil)
+	}
+	floor := "no wall clock, so no floor but what recovery learns"
+	if n.floor > 0 {
+		floor = "from then on it refuses every ballot up to " + n.counterText(n.floor) + ", its wall clock then"
+	}
+	n.logf("restarted: boot wait %d ms (%d ms with the drift stretch): the acceptor answers nothing until it ends%s; %s",
+		n.cfg.BootWaitMs, floorMs(n.bootUntil-now), n.wallText(n.bootUntil), floor)
+	if w == weakNoRecovery || w == weakOverwrite || len(n.cfg.Acceptors) == 1 {
 		return
 	}
 	n.recovering = true
 	n.sync = syncRound{roundEnd: now, ready: n.newTally(), restarting: n.newTally()}
+	n.logf("recovery: asking acceptors %s for their ballot high-water marks", n.namesOf(n.othersSet()))
 }
 
 // syncWake is when recovery needs Tick next.
@@ -44,15 +87,16 @@ func (n *Node) syncWake() time.Duration {
 }
 
 // syncTimer sends a sync round to every other acceptor that has not
-// answered, once per round timeout, until recovery ends.
+// answered: once per round timeout during the boot wait, then once per
+// sweep interval until recovery completes.
 func (n *Node) syncTimer(now time.Duration) {
 	if !n.recovering || now < n.sync.roundEnd {
 		return
 	}
-	if n.maybeRecovered() {
-		return
-	}
 	n.sync.roundEnd = now + ms(n.cfg.RoundTimeoutMs)
+	if now >= n.bootUntil {
+		n.sync.roundEnd = now + n.sweepInterval()
+	}
 	for i, a := range n.cfg.Acceptors {
 		if a != n.cfg.ID && !n.sync.ready.has(i) && !n.sync.restarting.has(i) {
 			n.send(Msg{Type: MsgSync, To: a, ReqID: uint64(n.cfg.Incarnation)})
@@ -60,40 +104,162 @@ func (n *Node) syncTimer(now time.Duration) {
 	}
 }
 
-// answerSync tells a recovering acceptor this node's high-water mark. The
-// request id is the asker's incarnation, so only answers written after
-// its restart count.
+// answerSync tells a recovering acceptor this node's high-water mark: the
+// highest of its promises, its floor and its own ballots. The request id
+// is the asker's incarnation, so only answers written after its restart
+// count.
 func (n *Node) answerSync(m Msg) {
 	if _, acc := n.accIdx[n.cfg.ID]; !acc {
 		return
 	}
-	n.send(Msg{Type: MsgSyncResp, To: m.From, ReqID: m.ReqID, Counter: n.ballots.counter, Recovering: n.recovering})
+	high := max(n.ballots.counter, n.floor, n.promisedHigh)
+	n.send(Msg{Type: MsgSyncResp, To: m.From, ReqID: m.ReqID, Counter: high, Recovering: n.recovering})
 }
 
-// onSyncResp counts one acceptor's high-water mark.
-func (n *Node) onSyncResp(m Msg, idx int) {
+// onSyncResp raises the floor with one acceptor's high-water mark at once
+// (raising a floor is always safe), and counts the answer.
+func (n *Node) onSyncResp(now time.Duration, m Msg, idx int) {
 	if !n.recovering || m.ReqID != uint64(n.cfg.Incarnation) || n.cfg.Acceptors[idx] == n.cfg.ID {
 		return
 	}
+	t := &n.sync.ready
 	if m.Recovering {
-		n.sync.restarting.add(idx)
-	} else {
-		n.sync.ready.add(idx)
+		t = &n.sync.restarting
+	}
+	if !t.add(idx) {
+		return
 	}
 	n.sync.high = max(n.sync.high, m.Counter)
-	n.maybeRecovered()
+	if n.cfg.weaken == weakRecoveryNotMax {
+		n.floor = max(n.ballots.floorAt(n.bootUntil), m.Counter) // the latest answer, not the largest
+	}
+	if n.sync.high > n.floor && n.cfg.weaken != weakRecoveryNotMax {
+		n.floor = n.sync.high
+		n.logf("recovery: ballot floor raised to %s by %s's high-water mark", n.counterText(n.floor), m.From)
+	}
+	n.ballots.observe(now, n.sync.high)
+	n.maybeRecovered(now)
 }
 
-// maybeRecovered ends recovery when enough is known, and reports whether
-// it did.
-func (n *Node) maybeRecovered() bool {
+// maybeRecovered ends recovery when enough is known: n-q+1 acceptors not
+// restarting answered, or q-1 that are restarting too (then a majority
+// restarted and nothing remembers more than the floors).
+func (n *Node) maybeRecovered(now time.Duration) {
 	total := len(n.cfg.Acceptors)
 	need := total - n.quorum + 1 // ready acceptors besides this one
 	if n.sync.ready.count() < need && n.sync.restarting.count() < n.quorum-1 {
-		return false
+		return
 	}
-	n.floor = max(n.floor, n.sync.high)
-	n.ballots.observe(n.sync.high)
 	n.recovering = false
-	return true
+	n.logf("recovery complete: high-water marks from %s; ballot floor %s", n.namesOf(n.sync.ready.set|n.sync.restarting.set), n.counterText(n.floor))
+}
+
+// bootWake is when the end of the boot wait is to be logged.
+func (n *Node) bootWake() time.Duration {
+	if n.boot.announced {
+		return Never
+	}
+	return n.bootUntil
+}
+
+// bootTimer logs the end of the boot wait: the acceptor serves from now on.
+func (n *Node) bootTimer(now time.Duration) {
+	if n.boot.announced || now < n.bootUntil {
+		return
+	}
+	n.boot.announced = true
+	if !n.recovering {
+		n.logf("boot wait over: the acceptor serves, ballot floor %s", n.counterText(n.floor))
+		return
+	}
+	n.boot.unrecovered = true
+	heard := n.sync.ready.set | n.sync.restarting.set
+	n.logf("boot wait over: the acceptor serves, ballot floor %s; recovery incomplete (high-water marks heard from: %s; not from: %s): "+
+		"tokens issued before this restart stay below new ones as long as the nodes' wall clocks agree within %d ms",
+		n.counterText(n.floor), n.namesOf(heard), n.namesOf(n.othersSet()&^heard), n.clockBoundMs())
+}
+
+// clockBoundMs is how far the nodes' wall clocks may disagree for the
+// restart floor to order tokens: the boot wait less the lead bound L.
+func (n *Node) clockBoundMs() int64 { return n.cfg.BootWaitMs - n.ballots.leadLimitMs() }
+
+// onBooting notes that an acceptor is in its boot wait, for error texts,
+// and has the round that asked it sent again when the boot wait ends
+// (if that is before the round would time out anyway): a restarted
+// acceptor is asked again the moment it can answer.
+func (n *Node) onBooting(now time.Duration, m Msg, idx int) {
+	if n.boot.peers == nil {
+		n.boot.peers = map[int]time.Duration{}
+	}
+	ready := now + ms(m.BootingMs) + time.Millisecond
+	n.boot.peers[idx] = ready
+	var end *time.Duration
+	if r := n.byReq[m.ReqID]; r != nil && m.Ballot.IsZero() {
+		switch {
+		case r.rd != nil:
+			end = &r.rd.roundEnd
+		case r.rel != nil:
+			end = &r.rel.roundEnd
+		}
+	} else if r := n.running(m.Chunk, m.Ballot, preparing); r != nil {
+		end = &r.att.roundEnd
+	} else if r := n.running(m.Chunk, m.Ballot, proposing); r != nil && !r.att.fast {
+		end = &r.att.roundEnd
+	}
+	if end != nil {
+		*end = min(*end, ready)
+	}
+}
+
+// answerBooting tells a proposer that this acceptor is in its boot wait
+// and did nothing.
+func (n *Node) answerBooting(now time.Duration, m Msg) {
+	left := (n.bootUntil - now + time.Millisecond - 1) / time.Millisecond
+	n.send(Msg{Type: MsgBooting, To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID, BootingMs: int64(left)})
+}
+
+// othersSet is every other acceptor, as a tally set.
+func (n *Node) othersSet() uint64 {
+	var set uint64
+	for i, a := range n.cfg.Acceptors {
+		if a != n.cfg.ID {
+			set |= 1 << uint(i)
+		}
+	}
+	return set
+}
+
+// namesOf lists the acceptors in a tally set, "none" when empty.
+func (n *Node) namesOf(set uint64) string {
+	var names []string
+	for i, a := range n.cfg.Acceptors {
+		if set&(1<<uint(i)) != 0 {
+			names = append(names, a)
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// wallText renders when the core's time at reads on the wall clock, or
+// nothing without one.
+func (n *Node) wallText(at time.Duration) string {
+	if !n.ballots.hasWall {
+		return ""
+	}
+	ms := CounterEpochMs + int64(time.Duration(n.ballots.wall(at))*n.ballots.unit/time.Millisecond)
+	return " at " + time.UnixMilli(ms).UTC().Format("15:04:05.000") + " UTC by this node's wall clock"
+}
+
+// counterText renders a counter with the wall-clock time its time part
+// stands for, for logs.
+func (n *Node) counterText(c uint64) string {
+	text := strconv.FormatUint(c, 10)
+	if !n.ballots.hasWall || c == 0 {
+		return text
+	}
+	ms := CounterEpochMs + int64(time.Duration(c>>LaneBits)*n.ballots.unit/time.Millisecond)
+	return text + " (" + time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05.000") + " UTC)"
 }

@@ -41,6 +41,7 @@ func (n *Node) onReleaseResp(m Msg, idx int) {
 		return
 	}
 	r.heard = max(r.heard, r.rel.heard.count())
+	r.heardFrom |= 1 << uint(idx)
 	if r.rel.heard.count() >= n.quorum {
 		delete(n.byReq, r.rel.id)
 		n.reply(r, "lease_release_ok", ReleaseOK{ChunkHandle: r.Chunk})

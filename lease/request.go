@@ -2,6 +2,7 @@ package lease
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -29,6 +30,12 @@ type request struct {
 	outran bool
 	// fastTried is set once the renewal fast path was tried.
 	fastTried bool
+	// need is the highest promise an acceptor answered this request's
+	// attempts with: its next ballot must climb past it.
+	need uint64
+	// pacedMs is set while the request waits for a ballot that would lead
+	// the wall clock by more than L: by how much it would (ballot.go).
+	pacedMs int64
 	// internal marks the node's own master-lease requests: their outcome
 	// goes to the master controller, not to a client.
 	internal bool
@@ -37,8 +44,10 @@ type request struct {
 	rd  *readRound
 	rel *releaseRound
 	// heard is the most acceptors any round of this request heard from,
-	// for the error text.
-	heard int
+	// heardFrom every acceptor that answered any of them, for the error
+	// text.
+	heard     int
+	heardFrom uint64
 }
 
 // handleRequest validates a request and starts it.
@@ -148,14 +157,41 @@ func (n *Node) expire(now time.Duration, r *request) {
 		n.expireCheck(now, r)
 	case OpRelease:
 		delete(n.byReq, r.rel.id)
-		n.fail(r, timedOut("release sent to the acceptors %v, but no majority confirmed within %d ms (heard from %d, need %d); "+
-			"the lease instance ends at its expiry at the latest", n.cfg.Acceptors, n.cfg.QuorumTimeoutMs, r.heard, n.quorum))
+		n.fail(r, timedOut("release sent to the acceptors, but no majority %s; "+
+			"the lease instances end at their expiry at the latest", n.quorumText(r)))
 	}
 }
 
 func (n *Node) noMajority(r *request, what string) *Error {
-	return unavailable("no majority of the %d acceptors %v answered within %d ms (heard from %d, need %d); %s",
-		len(n.cfg.Acceptors), n.cfg.Acceptors, n.cfg.QuorumTimeoutMs, r.heard, n.quorum, what)
+	return unavailable("no majority %s; %s", n.quorumText(r), what)
+}
+
+// quorumText says why a request heard no majority, in words a person can
+// act on: who answered, how many were needed, which acceptors are in
+// their boot wait (restarted: they serve when it ends) and which were
+// silent (down, paused or cut off from this node).
+func (n *Node) quorumText(r *request) string {
+	now := n.now
+	text := fmt.Sprintf("of the %d acceptors answered within %d ms: a round needs %d, the best round heard %d (answers came from %s)",
+		len(n.cfg.Acceptors), n.cfg.QuorumTimeoutMs, n.quorum, r.heard, n.namesOf(r.heardFrom))
+	var booting, silent []string
+	for i, a := range n.cfg.Acceptors {
+		if r.heardFrom&(1<<uint(i)) != 0 {
+			continue
+		}
+		if until, ok := n.boot.peers[i]; ok && until > now {
+			booting = append(booting, fmt.Sprintf("%s (%d ms left)", a, floorMs(until-now)))
+		} else {
+			silent = append(silent, a)
+		}
+	}
+	if len(booting) > 0 {
+		text += fmt.Sprintf("; in their boot wait after a restart, serving when it ends: %s", strings.Join(booting, ", "))
+	}
+	if len(silent) > 0 {
+		text += fmt.Sprintf("; silent (down, paused or cut off from %s): %s", n.cfg.ID, strings.Join(silent, ", "))
+	}
+	return text
 }
 
 // backoff is the random wait before retry number tries: it doubles with

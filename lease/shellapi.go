@@ -17,13 +17,22 @@ import (
 func CheckMsg(m Msg) error {
 	switch m.Type {
 	case MsgPrepare, MsgPrepareResp, MsgPropose, MsgProposeResp, MsgRead, MsgReadResp,
-		MsgRelease, MsgReleaseResp, MsgSync, MsgSyncResp, MsgCancel, MsgCancelResp:
+		MsgRelease, MsgReleaseResp, MsgSync, MsgSyncResp, MsgCancel, MsgCancelResp, MsgBooting:
 	default:
 		return fmt.Errorf("%q is not a peer message type", m.Type)
 	}
-	ballot, promised, reqID, ok, counter := m.Ballot, m.Promised, m.ReqID, m.OK, m.Counter
+	ballot, promised, reqID, ok, counter, booting := m.Ballot, m.Promised, m.ReqID, m.OK, m.Counter, m.BootingMs
 	w := wireMsg{Master: m.Chunk == masterChunk, OK: &ok, Counter: &counter, Promised: &promised}
-	if m.Type.usesBallot() {
+	if m.Type == MsgBooting {
+		// A booting answer names the ballot it answers, or else the
+		// request id (a read or a release).
+		w.BootingMs = &booting
+		if !ballot.IsZero() {
+			w.Ballot = &ballot
+		} else {
+			w.ReqID = &reqID
+		}
+	} else if m.Type.usesBallot() {
 		w.Ballot = &ballot
 	} else {
 		w.ReqID = &reqID

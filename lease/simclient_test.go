@@ -60,6 +60,11 @@ func (w *world) drawClientRate() int64 {
 	switch {
 	case w.sc.clientOutside:
 		return -3 * max(rho, 10_000)
+	case w.sc.clientsInMargin:
+		// 80% of what the margin covers beyond rho: a belief of T-m at
+		// 1-rho' real time stays within T at 1-rho when rho' <= rho + (m/T)(1-rho).
+		extra := 800_000 * w.sc.marginMs / w.sc.leaseMs * (1_000_000 - rho) / 1_000_000
+		return -(rho + extra)
 	case rho == 0:
 		return 0
 	case w.sc.clockEdge:
@@ -136,6 +141,19 @@ func (c *clients) serve(e event) {
 	req := call.req
 	req.ID = c.reqSeq
 	c.w.absorb(e.node, n.core.Request(n.local(c.w.now), req))
+}
+
+// opOf names the call a node request served, for messages.
+func (c *clients) opOf(reqID uint64) string {
+	id := c.reqs[reqID]
+	call := c.calls[id]
+	if call == nil {
+		call = c.done[id]
+	}
+	if call == nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("%s %s by worker %d", call.inv.F, call.inv.Value, call.worker)
 }
 
 // findDone keeps finished calls reachable for their late duplicates.

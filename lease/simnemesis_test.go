@@ -114,12 +114,20 @@ func (w *world) crashSome() {
 	victims := 1
 	if w.rng.Float64() < w.sc.storm {
 		victims = w.sc.nodes/2 + 1
-		if w.rng.IntN(2) == 0 {
+		if w.rng.IntN(2) == 0 || w.sc.wholeCluster {
 			victims = w.sc.nodes
 		}
 	}
+	if w.sc.oneAtATime && w.restarting() {
+		victims = 0
+	}
 	var killed []int
-	for _, i := range w.rng.Perm(w.sc.nodes)[:victims] {
+	order := w.rng.Perm(w.sc.nodes)
+	if w.sc.oneVictim {
+		order, victims = []int{0}, min(victims, 1)
+	}
+	for _, i := range order[:victims] {
+		w.endOfLife(w.nodes[i])
 		if w.sc.minorityCrashes && w.forgetting()+1 > w.sc.nodes-(w.sc.nodes/2+1) {
 			break
 		}
@@ -131,6 +139,16 @@ func (w *world) crashSome() {
 		w.recordNemesis("kill", w.names(killed), w.names(killed))
 	}
 	w.push(event{at: w.expDelay(w.sc.crash), kind: evCrash})
+}
+
+// restarting reports whether a node is down or in its boot wait.
+func (w *world) restarting() bool {
+	for _, n := range w.nodes {
+		if n.core == nil || n.core.Booting(n.local(w.now)) {
+			return true
+		}
+	}
+	return false
 }
 
 // forgetting counts the nodes that are down or still recovering their
@@ -153,7 +171,11 @@ func (w *world) crash(i int) time.Duration {
 		return 0
 	}
 	n.core, n.wakeAt, n.paused, n.backlog = nil, -1, false, nil
-	down := time.Duration(50+w.rng.Int64N(2*w.sc.leaseMs)) * time.Millisecond
+	lo, hi := w.sc.downMin, w.sc.downMax
+	if hi == 0 {
+		lo, hi = 50*time.Millisecond, time.Duration(50+2*w.sc.leaseMs)*time.Millisecond
+	}
+	down := lo + time.Duration(w.rng.Int64N(int64(hi-lo)+1))
 	w.push(event{at: w.now + down, kind: evRestart, node: i})
 	return down
 }
@@ -165,7 +187,11 @@ func (w *world) restart(i int) {
 	if w.sc.noBootWait {
 		bootWaitMs = 0
 	}
+	if n := w.nodes[i]; w.sc.aheadFixed && n.wallSkew == w.sc.aheadSkew {
+		n.wallSkew = 0 // its clock was set right while it was down
+	}
 	w.boot(i, bootWaitMs)
+	w.restarts++
 	w.recordNemesis("start", w.names([]int{i}), w.names([]int{i}))
 }
 

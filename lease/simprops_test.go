@@ -12,6 +12,30 @@ import (
 // Properties the simulation checks beyond the contract's checker, because
 // they are promises of this node, stated in the README.
 
+// fenced returns the checker's violations less the fencing ones when the
+// schedule left the fencing guarantee (doc.go "Fencing tokens"), and
+// whether it did. Tokens keep their order across restarts when the nodes'
+// wall-clock estimates stayed within the bound (any two within M - L,
+// measured over the run: skew and drift), or when every restarted acceptor
+// recovered before it served (the recovery guard). A schedule with
+// neither, where a restarted acceptor served on a floor its wall clock
+// cannot vouch for, is outside the promise: its fencing violations are
+// not counted (the beyond-the-bound control asserts them anyway).
+func (w *world) fenced(vs []leasewl.Violation) ([]leasewl.Violation, bool) {
+	boundMs := w.sc.leaseMs - w.sc.leaseMs/4 // the boot wait M less L = M/4
+	within := w.sc.wallClock && w.offMax-w.offMin < time.Duration(boundMs)*time.Millisecond
+	if w.sc.assertFencing || w.restarts == 0 || within || !w.unrecovered {
+		return vs, false
+	}
+	kept := vs[:0:0]
+	for _, v := range vs {
+		if v.Kind != leasewl.TokenOrder && v.Kind != leasewl.TokenTwoServers {
+			kept = append(kept, v)
+		}
+	}
+	return kept, true
+}
+
 // readValue is the part of a check's or a grant's ok value that names a
 // holder and its remaining time.
 type readValue struct {

@@ -18,26 +18,53 @@ type scenario struct {
 	chunks    int
 	workers   int
 	leaseMs   int64
-	rate      float64
-	duration  time.Duration
-	latency   latency
-	lossP     float64 // each message is lost with this probability
-	dupP      float64 // ... delivered twice with this probability
-	spikeP    float64 // ... held back up to spikeMax with this probability
-	spikeMax  time.Duration
-	partition time.Duration // mean time between nemesis changes; 0: none
-	hold      bool          // partitioned messages are held and delivered at heal, not dropped
-	crash     time.Duration // mean time between crashes; 0: none
-	storm     float64       // probability that a crash takes a majority down at once
-	pause     time.Duration // mean time between process pauses; 0: none
+	// minLeaseMs is the shortest lease_ms a request asks for (0: the
+	// workload's default, a quarter of leaseMs).
+	minLeaseMs int64
+	rate       float64
+	duration   time.Duration
+	latency    latency
+	lossP      float64 // each message is lost with this probability
+	dupP       float64 // ... delivered twice with this probability
+	spikeP     float64 // ... held back up to spikeMax with this probability
+	spikeMax   time.Duration
+	partition  time.Duration // mean time between nemesis changes; 0: none
+	hold       bool          // partitioned messages are held and delivered at heal, not dropped
+	crash      time.Duration // mean time between crashes; 0: none
+	storm      float64       // probability that a crash takes a majority down at once
+	// wholeCluster makes every storm take the whole cluster down;
+	// oneAtATime crashes a node only while no node is down or in its boot
+	// wait (restarts one at a time). downMin and downMax bound a crashed
+	// node's downtime (0: 50 ms to 50 ms + two lease lengths).
+	wholeCluster, oneAtATime bool
+	downMin, downMax         time.Duration
+	oneVictim                bool          // every crash takes node n1, again and again
+	pause                    time.Duration // mean time between process pauses; 0: none
 	// dupClientP is the probability that a client request reaches a node
 	// a second time, up to two client timeouts later.
 	dupClientP float64
-	// wallClock gives nodes a wall clock (the ballot counter's floor), each
-	// off by up to wallSkew. Schedules where a majority can restart at once
-	// keep the skew below the boot wait: tokens then rely on it.
+	// wallClock gives nodes a wall clock (the ballot counter's floor and
+	// ceiling, and a restarted acceptor's floor), each off by up to
+	// wallSkew; aheadSkew sets one node exactly that far ahead. Whether the
+	// nodes' estimates (skew plus drift over their uptime) stayed within
+	// the bound is measured while the schedule runs (world.offsets).
 	wallClock bool
 	wallSkew  time.Duration
+	aheadSkew time.Duration
+	behindAll bool // every other node wallSkew behind (not random)
+	// assertFencing asserts the fencing rules even where the guarantee
+	// does not hold (clocks beyond the bound and a restart that served
+	// before it recovered): the beyond-the-bound negative control, in
+	// which the node ahead has its clock set right when it restarts.
+	assertFencing bool
+	aheadFixed    bool
+	// ballotUnit coarsens the counter's unit (0: BallotUnit), so that the
+	// simulation's load drives counters against the lead bound.
+	ballotUnit time.Duration
+	// marginMs is the nodes' drift margin; clientsInMargin makes every
+	// client's clock slower than rho by as much as the margin covers.
+	marginMs        int64
+	clientsInMargin bool
 	// minorityCrashes keeps crashes to a minority of nodes at any time
 	// (counting the ones still recovering): with wall clocks absent or
 	// far apart, nothing but the surviving majority's promises orders
@@ -83,26 +110,42 @@ func (l latency) draw(rng *rand.Rand) time.Duration {
 // drawScenario picks a schedule's shape. The ranges cover the faults the
 // contract names: latency distributions, loss, duplication, reordering,
 // symmetric and one-directional partitions, crash and restart with state
-// loss, clock-rate error, and messages delayed past lease lengths (the
-// stale proposes and releases the safety rules exist for). A third of the
-// schedules are "mixed"; the other profiles (stale 20%, sites 30%, clocks
-// 15%) aim faults where a rule is needed, and their shares keep each
-// single-rule negative control caught within the default budget
-// (controls_test.go).
+// loss, clock-rate error, wall clocks that disagree, and messages delayed
+// past lease lengths (the stale proposes and releases the safety rules
+// exist for). An eighth of the schedules are "mixed"; the other profiles
+// aim faults where a rule is needed (stale 15%, sites 20%, clocks 12.5%,
+// amnesia 12.5%, sequential 10%, load 7.5%, bootedge 5%, twice 5%), and
+// the negative controls that need one draw it alone (controls_test.go).
 func drawScenario(seed uint64, weakening string) scenario {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	s := scenario{seed: seed, weakening: weakening}
 	s.mixed(rng)
-	switch r := rng.IntN(20); {
-	case r < 4:
-		s.stale(rng)
-	case r < 9:
-		s.sites(rng)
-	case r < 12:
-		s.clocks(rng)
-	case r < 16:
-		s.amnesia(rng)
+	if p, ok := pickProfile(rng.IntN(40)); ok {
+		p(&s, rng)
 	}
+	return s
+}
+
+// pickProfile maps a draw in 0..39 to a profile (false: stay mixed).
+func pickProfile(r int) (func(*scenario, *rand.Rand), bool) {
+	for _, p := range []struct {
+		upTo    int
+		profile func(*scenario, *rand.Rand)
+	}{{6, (*scenario).stale}, {14, (*scenario).sites}, {19, (*scenario).clocks}, {24, (*scenario).amnesia},
+		{28, (*scenario).sequential}, {31, (*scenario).load}, {33, (*scenario).bootEdge}, {35, (*scenario).twice}} {
+		if r < p.upTo {
+			return p.profile, true
+		}
+	}
+	return nil, false
+}
+
+// drawProfile draws a schedule of one profile only, with weakening.
+func drawProfile(seed uint64, weakening string, profile func(*scenario, *rand.Rand)) scenario {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	s := scenario{seed: seed, weakening: weakening}
+	s.mixed(rng)
+	profile(&s, rng)
 	return s
 }
 
@@ -136,20 +179,25 @@ func (s *scenario) mixed(rng *rand.Rand) {
 		s.pause = time.Duration(1000+rng.IntN(3000)) * time.Millisecond
 	}
 	s.dupClientP = pick(rng, 0.3, 0.2*rng.Float64())
+	if rng.IntN(3) == 0 {
+		s.marginMs = rng.Int64N(s.leaseMs / 10)
+	}
 	s.drawWallClock(rng)
 }
 
 // drawWallClock gives a third of the schedules no wall clock, a third
-// nearly agreeing clocks and a third clocks a minute apart, where tokens
-// must come from promises and recovery alone. A schedule in which a
-// majority can restart at once (storms, site outages) gets agreeing
-// clocks: after such a restart nothing else orders tokens.
+// clocks within the bound (each within 0.3 M of true time, so any two
+// within 0.6 M < M - L) and a third clocks up to a minute apart, beyond
+// it, where tokens come from promises and recovery alone. A schedule in
+// which a majority can restart at once (storms, site outages) gets clocks
+// within the bound: after such a restart nothing else orders tokens.
 func (s *scenario) drawWallClock(rng *rand.Rand) {
+	within := time.Duration(s.leaseMs) * time.Millisecond * 3 / 10
 	switch r := rng.IntN(3); {
 	case s.storm > 0 || s.outage > 0 || r == 1:
-		s.wallClock, s.wallSkew = true, time.Duration(s.leaseMs/4)*time.Millisecond
+		s.wallClock, s.wallSkew = true, within
 	case r == 2:
-		s.wallClock, s.wallSkew, s.minorityCrashes = true, time.Minute, true
+		s.wallClock, s.wallSkew, s.minorityCrashes = true, time.Duration(1+rng.IntN(60))*time.Second, true
 	default:
 		s.wallClock, s.wallSkew, s.minorityCrashes = false, 0, true
 	}
@@ -229,7 +277,7 @@ func (s *scenario) amnesia(rng *rand.Rand) {
 	s.leaseMs = 300 + rng.Int64N(500)
 	s.rate = 40 + 40*rng.Float64()
 	s.duration = time.Duration(6+rng.IntN(5)) * time.Second
-	s.lossP = 0.25 + 0.2*rng.Float64()
+	s.lossP = 0.05 + 0.2*rng.Float64()
 	s.dupP, s.spikeP, s.dupClientP, s.pause = 0.05*rng.Float64(), 0, 0, 0
 	s.partition = 0
 	s.crash = time.Duration(300+rng.IntN(700)) * time.Millisecond
@@ -252,6 +300,119 @@ func (s *scenario) clocks(rng *rand.Rand) {
 	s.partition, s.crash, s.pause, s.dupClientP = 0, 0, 0, 0
 	s.driftPPM = 10_000 + rng.Int64N(10_001)
 	s.clockEdge = true
+	if rng.IntN(2) == 0 {
+		s.margined(rng)
+	}
+}
+
+// margined gives the nodes a drift margin of 5-15% of the lease and every
+// client a clock slower than rho by what the margin covers (80% of it):
+// only the margin keeps such a client's belief inside the protection.
+func (s *scenario) margined(rng *rand.Rand) {
+	s.marginMs = s.leaseMs/20 + rng.Int64N(s.leaseMs/10+1)
+	s.clientsInMargin = true
+}
+
+// sequential is the schedule of issue 16's first report: restarts one at
+// a time (each waits until no node is down or in its boot wait), with
+// partitions that drop what crosses them and pauses between them, so a
+// restarted node often serves before it heard its peers' high-water
+// marks, and over a few restarts a majority forgot what it promised. The
+// wall clocks disagree as much as the bound allows (one node 0.35 M
+// ahead, the others within 0.35 M, little drift), and messages are held
+// back past the boot wait now and then: the stale ballots the restart
+// floor exists for.
+func (s *scenario) sequential(rng *rand.Rand) {
+	s.profile = "sequential"
+	s.nodes = []int{3, 3, 5}[rng.IntN(3)]
+	s.acceptors, s.uplink, s.outage = nil, 0, 0
+	s.balanced = true
+	s.servers, s.chunks = 2+rng.IntN(2), 1
+	s.workers = 5 + rng.IntN(6)
+	s.leaseMs = 300 + rng.Int64N(500)
+	s.rate = 40 + 40*rng.Float64()
+	s.duration = time.Duration(8+rng.IntN(5)) * time.Second
+	s.latency = latency{kind: "uniform", mean: time.Duration(1+rng.IntN(4)) * time.Millisecond}
+	s.lossP, s.dupP = 0.05*rng.Float64(), 0.05*rng.Float64()
+	s.spikeP, s.spikeMax = 0.02+0.08*rng.Float64(), time.Duration(2*s.leaseMs)*time.Millisecond
+	s.partition, s.hold = time.Duration(300+rng.IntN(700))*time.Millisecond, rng.IntN(2) == 0
+	s.crash, s.storm, s.oneAtATime, s.minorityCrashes = time.Duration(100+rng.IntN(400))*time.Millisecond, 0, true, false
+	s.downMin, s.downMax = 10*time.Millisecond, time.Duration(s.leaseMs)*time.Millisecond
+	s.pause = time.Duration(1000+rng.IntN(2000)) * time.Millisecond
+	s.driftPPM, s.clockEdge, s.dupClientP = rng.Int64N(200), false, 0
+	s.minLeaseMs = s.leaseMs * 9 / 10
+	bound := time.Duration(s.leaseMs) * time.Millisecond * 35 / 100
+	s.wallClock, s.wallSkew, s.aheadSkew, s.behindAll = true, bound, bound, true
+}
+
+// load is a whole-cluster restart after sustained load: many servers
+// contend for few chunks at a high rate, with a coarse counter unit (50
+// or 100 ms, so tens of ballots a second do what 10 000 do with 100 us),
+// and storms take the whole cluster down at once. Pacing keeps every
+// counter within L of its node's wall clock, so tokens after the restart
+// start above every earlier one.
+func (s *scenario) load(rng *rand.Rand) {
+	s.profile = "load"
+	s.nodes = []int{3, 5}[rng.IntN(2)]
+	s.acceptors, s.uplink, s.outage, s.balanced = nil, 0, 0, rng.IntN(2) == 0
+	s.servers, s.chunks = 4+rng.IntN(3), 1+rng.IntN(2)
+	s.workers = 10 + rng.IntN(10)
+	s.leaseMs = 300 + rng.Int64N(300)
+	s.rate = 100 + 100*rng.Float64()
+	s.duration = time.Duration(6+rng.IntN(5)) * time.Second
+	s.latency = latency{kind: "uniform", mean: time.Duration(1+rng.IntN(3)) * time.Millisecond}
+	s.lossP, s.dupP, s.spikeP, s.dupClientP, s.pause, s.partition = 0, 0, 0, 0, 0, 0
+	s.crash, s.storm, s.wholeCluster = time.Duration(1500+rng.IntN(1500))*time.Millisecond, 1, true
+	s.downMin, s.downMax = 10*time.Millisecond, 200*time.Millisecond
+	s.driftPPM, s.clockEdge = rng.Int64N(1000), false
+	s.ballotUnit = []time.Duration{50 * time.Millisecond, 100 * time.Millisecond}[rng.IntN(2)]
+	s.wallClock, s.wallSkew = true, time.Duration(s.leaseMs/8)*time.Millisecond
+}
+
+// bootEdge restarts acceptors within milliseconds, on a fast LAN with
+// every clock at the edge of a wide rate bound (5-10%) and every lease
+// asked for at M: a boot wait that is not stretched ends 5-10% of M too
+// early on a fast clock,
+// while a lease the acceptor accepted just before it crashed is still
+// believed by a client with a slow clock. Loss makes some leases rest on
+// a bare majority that includes the restarted acceptor.
+func (s *scenario) bootEdge(rng *rand.Rand) {
+	s.profile = "bootedge"
+	s.nodes, s.acceptors, s.uplink, s.outage, s.balanced = 3, nil, 0, 0, false
+	s.servers, s.chunks = 2, 1
+	s.workers = 6 + rng.IntN(5)
+	s.leaseMs = 300 + rng.Int64N(300)
+	s.rate = 60 + 40*rng.Float64()
+	s.duration = time.Duration(8+rng.IntN(5)) * time.Second
+	s.latency = latency{kind: "uniform", mean: time.Millisecond}
+	s.lossP, s.dupP, s.spikeP, s.dupClientP, s.pause, s.partition = 0.05+0.15*rng.Float64(), 0, 0, 0, 0, 0
+	s.crash, s.storm, s.minorityCrashes = time.Duration(200+rng.IntN(300))*time.Millisecond, 0, true
+	s.downMin, s.downMax = 0, 5*time.Millisecond
+	s.driftPPM, s.clockEdge = 50_000+rng.Int64N(50_001), true
+	s.minLeaseMs = s.leaseMs
+	s.wallClock, s.wallSkew = true, time.Duration(s.leaseMs/10)*time.Millisecond
+}
+
+// twice restarts one node again and again within milliseconds while its
+// answers are held back (delay spikes of up to two lease lengths), so
+// answers meant for an earlier incarnation of a node reach a later one:
+// only request ids that start at the incarnation keep a check from
+// taking them for answers to its own read.
+func (s *scenario) twice(rng *rand.Rand) {
+	s.profile = "twice"
+	s.nodes, s.acceptors, s.uplink, s.outage, s.balanced = 3, nil, 0, 0, false
+	s.servers, s.chunks = 2+rng.IntN(2), 1
+	s.workers = 4 + rng.IntN(5)
+	s.leaseMs = 300 + rng.Int64N(300)
+	s.rate = 50 + 30*rng.Float64()
+	s.duration = time.Duration(8+rng.IntN(5)) * time.Second
+	s.latency = latency{kind: "uniform", mean: time.Duration(1+rng.IntN(3)) * time.Millisecond}
+	s.lossP, s.dupP, s.dupClientP, s.pause, s.partition = 0, 0.05*rng.Float64(), 0, 0, 0
+	s.spikeP, s.spikeMax = 0.2+0.2*rng.Float64(), time.Duration(2*s.leaseMs)*time.Millisecond
+	s.drawWallClock(rng)
+	s.crash, s.storm, s.minorityCrashes, s.oneVictim = time.Duration(100+rng.IntN(200))*time.Millisecond, 0, false, true
+	s.downMin, s.downMax = 0, 20*time.Millisecond
+	s.driftPPM = rng.Int64N(1000)
 }
 
 // selfAcceptors turns s into the unsafe single-process mode: three nodes,
@@ -289,9 +450,11 @@ func (s scenario) String() string {
 	}
 	return fmt.Sprintf("seed=%d profile=%s nodes=%d acceptors=%s servers=%d chunks=%d workers=%d lease=%dms rate=%.0f/s "+
 		"duration=%v latency=%s/%v loss=%.3f dup=%.3f spike=%.3f partition=%v hold=%v crash=%v storm=%.2f pause=%v dup-client=%.3f "+
-		"wall=%v/%v drift=%dppm edge=%v balanced=%v uplink=%v outage=%v no-boot-wait=%v client-outside=%v weakening=%s",
+		"wall=%v/%v ahead=%v drift=%dppm edge=%v margin=%dms/%v unit=%v whole=%v one-at-a-time=%v down=%v..%v "+
+		"balanced=%v uplink=%v outage=%v no-boot-wait=%v client-outside=%v weakening=%s",
 		s.seed, s.profile, s.nodes, acc, s.servers, s.chunks, s.workers, s.leaseMs, s.rate, s.duration,
 		s.latency.kind, s.latency.mean, s.lossP, s.dupP, s.spikeP, s.partition, s.hold, s.crash, s.storm, s.pause, s.dupClientP,
-		s.wallClock, s.wallSkew, s.driftPPM, s.clockEdge, s.balanced, s.uplink, s.outage, s.noBootWait, s.clientOutside, s.weakening) +
+		s.wallClock, s.wallSkew, s.aheadSkew, s.driftPPM, s.clockEdge, s.marginMs, s.clientsInMargin, s.ballotUnit, s.wholeCluster,
+		s.oneAtATime, s.downMin, s.downMax, s.balanced, s.uplink, s.outage, s.noBootWait, s.clientOutside, s.weakening) +
 		map[bool]string{true: " workload=master", false: ""}[s.master]
 }

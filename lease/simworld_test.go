@@ -3,6 +3,8 @@ package lease_test
 import (
 	"bytes"
 	"container/heap"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -126,29 +128,46 @@ type world struct {
 	buf     bytes.Buffer
 	clients clients
 	pollAt  time.Duration
+
+	// What the schedule did, for the properties (simprops_test.go).
+	restarts int
+	// offMin and offMax bound every node's wall-clock estimate minus true
+	// time over the run (skew plus drift since its start).
+	offMin, offMax time.Duration
+	unrecovered    bool            // a restarted acceptor served before it recovered
+	proposed       map[uint64]bool // client requests a propose went out for
+	definite       []string        // error 11 answers to requests that proposed
 }
 
 func newWorld(sc scenario) *world {
-	w := &world{sc: sc, rng: rand.New(rand.NewPCG(sc.seed, 0xface)), pollAt: -1, slow: -1}
+	w := &world{sc: sc, rng: rand.New(rand.NewPCG(sc.seed, 0xface)), pollAt: -1, slow: -1, proposed: map[uint64]bool{}}
 	w.hist = history.NewWriter(&w.buf)
 	w.remote = remoteSite(sc)
 	for i := range sc.nodes {
 		w.ids = append(w.ids, "n"+strconv.Itoa(i+1))
 	}
 	w.blocked = make([][]bool, sc.nodes)
+	ahead := w.rng.IntN(sc.nodes)
 	for i := range sc.nodes {
 		w.blocked[i] = make([]bool, sc.nodes)
 		skew := time.Duration(0)
 		if sc.wallSkew > 0 {
 			skew = time.Duration(w.rng.Int64N(int64(2*sc.wallSkew)+1)) - sc.wallSkew
 		}
+		switch {
+		case i == ahead && sc.aheadSkew != 0:
+			skew = sc.aheadSkew
+		case sc.behindAll:
+			skew = -sc.wallSkew
+		}
 		w.nodes = append(w.nodes, &simNode{id: w.ids[i], wakeAt: -1, wallSkew: skew})
 	}
+	w.offMin, w.offMax = time.Duration(math.MaxInt64), time.Duration(math.MinInt64)
 	if sc.master {
 		w.wl = master.NewMaster(master.MasterOptions{Rate: sc.rate}, int64(sc.seed))
 	} else {
 		w.wl = leasewl.NewLease(leasewl.LeaseOptions{Servers: sc.servers, Chunks: sc.chunks,
-			LeaseMs: sc.leaseMs, Rate: sc.rate, Workers: sc.workers}, int64(sc.seed))
+			LeaseMs: sc.leaseMs, MinLeaseMs: sc.minLeaseMs, Rate: sc.rate, Workers: sc.workers}, int64(sc.seed))
 	}
 	w.clients = newClients(w)
 	for i := range sc.nodes {
@@ -169,8 +188,11 @@ func (w *world) boot(i int, bootWaitMs int64) {
 	inc := int64(w.now/time.Microsecond) + 1
 	cfg := lease.Config{ID: n.id, Acceptors: w.acceptorIDs(i), Nodes: w.ids, Incarnation: inc,
 		WallMs: w.wallMs(n), DefaultLeaseMs: w.sc.leaseMs, MaxLeaseMs: w.sc.leaseMs, BootWaitMs: bootWaitMs,
-		DriftPPM: w.sc.driftPPM, QuorumTimeoutMs: quorumTimeoutMs, RoundTimeoutMs: roundTimeoutMs,
+		DriftPPM: w.sc.driftPPM, DriftMarginMs: w.sc.marginMs, QuorumTimeoutMs: quorumTimeoutMs, RoundTimeoutMs: roundTimeoutMs,
 		BackoffMinMs: 2, BackoffMaxMs: 50, Rand: rand.New(rand.NewPCG(w.sc.seed, uint64(i)<<32|uint64(inc)))}
+	if w.sc.ballotUnit > 0 {
+		cfg = lease.WithBallotUnit(cfg, w.sc.ballotUnit)
+	}
 	if w.sc.weakening != "none" {
 		var err error
 		if cfg, err = lease.WithWeakening(cfg, w.sc.weakening); err != nil {
@@ -182,7 +204,30 @@ func (w *world) boot(i int, bootWaitMs int64) {
 		panic(err)
 	}
 	n.core, n.wakeAt = core, -1
+	w.noteOffset(n)
 	w.absorb(i, core.Tick(n.local(w.now)))
+}
+
+// noteOffset widens the range of wall-clock estimate offsets by node n's
+// at this instant: its skew, plus its clock's drift since it started
+// (the core counts its wall clock on from the reading at start).
+func (w *world) noteOffset(n *simNode) {
+	if !w.sc.wallClock || n.core == nil {
+		return
+	}
+	e := int64(w.now - n.start)
+	off := n.wallSkew + time.Duration(e*n.ppm/1_000_000)
+	w.offMin, w.offMax = min(w.offMin, off), max(w.offMax, off)
+}
+
+// endOfLife records what a node's incarnation did before it stops (a
+// crash or the end of the schedule).
+func (w *world) endOfLife(n *simNode) {
+	if n.core == nil {
+		return
+	}
+	w.noteOffset(n)
+	w.unrecovered = w.unrecovered || n.core.ServedUnrecovered()
 }
 
 // wallMs is node n's wall clock in milliseconds, or 0 in schedules
@@ -246,11 +291,14 @@ func (w *world) run() []byte {
 	}
 	for w.events.Len() > 0 {
 		e := heap.Pop(&w.events).(event)
-		w.now = e.at
-		if w.now > w.sc.duration && w.clients.idle() {
+		if e.at > w.sc.duration && w.clients.idle() {
 			break
 		}
+		w.now = e.at
 		w.handle(e)
+	}
+	for _, n := range w.nodes {
+		w.endOfLife(n)
 	}
 	return w.buf.Bytes()
 }
@@ -300,9 +348,16 @@ func (w *world) wake(e event) {
 // absorb sends a node's messages, answers its clients and books its wake.
 func (w *world) absorb(i int, out *lease.Output) {
 	for _, m := range out.Msgs {
+		if m.Type == lease.MsgPropose && m.Request != 0 {
+			w.proposed[m.Request] = true
+		}
 		w.send(m)
 	}
 	for _, r := range out.Replies {
+		if r.Err != nil && r.Err.Code == lease.CodeTemporarilyUnavailable && w.proposed[r.ID] {
+			w.definite = append(w.definite, fmt.Sprintf("%s answered request %d (%v) with error 11 at %v after a propose went out for it: %s",
+				w.ids[i], r.ID, w.clients.opOf(r.ID), w.now, r.Err.Text))
+		}
 		w.clients.reply(r)
 	}
 	n := w.nodes[i]

@@ -109,6 +109,10 @@ type cluster struct {
 	nodes    map[string]*Node
 	inc      map[string]int64
 	inflight []Msg
+	// wallMs is the wall clock at time 0 (0: none); skewMs each node's
+	// wall-clock offset.
+	wallMs int64
+	skewMs map[string]int64
 }
 
 func (c *cluster) run(t *testing.T, cmd string) []string {
@@ -199,6 +203,18 @@ func (c *cluster) init(t *testing.T, a argMap) []string {
 	c.inc = map[string]int64{}
 	c.nodes = map[string]*Node{}
 	c.inflight = nil
+	c.wallMs, c.skewMs = 0, map[string]int64{}
+	if _, ok := a["wall-ms"]; ok {
+		// wall-ms=N: the wall clock reads N ms after CounterEpochMs at
+		// time 0, so counters stay readable; skew=n1:30000,n2:-5 offsets
+		// nodes' wall clocks.
+		c.wallMs = CounterEpochMs + a.int(t, "wall-ms", 0)
+	}
+	for _, kv := range strings.Split(a["skew"], ",") {
+		if id, v, ok := strings.Cut(kv, ":"); ok {
+			c.skewMs[id], _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
 	// The nodes of a new cluster start without a boot wait (there is
 	// nothing to forget); only a restart command makes a node wait and
 	// recover.
@@ -213,6 +229,9 @@ func (c *cluster) startNode(t *testing.T, id string, now time.Duration, bootWait
 	cfg := c.cfg
 	cfg.ID, cfg.Incarnation, cfg.Rand = id, c.inc[id], rand.New(rand.NewPCG(1, uint64(c.inc[id])))
 	cfg.BootWaitMs = bootWaitMs
+	if c.wallMs > 0 {
+		cfg.WallMs = c.wallMs + int64(now/time.Millisecond) + c.skewMs[id]
+	}
 	n, err := NewNode(cfg, now)
 	if err != nil {
 		t.Fatal(err)
@@ -253,6 +272,9 @@ func (c *cluster) absorb(id string, out *Output) []string {
 	for _, r := range out.Replies {
 		lines = append(lines, fmt.Sprintf("%s reply id=%d %s", id, r.ID, formatReply(r)))
 	}
+	for _, l := range out.Logs {
+		lines = append(lines, fmt.Sprintf("%s log: %s", id, l))
+	}
 	if out.Wake != Never {
 		lines = append(lines, fmt.Sprintf("%s wake=%dms", id, out.Wake/time.Millisecond))
 	}
@@ -288,10 +310,12 @@ func formatMsg(m Msg) string {
 	if m.Token != 0 {
 		fmt.Fprintf(&b, " token=%d", m.Token)
 	}
-	if !m.Type.usesBallot() {
+	if !m.Type.usesBallot() && (m.Type != MsgBooting || m.Ballot.IsZero()) {
 		fmt.Fprintf(&b, " req=%d", m.ReqID)
 	}
 	switch m.Type {
+	case MsgBooting:
+		fmt.Fprintf(&b, " booting=%dms", m.BootingMs)
 	case MsgSyncResp:
 		fmt.Fprintf(&b, " counter=%d recovering=%v", m.Counter, m.Recovering)
 	case MsgPrepareResp, MsgProposeResp, MsgReleaseResp:
@@ -364,6 +388,9 @@ func (c *cluster) network(t *testing.T, verb string, a argMap) []string {
 
 func (c *cluster) restart(t *testing.T, a argMap) []string {
 	id := a.str(t, "node")
+	if _, ok := a["skew-ms"]; ok {
+		c.skewMs[id] = a.int(t, "skew-ms", 0)
+	}
 	c.startNode(t, id, a.ms(t, "now"), c.cfg.BootWaitMs)
 	n := c.nodes[id]
 	lines := []string{fmt.Sprintf("%s restarted incarnation=%d silent until %dms", id, c.inc[id], n.bootUntil/time.Millisecond)}

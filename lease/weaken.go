@@ -56,6 +56,42 @@ const (
 	// weakNoSticky turns sticky promises off (sticky.go): not a safety
 	// rule, a switch for measuring what they buy.
 	weakNoSticky
+	// weakNoPacing lets the ballot counter run ahead of the wall clock
+	// without bound (drops the lead bound L that the restart floor rests
+	// on, ballot.go).
+	weakNoPacing
+	// weakUnitMs counts the counter's time part in milliseconds instead
+	// of BallotUnit: pacing then throttles a node at 1000 ballots a second
+	// (drops the rated 10 000).
+	weakUnitMs
+	// weakNoWallFloor starts a restarted acceptor without the floor of its
+	// wall clock at the end of its boot wait (drops the restart floor;
+	// only the recovery guard is left).
+	weakNoWallFloor
+	// weakBootNoStretch waits the boot wait on the node's own clock
+	// without the drift stretch (drops rule 7's rate adjustment).
+	weakBootNoStretch
+	// weakNoMargin reports remaining times without subtracting
+	// DriftMarginMs.
+	weakNoMargin
+	// weakRecoveryNotMax sets the floor to the latest recovery answer
+	// instead of raising it to the largest.
+	weakRecoveryNotMax
+	// weakReqIDsFromZero starts request ids at 0 in every incarnation
+	// instead of at the incarnation (drops "an answer meant for an
+	// earlier incarnation never matches").
+	weakReqIDsFromZero
+	// weakFastDefinite forgets that a fast propose went out, so a renew
+	// that fails after it answers error 11 (definite) instead of 0.
+	weakFastDefinite
+	// weakNoLanes issues counters without the node's lane, so two nodes
+	// can issue the same counter (drops "one token never names two
+	// servers" across nodes).
+	weakNoLanes
+	// weakReleaseExact ends only the instance whose token equals the
+	// release's, as before rule 6 was widened: an older instance of the
+	// same server stays protected after it gave the chunk back.
+	weakReleaseExact
 )
 
 var weakeningNames = map[weakening]string{
@@ -73,6 +109,16 @@ var weakeningNames = map[weakening]string{
 	weakReadMax:         "read-max-remaining",
 	weakMasterStale:     "master-stale-status",
 	weakNoSticky:        "no-sticky",
+	weakNoPacing:        "no-pacing",
+	weakUnitMs:          "unit-ms",
+	weakNoWallFloor:     "no-wall-floor",
+	weakBootNoStretch:   "boot-wait-no-stretch",
+	weakNoMargin:        "no-drift-margin",
+	weakRecoveryNotMax:  "recovery-floor-not-max",
+	weakReqIDsFromZero:  "req-ids-from-zero",
+	weakFastDefinite:    "fast-fail-definite",
+	weakNoLanes:         "no-lanes",
+	weakReleaseExact:    "release-exact-token",
 }
 
 func (w weakening) String() string { return weakeningNames[w] }

@@ -120,6 +120,7 @@ type wireMsg struct {
 	Lease       *Record `json:"lease,omitempty"`
 	Counter     *uint64 `json:"counter,omitempty"`
 	Recovering  bool    `json:"recovering,omitempty"`
+	BootingMs   *int64  `json:"booting_ms,omitempty"`
 }
 
 // usesBallot reports whether a type carries a ballot; the others carry a
@@ -137,7 +138,7 @@ func (t MsgType) usesBallot() bool {
 func (m Msg) Body() any {
 	w := wireMsg{ChunkHandle: m.Chunk, Master: m.Chunk == masterChunk && m.Type != MsgSync && m.Type != MsgSyncResp, Server: m.Server, LeaseMs: m.LeaseMs, Fast: m.Fast, Token: m.Token,
 		Lease: m.Lease, Recovering: m.Recovering}
-	if m.Type.usesBallot() {
+	if m.Type.usesBallot() || m.Type == MsgBooting && !m.Ballot.IsZero() {
 		b := m.Ballot
 		w.Ballot = &b
 	} else {
@@ -154,6 +155,9 @@ func (m Msg) Body() any {
 	case MsgSyncResp:
 		c := m.Counter
 		w.Counter = &c
+	case MsgBooting:
+		left := m.BootingMs
+		w.BootingMs = &left
 	}
 	return w
 }
@@ -166,7 +170,7 @@ func DecodeMsg(typ, from, to string, body []byte) (Msg, error) {
 	t := MsgType(typ)
 	switch t {
 	case MsgPrepare, MsgPrepareResp, MsgPropose, MsgProposeResp, MsgRead, MsgReadResp,
-		MsgRelease, MsgReleaseResp, MsgSync, MsgSyncResp, MsgCancel, MsgCancelResp:
+		MsgRelease, MsgReleaseResp, MsgSync, MsgSyncResp, MsgCancel, MsgCancelResp, MsgBooting:
 	default:
 		return Msg{}, fmt.Errorf("%q is not a peer message type", typ)
 	}
@@ -191,6 +195,9 @@ func DecodeMsg(typ, from, to string, body []byte) (Msg, error) {
 	if w.Counter != nil {
 		m.Counter = *w.Counter
 	}
+	if w.BootingMs != nil {
+		m.BootingMs = *w.BootingMs
+	}
 	return m, checkMsg(m, w)
 }
 
@@ -198,9 +205,11 @@ func checkMsg(m Msg, w wireMsg) error {
 	switch {
 	case m.Chunk == "" && !w.Master && m.Type != MsgSync && m.Type != MsgSyncResp:
 		return fmt.Errorf("%s needs chunk_handle (or master: true)", m.Type)
-	case m.Type.usesBallot() && w.Ballot == nil:
+	case m.Type == MsgBooting && (w.BootingMs == nil || m.BootingMs < 0 || (w.Ballot == nil) == (w.ReqID == nil)):
+		return fmt.Errorf("booting needs booting_ms >= 0 and either ballot or req_id")
+	case m.Type != MsgBooting && m.Type.usesBallot() && w.Ballot == nil:
 		return fmt.Errorf("%s needs ballot", m.Type)
-	case !m.Type.usesBallot() && w.ReqID == nil:
+	case m.Type != MsgBooting && !m.Type.usesBallot() && w.ReqID == nil:
 		return fmt.Errorf("%s needs req_id", m.Type)
 	case (m.Type == MsgPrepare || m.Type == MsgPropose || m.Type == MsgRelease) && m.Server == "":
 		return fmt.Errorf("%s needs server", m.Type)
@@ -224,11 +233,12 @@ func checkMsg(m Msg, w wireMsg) error {
 func checkWireNumbers(m Msg) error {
 	big := func(v uint64) bool { return v >= maxWire }
 	switch {
-	case big(m.ReqID), m.Ballot.Incarnation < 0 || m.Ballot.Incarnation >= maxWire, m.Token < 0 || m.Token >= maxWire:
+	case big(m.ReqID), m.Ballot.Incarnation < 0 || m.Ballot.Incarnation >= maxWire, m.Token < 0 || m.Token >= maxWire,
+		m.BootingMs >= maxWire:
 		return fmt.Errorf("%s carries a number beyond 2^53", m.Type)
 	case m.Ballot.Counter >= maxCounter || m.Promised.Counter >= maxCounter || m.Counter >= maxCounter:
-		return fmt.Errorf("%s carries a ballot counter of 2^52 or more, which no node issues (counters follow the wall clock in ms); "+
-			"refused so that it cannot leave no ballot above it", m.Type)
+		return fmt.Errorf("%s carries a ballot counter of 2^52 or more, which no node issues before 2131 (counters follow the wall clock "+
+			"in 100 µs units since 2020); refused so that it cannot leave no ballot above it", m.Type)
 	}
 	return nil
 }

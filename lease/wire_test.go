@@ -24,6 +24,8 @@ func TestMsgRoundTrip(t *testing.T) {
 		{Type: MsgReleaseResp, Chunk: "ch_1", Server: "cs1", Token: 42, ReqID: 8, OK: false, Promised: b},
 		{Type: MsgSync, ReqID: 1763890000123456},
 		{Type: MsgSyncResp, ReqID: 1763890000123456, Counter: 0, Recovering: true},
+		{Type: MsgBooting, Chunk: "ch_1", Ballot: b, BootingMs: 0},
+		{Type: MsgBooting, Chunk: "ch_1", ReqID: 8, BootingMs: 912},
 	}
 	for _, m := range msgs {
 		m.From, m.To = "n2", "n1"
@@ -60,6 +62,11 @@ func TestDecodeMsgRejectsIncompleteBodies(t *testing.T) {
 		{"sync_ok", `{"req_id":1,"counter":4503599627370496}`},
 		{"release", `{"chunk_handle":"c","server":"s","token":9007199254740993,"req_id":1}`},
 		{"gossip", `{"chunk_handle":"c"}`},
+		// A booting answer names its request by ballot or req_id, one of them, and its time left.
+		{"booting", `{"chunk_handle":"c","req_id":1}`},
+		{"booting", `{"chunk_handle":"c","booting_ms":5}`},
+		{"booting", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1},"req_id":1,"booting_ms":5}`},
+		{"booting", `{"chunk_handle":"c","req_id":1,"booting_ms":-1}`},
 	} {
 		if _, err := DecodeMsg(tt.typ, "n2", "n1", []byte(tt.body)); err == nil {
 			t.Errorf("DecodeMsg(%s, %s) accepted an incomplete body", tt.typ, tt.body)

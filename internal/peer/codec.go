@@ -23,6 +23,7 @@ import (
 //	req_id      uvarint
 //	promised    uvarint counter, varint incarnation
 //	counter     uvarint
+//	booting_ms  varint
 //	lease       (if present) uvarint length + server bytes, varint token, varint remaining_ms
 //
 // From and To are not in the frame: the receiver takes From from the
@@ -36,6 +37,7 @@ var msgTypes = [...]lease.MsgType{
 	lease.MsgPrepare, lease.MsgPrepareResp, lease.MsgPropose, lease.MsgProposeResp,
 	lease.MsgRead, lease.MsgReadResp, lease.MsgRelease, lease.MsgReleaseResp,
 	lease.MsgSync, lease.MsgSyncResp, lease.MsgCancel, lease.MsgCancelResp,
+	lease.MsgBooting,
 }
 
 const (
@@ -72,6 +74,7 @@ func AppendFrame(dst []byte, m *lease.Msg) []byte {
 	dst = binary.AppendUvarint(dst, m.Promised.Counter)
 	dst = binary.AppendVarint(dst, m.Promised.Incarnation)
 	dst = binary.AppendUvarint(dst, m.Counter)
+	dst = binary.AppendVarint(dst, m.BootingMs)
 	if r := m.Lease; r != nil {
 		dst = appendString(dst, r.Server)
 		dst = binary.AppendVarint(dst, r.Token)
@@ -178,6 +181,7 @@ func DecodePayload(p []byte, from, to string) (lease.Msg, error) {
 	m.ReqID = d.uvarint()
 	m.Promised = lease.Ballot{Counter: d.uvarint(), Incarnation: d.varint()}
 	m.Counter = d.uvarint()
+	m.BootingMs = d.varint()
 	if flags&flagLease != 0 {
 		m.Lease = &lease.Record{Server: d.str(), Token: d.varint(), RemainingMs: d.varint(), Expired: flags&flagLeaseExpired != 0}
 	} else if flags&flagLeaseExpired != 0 {

@@ -24,7 +24,7 @@ const (
 	dialTimeout       = 2 * time.Second
 	minBackoff        = 50 * time.Millisecond
 	maxBackoff        = 2 * time.Second
-	helloMagic        = "LNP1" // lease node peer protocol, version 1
+	helloMagic        = "LNP2" // lease node peer protocol, version 2
 	maxHello          = 64 << 10
 )
 

@@ -20,6 +20,9 @@ type Edges[H any] interface {
 	Send(m lease.Msg)
 	// Reply answers the client request h with r (r.ID is the Driver's id).
 	Reply(h H, r lease.Reply)
+	// Log writes one of the core's lines for the operator (Output.Logs:
+	// the boot wait, recovery, serving).
+	Log(line string)
 }
 
 // Driver carries a lease core's outputs to a shell's edges.
@@ -61,9 +64,12 @@ func (d *Driver[H]) Receive(now time.Duration, m lease.Msg) {
 	d.Apply(d.core.Receive(now, m))
 }
 
-// Apply carries out one core output: peer messages, then replies, then
-// the next wake-up.
+// Apply carries out one core output: log lines, peer messages, then
+// replies, then the next wake-up.
 func (d *Driver[H]) Apply(out *lease.Output) {
+	for _, l := range out.Logs {
+		d.edges.Log(l)
+	}
 	for _, m := range out.Msgs {
 		d.edges.Send(m)
 	}

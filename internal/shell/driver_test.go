@@ -16,6 +16,7 @@ type fakeEdges struct {
 	timers  []time.Duration // deadlines asked for
 	live    int             // timers not cancelled
 	fire    func()
+	logs    []string // the core's log lines
 }
 
 func (e *fakeEdges) Now() time.Duration { return e.now }
@@ -33,6 +34,7 @@ func (e *fakeEdges) After(d time.Duration, f func()) func() {
 }
 func (e *fakeEdges) Send(m lease.Msg)              { e.sent = append(e.sent, m) }
 func (e *fakeEdges) Reply(h string, r lease.Reply) { e.replies[h] = r }
+func (e *fakeEdges) Log(line string)               { e.logs = append(e.logs, line) }
 
 func newCore(t *testing.T, acceptors ...string) *lease.Node {
 	core, err := lease.NewNode(lease.Config{ID: "n1", Acceptors: acceptors, MaxLeaseMs: 1000, QuorumTimeoutMs: 500,

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"chunklease/history"
 	"chunklease/workloads"
@@ -94,8 +95,8 @@ type leaseRead struct {
 	f              string
 }
 
-// leaseRelease is a release invoke: it cuts its server's holding that
-// carries its token.
+// leaseRelease is a release invoke: it cuts its server's holdings whose
+// tokens are at most its token.
 type leaseRelease struct {
 	server string
 	token  int64 // 0: none, or one no lease can carry; cuts nothing
@@ -398,54 +399,76 @@ func checkChunk(chunk string, ch *chunkHistory) ([]Holding, []Violation) {
 	return holdings, append(violations, tokenOrder(chunk, ch.holdings)...)
 }
 
-// releaseKey names the one lease instance a release can cut.
-type releaseKey struct {
-	server string
-	token  int64
-}
-
 // cutHoldings ends each holding at the invoke of the first release by the
-// same server carrying the holding's token, invoked at or after the holding
-// op's invoke (whatever that release's outcome), drops the holdings left
-// empty, and sorts the rest by start. A release with another token, or
-// none, cuts nothing.
+// same server carrying a token >= the holding's token, invoked at or after
+// the holding op's invoke (whatever that release's outcome): a release
+// gives back every instance of its server up to its token (the contract's
+// rule 6). It drops the holdings left empty and sorts the rest by start.
+// A release of another server, with a smaller token, or with none, cuts
+// nothing.
 func cutHoldings(raw []Holding, releases []leaseRelease) []Holding {
-	slices.SortStableFunc(releases, func(a, b leaseRelease) int { return cmp.Compare(a.timeNs, b.timeNs) })
-	byKey := map[releaseKey][]leaseRelease{} // each list sorted by invoke time
+	byServer := map[string][]leaseRelease{}
 	for _, r := range releases {
 		if r.token != 0 {
-			k := releaseKey{r.server, r.token}
-			byKey[k] = append(byKey[k], r)
+			byServer[r.server] = append(byServer[r.server], r)
 		}
 	}
 	out := make([]Holding, 0, len(raw))
-	for _, h := range raw {
-		if rel, ok := firstReleaseFrom(byKey[releaseKey{h.Server, h.Token}], h.InvokeNs); ok && rel.timeNs < h.EndNs {
-			h.EndNs = rel.timeNs
-			idx := rel.index
-			h.CutByIndex = &idx
+	order := make([]int, len(raw)) // holdings by server, latest invoke first
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(strings.Compare(raw[a].Server, raw[b].Server), cmp.Compare(raw[b].InvokeNs, raw[a].InvokeNs))
+	})
+	for i := 0; i < len(order); {
+		j := i
+		for j < len(order) && raw[order[j]].Server == raw[order[i]].Server {
+			j++
+		}
+		out = cutServer(out, raw, order[i:j], byServer[raw[order[i]].Server])
+		i = j
+	}
+	slices.SortStableFunc(out, byStart)
+	return out
+}
+
+// cutServer cuts one server's holdings (idx, latest invoke first) at its
+// releases, appending the non-empty ones to out. It sweeps back in time,
+// keeping the releases invoked at or after the current holding's invoke
+// as a stack whose tokens and invoke times both grow from top to bottom
+// (a release that is later and carries no larger token than another can
+// never be the first to cut anything), so the first release that cuts a
+// holding is found by a binary search: O((h + r) log r).
+func cutServer(out []Holding, raw []Holding, idx []int, releases []leaseRelease) []Holding {
+	slices.SortStableFunc(releases, func(a, b leaseRelease) int { return cmp.Compare(b.timeNs, a.timeNs) })
+	var stack []leaseRelease // stack[len-1] is the top: the earliest
+	next := 0
+	for _, k := range idx {
+		h := raw[k]
+		for ; next < len(releases) && releases[next].timeNs >= h.InvokeNs; next++ {
+			r := releases[next]
+			for len(stack) > 0 && stack[len(stack)-1].token <= r.token {
+				stack = stack[:len(stack)-1]
+			}
+			stack = append(stack, r)
+		}
+		// stack's tokens fall from bottom to top: those >= h.Token are a prefix.
+		if j := sort.Search(len(stack), func(i int) bool { return stack[i].token < h.Token }) - 1; j >= 0 && stack[j].timeNs < h.EndNs {
+			h.EndNs = stack[j].timeNs
+			cut := stack[j].index
+			h.CutByIndex = &cut
 		}
 		if h.StartNs < h.EndNs {
 			out = append(out, h)
 		}
 	}
-	slices.SortStableFunc(out, byStart)
 	return out
 }
 
 // byStart orders holdings by start, then by invoke index.
 func byStart(a, b Holding) int {
 	return cmp.Or(cmp.Compare(a.StartNs, b.StartNs), cmp.Compare(a.InvokeIndex, b.InvokeIndex))
-}
-
-// firstReleaseFrom finds the earliest release invoked at or after fromNs;
-// releases are sorted by invoke time.
-func firstReleaseFrom(releases []leaseRelease, fromNs int64) (leaseRelease, bool) {
-	i := sort.Search(len(releases), func(i int) bool { return releases[i].timeNs >= fromNs })
-	if i == len(releases) {
-		return leaseRelease{}, false
-	}
-	return releases[i], true
 }
 
 // overlaps reports every pair of holdings of different servers that

@@ -1,11 +1,13 @@
 package lease
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"chunklease/history"
+	"chunklease/internal/testseed"
 	"chunklease/workloads"
 )
 
@@ -275,10 +277,12 @@ func TestCheckLeaseReadNearHoldingEnd(t *testing.T) {
 	}
 }
 
-// TestCheckLeaseReleaseCutsOnlyItsOwnToken: a release cuts the holding
-// whose token it carries; an older token leaves the newer holding in
-// place, so the next server's grant overlaps it.
-func TestCheckLeaseReleaseCutsOnlyItsOwnToken(t *testing.T) {
+// TestCheckLeaseReleaseCutsUpToItsToken: a release cuts every holding of
+// its server whose token is at most its own (rule 6). The negative
+// control is a node that ends a newer instance: releasing the older token
+// must leave the renewal's holding in place, so the next server's grant
+// overlaps it.
+func TestCheckLeaseReleaseCutsUpToItsToken(t *testing.T) {
 	build := func(release func(b *hb, t1, t2 int64)) []history.Op {
 		b := newHB(t)
 		t1 := b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 600)    // [10, 600)
@@ -287,7 +291,7 @@ func TestCheckLeaseReleaseCutsOnlyItsOwnToken(t *testing.T) {
 		b.grant(1, 700, 710, "ch_1", "cs2", "cs2", 1000)
 		return b.history()
 	}
-	r := mustViolate(t, "release with the older token", build(func(b *hb, t1, _ int64) {
+	r := mustViolate(t, "release with the older token (a node that ends the newer instance)", build(func(b *hb, t1, _ int64) {
 		b.releaseTok(0, 400, 410, "ch_1", "cs1", t1, history.OK)
 	}), TwoPrimaries)
 	if h := r.Holdings[0]; h.Token != 1 || h.EndNs != ms(400) || h.CutByIndex == nil {
@@ -296,32 +300,92 @@ func TestCheckLeaseReleaseCutsOnlyItsOwnToken(t *testing.T) {
 	if h := r.Holdings[1]; h.Token != 2 || h.EndNs != ms(1500) || h.CutByIndex != nil {
 		t.Errorf("the renewal's holding %+v, want token 2 uncut", h)
 	}
-	mustValid(t, "release with the newer token", build(func(b *hb, _, t2 int64) {
+	r = mustValid(t, "release with the newer token", build(func(b *hb, _, t2 int64) {
 		b.releaseTok(0, 400, 410, "ch_1", "cs1", t2, history.OK)
 	}))
-	mustViolate(t, "release with a random token", build(func(b *hb, _, _ int64) {
+	for _, h := range r.Holdings[:2] {
+		if h.Server != "cs1" || h.EndNs != ms(400) || h.CutByIndex == nil {
+			t.Errorf("holding %+v, want it cut at the release (400 ms)", h)
+		}
+	}
+	mustValid(t, "release with a larger token than any", build(func(b *hb, _, _ int64) {
 		b.releaseTok(0, 400, 410, "ch_1", "cs1", 1<<40-1, history.OK)
-	}), TwoPrimaries)
+	}))
 }
 
-// TestCheckLeaseReleaseOfNewerTokenLeavesOlderLease: clients believe every
-// lease they were told about, and a release names one. Releasing the
-// renewal's token leaves the longer lease the grant told about in place,
-// so a node that frees the chunk at that release lets a second primary in.
-func TestCheckLeaseReleaseOfNewerTokenLeavesOlderLease(t *testing.T) {
+// TestCheckLeaseReleaseOfNewerTokenEndsOlderLease: one release with the
+// latest token gives back every lease of the server, the longer grant a
+// shorter renewal extended included, so a node that frees the chunk then
+// is valid. A release by another server, or of a smaller token, does not:
+// those histories keep two primaries.
+func TestCheckLeaseReleaseOfNewerTokenEndsOlderLease(t *testing.T) {
 	b := newHB(t)
 	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 2000)     // [10, 2000)
 	b.renew(0, 500, 510, "ch_1", "cs1", 300, "n2")    // [510, 800): shorter
 	b.release(0, 600, 610, "ch_1", "cs1", history.OK) // the last token: the renewal's
 	b.grant(1, 900, 910, "ch_1", "cs2", "cs2", 1000)  // inside the grant's lease
 	b.check(2, 1000, 1010, "ch_1", "cs2", false)      // agrees with the second primary
-	mustViolate(t, "older lease still held", b.history(), TwoPrimaries, ReadWrongHolder)
+	mustValid(t, "older lease given back", b.history())
 
-	b = newHB(t) // releasing both leases frees the chunk
+	b = newHB(t) // the older token alone leaves the renewal
 	t1 := b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 2000)
-	b.renew(0, 500, 510, "ch_1", "cs1", 300, "n2")
-	b.release(0, 600, 610, "ch_1", "cs1", history.OK)
-	b.releaseTok(0, 650, 660, "ch_1", "cs1", t1, history.OK)
+	b.renew(0, 500, 510, "ch_1", "cs1", 1000, "n2") // [510, 1500)
+	b.releaseTok(0, 600, 610, "ch_1", "cs1", t1, history.OK)
 	b.grant(1, 900, 910, "ch_1", "cs2", "cs2", 1000)
-	mustValid(t, "both released", b.history())
+	mustViolate(t, "renewal still held", b.history(), TwoPrimaries)
+
+	b = newHB(t) // another server's release with the newest token frees nothing
+	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 2000)
+	t2 := b.renew(0, 500, 510, "ch_1", "cs1", 300, "n2")
+	b.releaseTok(1, 600, 610, "ch_1", "cs2", t2+100, history.OK)
+	b.grant(1, 900, 910, "ch_1", "cs2", "cs2", 1000)
+	mustViolate(t, "released by another server", b.history(), TwoPrimaries)
+}
+
+// TestCutHoldingsMatchesBruteForce holds the release sweep to the rule
+// written out holding by holding: cut at the earliest release by the same
+// server, invoked at or after the holding's invoke, with a token >= the
+// holding's.
+func TestCutHoldingsMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(uint64(int64(testseed.Get(t))), 2))
+	servers := []string{"cs1", "cs2"}
+	for round := range 3000 {
+		var holdings []Holding
+		for i := range 1 + rng.IntN(8) {
+			inv := rng.Int64N(50)
+			holdings = append(holdings, Holding{Server: servers[rng.IntN(2)], InvokeNs: inv, StartNs: inv + rng.Int64N(5),
+				EndNs: inv + 5 + rng.Int64N(40), Token: 1 + rng.Int64N(6), InvokeIndex: 2 * i, CompletionIndex: 2*i + 1})
+		}
+		var releases []leaseRelease
+		for i := range rng.IntN(8) {
+			releases = append(releases, leaseRelease{server: servers[rng.IntN(2)], token: rng.Int64N(7),
+				timeNs: rng.Int64N(60), index: 100 + i})
+		}
+		got := cutHoldings(slices.Clone(holdings), slices.Clone(releases))
+		var want []Holding
+		for _, h := range holdings {
+			var first *leaseRelease
+			for k, r := range releases {
+				if r.server == h.Server && r.token != 0 && r.token >= h.Token && r.timeNs >= h.InvokeNs &&
+					(first == nil || r.timeNs < first.timeNs) {
+					first = &releases[k]
+				}
+			}
+			if first != nil && first.timeNs < h.EndNs {
+				h.EndNs = first.timeNs
+			}
+			if h.StartNs < h.EndNs {
+				want = append(want, h)
+			}
+		}
+		slices.SortStableFunc(want, byStart)
+		if len(got) != len(want) {
+			t.Fatalf("round %d: %d holdings left, want %d\nholdings %+v\nreleases %+v", round, len(got), len(want), holdings, releases)
+		}
+		for i := range got {
+			if got[i].EndNs != want[i].EndNs || got[i].InvokeIndex != want[i].InvokeIndex {
+				t.Fatalf("round %d: holding %+v, want %+v\nreleases %+v", round, got[i], want[i], releases)
+			}
+		}
+	}
 }

@@ -80,13 +80,14 @@
 //     holds [completion time, invoke time + new_expires_in_ms). Each
 //     holding is one lease instance, named by its token. It is cut at the
 //     invoke time of the first release by the same server on the same
-//     chunk that carries that holding's token and was invoked at or after
-//     the holding op's invoke, whatever that release's outcome (ok, fail,
-//     info or none). A release with another token, or none, cuts nothing:
-//     releasing a renewal's token leaves the older lease it extended in
-//     place until that lease's own end or its own release (clients believe
-//     every lease they were told about). Empty holdings are dropped. A
-//     grant answered with another primary is a read, not a holding.
+//     chunk that carries a token >= that holding's token and was invoked
+//     at or after the holding op's invoke, whatever that release's outcome
+//     (ok, fail, info or none): a release gives back every instance of its
+//     server up to its token (the contract's rule 6), so releasing a
+//     renewal's token also ends the older lease it extended. A release
+//     with a smaller token, or none, cuts nothing: a late release never
+//     ends a newer lease. Empty holdings are dropped. A grant answered
+//     with another primary is a read, not a holding.
 //   - two-primaries: holdings of two different servers overlap,
 //     max(starts) < min(ends), by even 1 ns; touching holdings do not.
 //     Every overlapping pair is reported.
@@ -172,8 +173,10 @@
 // # Tests
 //
 //   - check_test.go: hand-built valid histories and a negative control per
-//     violation kind, release cutting by token and late releases, overlaps
-//     of 1 ms and 1 ns, reads ending 1 ns before and at a holding's end.
+//     violation kind, release cutting up to its token (a node that ends a
+//     newer instance is caught; the cut held to a brute-force version on
+//     random histories), late releases, overlaps of 1 ms and 1 ns, reads
+//     ending 1 ns before and at a holding's end.
 //   - fencing_test.go: a valid history with growing tokens and a negative
 //     control per fencing kind; the read and token-order sweeps held to
 //     brute-force versions on random chunks.

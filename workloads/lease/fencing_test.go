@@ -226,3 +226,25 @@ func TestCheckLeaseNegativeExpiresOutOfRange(t *testing.T) {
 	b.pair(0, FGrant, 0, 10, history.OK, noAsk, map[string]any{"chunk": "ch_1", "server": "cs1", "primary": "cs1", "expires_in_ms": 60000, "token": 1}, "n1")
 	mustValid(t, "a default lease of 60000 ms", b.history())
 }
+
+// TestCheckLeaseTokenSharedByARenew: the one-token-one-server rule covers
+// renews as well as grants: a renew of cs1 and a concurrent grant, or a
+// concurrent renew, of cs2 with the same token is token-two-servers (the
+// negative control of a node whose lanes collide).
+func TestCheckLeaseTokenSharedByARenew(t *testing.T) {
+	for _, other := range []string{"grant", "renew"} {
+		b := newHB(t)
+		b.grantTok(0, 0, 10, "ch_1", "cs1", 100, tok(4))         // [10, 100)
+		b.grantTok(1, 200, 210, "ch_1", "cs2", 100, tok(5))      // [210, 300)
+		b.renewTok(0, 400, 500, "ch_1", "cs1", 50, "n1", tok(8)) // concurrent with the next op
+		if other == "grant" {
+			b.grantTok(2, 410, 490, "ch_1", "cs3", 50, tok(8))
+		} else {
+			b.renewTok(1, 410, 490, "ch_1", "cs2", 50, "n2", tok(8))
+		}
+		r := mustViolate(t, "a renew and a "+other+" share a token", b.history(), TokenTwoServers)
+		if v := r.Violations[0]; v.Servers[0] == v.Servers[1] {
+			t.Errorf("%s: the violation names one server twice: %+v", other, v)
+		}
+	}
+}

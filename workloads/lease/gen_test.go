@@ -218,7 +218,11 @@ func TestLeaseSimulationAgainstIdealServiceIsValid(t *testing.T) {
 }
 
 // TestLeaseSimulationAgainstBrokenServiceIsInvalid: each way of breaking
-// the ideal service is caught by the violation kinds it must produce.
+// the ideal service is caught by the violation kinds it must produce. Each
+// runs 240 s of virtual time: a shrinking renewal shows only while no
+// release with the holder's latest token (which ends its older leases
+// too) follows it, and 60 s missed it in about one seed in six; 240 s
+// missed it in none of 260 seeds.
 func TestLeaseSimulationAgainstBrokenServiceIsInvalid(t *testing.T) {
 	// A second holder shows as an overlap, or only as a read that saw the
 	// wrong holder or none when the second holder's grant answered late.
@@ -232,9 +236,8 @@ func TestLeaseSimulationAgainstBrokenServiceIsInvalid(t *testing.T) {
 		// The first split-brain hole: a shorter renewal or re-grant
 		// shrinks the protection the holder was told about.
 		{"shrink on renewal", func(s *workloadtest.IdealLeases) { s.Shrink = true }, [][]string{split}},
-		// A release of the last token also frees the older, longer leases
-		// of the same holder, which it still believes in.
-		{"release ends every lease", func(s *workloadtest.IdealLeases) { s.ReleaseAll = true }, [][]string{split}},
+		// A release by any server ends the holder's leases.
+		{"release ignores the server", func(s *workloadtest.IdealLeases) { s.ReleaseAnyone = true }, [][]string{split}},
 		{"tokens counted per server", func(s *workloadtest.IdealLeases) { s.TokenPerServer = true }, [][]string{{TokenTwoServers}, {TokenOrder}}},
 		{"no tokens", func(s *workloadtest.IdealLeases) { s.NoTokens = true }, [][]string{{TokenMissing}}},
 	}
@@ -243,7 +246,7 @@ func TestLeaseSimulationAgainstBrokenServiceIsInvalid(t *testing.T) {
 			seed := int64(testseed.Get(t))
 			svc := workloadtest.NewIdealLeases(seed)
 			c.brk(svc)
-			ops := workloadtest.Simulate(t, NewLease(leaseOpts(), seed), svc, simCfg(10, 60*time.Second))
+			ops := workloadtest.Simulate(t, NewLease(leaseOpts(), seed), svc, simCfg(10, 240*time.Second))
 			res := CheckLease(ops)
 			found := map[string]int{}
 			for _, v := range res.Violations {

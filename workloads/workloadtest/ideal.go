@@ -28,7 +28,7 @@ type IdealLeases struct {
 
 	GrantBlindly   bool // broken: a grant always makes the requester primary
 	Shrink         bool // broken: a renewal replaces the holder's leases (a shorter one shrinks the protection)
-	ReleaseAll     bool // broken: a release naming any of the holder's leases ends all of them
+	ReleaseAnyone  bool // broken: a release ends the holder's leases up to its token, whichever server sent it
 	TokenPerServer bool // broken: each server counts its own tokens (they collide and do not grow across servers)
 	NoTokens       bool // broken: ok grants and renews carry no token
 }
@@ -157,13 +157,13 @@ func (s *IdealLeases) token(server string) int64 {
 	return s.lastToken
 }
 
-// release ends the holder's lease the token names, and only that one.
+// release ends the holder's leases whose tokens are at most token (rule 6).
 func (s *IdealLeases) release(now time.Duration, c *idealChunk, server string, token int64) {
-	if c.holder != server {
+	if c.holder != server && !s.ReleaseAnyone {
 		return
 	}
 	for i := range c.leases {
-		if c.leases[i].token == token || (s.ReleaseAll && slices.ContainsFunc(c.leases, func(l idealLease) bool { return l.token == token })) {
+		if c.leases[i].token <= token {
 			c.leases[i].endAt = min(c.leases[i].endAt, now)
 		}
 	}
