@@ -30,15 +30,30 @@ type MasterResult struct {
 	Beliefs      int `json:"beliefs"`
 	BeliefsEmpty int `json:"beliefs_empty"`
 	// Tenures are each node's merged belief intervals, by start.
-	Tenures    []MasterTenure    `json:"tenures"`
-	Violations []MasterViolation `json:"violations"`
+	Tenures []MasterTenure `json:"tenures"`
+	// ViolationCount is the number of violations and ViolationsByKind
+	// counts them by kind. Violations lists them in start order: every
+	// one in CheckMaster's result, the first SummaryViolations in the
+	// summary results.json holds (SummarizeMaster), whose Details file
+	// lists every one.
+	ViolationCount   int               `json:"violation_count"`
+	ViolationsByKind map[string]int    `json:"violations_by_kind"`
+	Violations       []MasterViolation `json:"violations"`
 	// Problems are structural defects that make the history unjudgeable
 	// (and the result invalid). Anomalies are answers that contradict
 	// the contract without endangering safety (is_master true naming
 	// another master, remaining_ms > 0 while not master); they are
-	// reported for a person to read and do not change the verdict.
-	Problems  []history.Problem `json:"problems"`
-	Anomalies []history.Problem `json:"anomalies"`
+	// reported for a person to read and do not change the verdict. The
+	// summary lists the first SummaryViolations of each; the counts are
+	// of all.
+	ProblemCount int               `json:"problem_count"`
+	Problems     []history.Problem `json:"problems"`
+	AnomalyCount int               `json:"anomaly_count"`
+	Anomalies    []history.Problem `json:"anomalies"`
+	// Details names the file that lists every violation, problem and
+	// anomaly (MasterDetailsFile); "" in CheckMaster's result, which
+	// holds them all.
+	Details string `json:"details"`
 }
 
 // MasterCounts counts one f's client ops.
@@ -153,6 +168,11 @@ func (c *masterChecker) result() MasterResult {
 	res.Problems = append(slices.Clone(c.problems), c.pairProblems...)
 	if res.Problems == nil {
 		res.Problems = []history.Problem{}
+	}
+	res.ViolationCount, res.ProblemCount, res.AnomalyCount = len(res.Violations), len(res.Problems), len(res.Anomalies)
+	res.ViolationsByKind = map[string]int{}
+	for _, v := range res.Violations {
+		res.ViolationsByKind[v.Kind]++
 	}
 	res.Valid = len(res.Violations) == 0 && len(res.Problems) == 0
 	return res
