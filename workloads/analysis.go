@@ -75,10 +75,11 @@ type Focus struct {
 	Ops          []FocusOp
 }
 
-// FocusOp is one client op a focused violation names: its invoke index,
-// f, the node that answered it, and when it was invoked and completed.
+// FocusOp is one client op a focused violation names: its invoke and
+// completion indices (DoneIndex -1 when it never completed), f, the node
+// that answered it, and when it was invoked and completed.
 type FocusOp struct {
-	Index            int
+	Index, DoneIndex int
 	F                string
 	Node             string
 	InvokeNs, DoneNs int64

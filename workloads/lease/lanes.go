@@ -250,9 +250,10 @@ func (e *earliestViolations) offer(r ChunkResult, byInvoke map[int]history.Pair)
 // focusOp describes a violation's op for the message diagram; an op
 // never completed is done when invoked.
 func focusOp(p history.Pair) workloads.FocusOp {
-	op := workloads.FocusOp{Index: p.Invoke.Index, F: p.Invoke.F, Node: answeringNode(p), InvokeNs: p.Invoke.Time, DoneNs: p.Invoke.Time}
+	op := workloads.FocusOp{Index: p.Invoke.Index, DoneIndex: -1, F: p.Invoke.F, Node: answeringNode(p),
+		InvokeNs: p.Invoke.Time, DoneNs: p.Invoke.Time}
 	if p.Completion != nil {
-		op.DoneNs = p.Completion.Time
+		op.DoneIndex, op.DoneNs = p.Completion.Index, p.Completion.Time
 	}
 	return op
 }

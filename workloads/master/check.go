@@ -8,7 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"time"
+	"strconv"
 
 	"chunklease/history"
 	"chunklease/workloads"
@@ -328,13 +328,21 @@ func twoMasters(a, b masterBelief) MasterViolation {
 	return MasterViolation{
 		Kind: TwoMasters, Nodes: []string{a.node, b.node},
 		Ops: []int{a.invoke, a.done, b.invoke, b.done}, StartNs: start, EndNs: end,
-		Text: fmt.Sprintf("%s (status ops %d-%d, master during [%v, %v)) and %s (status ops %d-%d, master during [%v, %v)) "+
-			"were both master for %v from %v",
-			a.node, a.invoke, a.done, time.Duration(a.startNs), time.Duration(a.endNs),
-			b.node, b.invoke, b.done, time.Duration(b.startNs), time.Duration(b.endNs),
-			time.Duration(end-start), time.Duration(start)),
+		Text: fmt.Sprintf("%s (status ops %d-%d via %s, master during [%s, %s)) and %s (status ops %d-%d via %s, master during [%s, %s)) "+
+			"were both master for %s from %s",
+			a.node, a.invoke, a.done, a.node, secondsText(a.startNs), secondsText(a.endNs),
+			b.node, b.invoke, b.done, b.node, secondsText(b.startNs), secondsText(b.endNs),
+			msText(end-start), secondsText(start)),
 	}
 }
+
+// secondsText writes a time since the test started in seconds, to the
+// millisecond ("1.053s").
+func secondsText(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) }
+
+// msText writes a span in milliseconds, exact down to the nanosecond, so
+// an overlap of 1 ns does not read as 0 ms.
+func msText(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', -1, 64) + " ms" }
 
 // mergeTenures unites each node's overlapping or touching beliefs and
 // returns the tenures of all nodes by start (then node).
