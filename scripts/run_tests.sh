@@ -73,7 +73,7 @@ check_report_negative_control() {
   for want in "lease-timeline.html: the legend: found 0" "console messages" "links rate.png, which does not exist" \
     "fault labels wider than their band" "messages.svg: the legend of the arrows: found 0" "a lease_grant label without server=" \
     "are not drawn side by side" "index.html's first violation: ops without the node that answered them" \
-    "no first violation" "master-timeline.html: the legend: found 0" "index.html: no first violation"; do
+    "): no first violation" "master-timeline.html: the legend: found 0" "index.html: no first violation"; do
     grep -q -- "$want" "$broken/log" || { cat "$broken/log"; fail "check_report.sh did not report \"$want\" on a broken report"; }
   done
   echo "negative control: check_report.sh rejected broken reports in each of 11 ways (legend, console error, dead link, clipped fault labels, diagram legend, cut label, stacked holdings, nodes missing, console, master legend, master first violation)"
