@@ -218,7 +218,7 @@ func masterFigures(res *Results) [][2]string {
 		m := st.Mastership
 		rows = append(rows, [2]string{"mastership", fmt.Sprintf("a master %s of the run (%s outside faults, %s inside); %s; failover median %s outside faults, %s inside",
 			fraction(m.Overall.Fraction), fraction(m.OutsideFaults.Fraction), fraction(m.InsideFaults.Fraction),
-			Plural(m.MasterChanges, "change of master"), medianMs(st.Failover.OutsideFaultsMs), medianMs(st.Failover.InsideFaultsMs))})
+			Plural(m.MasterChanges, "master change"), medianMs(st.Failover.OutsideFaultsMs), medianMs(st.Failover.InsideFaultsMs))})
 	}
 	return rows
 }
