@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"chunklease/workloads"
 	"chunklease/workloads/lease"
+	"chunklease/workloads/master"
 )
 
 // IndexFile is the run's front page: the verdict, the key figures and a
@@ -27,8 +29,10 @@ func WriteIndex(dir string, res *Results, nodes []string) error {
 // the index lists them.
 var fileNotes = []struct{ name, note string }{
 	{LeaseTimelineFile, "lease timeline: who held each chunk when, the faults, every violation"},
-	{lease.LeaseDetailsFile, "every chunk's op counts, holdings and violations, one JSON object a line (results.json has the summary)"},
-	{MessagesFile, "message diagram (Lamport): the first seconds, and the messages about the chunk of the first violation"},
+	{lease.LeaseDetailsFile, "every chunk's op counts, holdings and violations (each op with the node that answered it), one JSON object a line (results.json has the summary)"},
+	{MasterTimelineFile, "master timeline: when each node believed it was master, the faults, every violation"},
+	{master.MasterDetailsFile, "every violation, history problem and anomaly of the master checker, one JSON object a line (results.json has the first 20 of each)"},
+	{MessagesFile, "message diagram (Lamport): the first seconds of the test, and around a lease violation the messages about its chunk, its ops marked"},
 	{latencyGraphFile, "latency of every op at its invoke time, faults shaded"},
 	{rateGraphFile, "throughput per op and outcome, faults shaded"},
 	{"history.jsonl", "the history: one op a line (invoke, ok, fail, info; nemesis ops)"},
@@ -96,7 +100,12 @@ func keyFigures(res *Results, nodes []string) [][2]string {
 		rows = append(rows, [2]string{"network", fmt.Sprintf("%d messages, %.1f per op (%.1f node-to-node), %d dropped by partitions",
 			n.All.MsgCount, *n.All.MsgsPerOp, *n.Servers.MsgsPerOp, n.All.DropCount)})
 	}
+	if n := nemesisFigure(res.Nemesis); n != "" {
+		rows = append(rows, [2]string{"nemesis", n})
+	}
+	rows = append(rows, checkerFigures(res)...)
 	rows = append(rows, leaseFigures(res)...)
+	rows = append(rows, masterFigures(res)...)
 	if t := res.Timing; t.AnalysisS > 0 {
 		rows = append(rows, [2]string{"analysis", fmt.Sprintf("%.1f s after %.1f s of run (time limit %.0f s); peak memory: harness %.0f MiB, largest node %.0f MiB",
 			t.AnalysisS, t.RunS, t.TimeLimitS, res.Memory.HarnessPeakMiB, res.Memory.NodePeakMiB)})
@@ -107,17 +116,76 @@ func keyFigures(res *Results, nodes []string) [][2]string {
 	return rows
 }
 
+// nemesisFigure says what the nemesis did: the fault periods that hit
+// some node, by kind, and the steps that hit none; "" without a nemesis.
+func nemesisFigure(n NemesisResult) string {
+	if n.Faults == "" {
+		return ""
+	}
+	text := fmt.Sprintf("%s, a step every %g s: ", esc(n.Faults), n.IntervalS)
+	var parts []string
+	for _, k := range workloads.FaultKinds {
+		if p := n.Periods[k]; p > 0 || strings.Contains(n.Faults, k) {
+			parts = append(parts, Plural(p, k+" period"))
+		}
+	}
+	text += strings.Join(parts, ", ")
+	if n.NodesKilled > 0 || n.NodesPaused > 0 {
+		text += fmt.Sprintf(" (%s killed, %s paused)", Plural(n.NodesKilled, "node"), Plural(n.NodesPaused, "node"))
+	}
+	if empty := EmptyStepsText(n.EmptySteps); empty != "" {
+		text += "; not counted: " + esc(empty)
+	}
+	return text
+}
+
+// EmptyStepsText names the nemesis steps that hit no node: "1 partition
+// that cut nobody off, 2 pauses that found no node running"; "" for none.
+func EmptyStepsText(empty map[string]int) string {
+	kinds := map[string]string{workloads.StartPartition: workloads.FaultPartition, workloads.NemesisKill: workloads.FaultKill,
+		workloads.NemesisPause: workloads.FaultPause}
+	var parts []string
+	for _, f := range []string{workloads.StartPartition, workloads.NemesisKill, workloads.NemesisPause} {
+		if n := empty[f]; n > 0 {
+			parts = append(parts, EmptyFaults(kinds[f], n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkerFigures say what the workload checker found: the violations by
+// kind and the first one in full, with links to the pages that show it.
+func checkerFigures(res *Results) [][2]string {
+	f, ok := FindingsOf(res.Checker)
+	if !ok || (f.Violations == 0 && f.Problems == 0) {
+		return nil
+	}
+	var rows [][2]string
+	if f.Violations > 0 {
+		links := []string{fmt.Sprintf("<a href=\"%s\">timeline</a>", f.Timeline)}
+		if res.Workload == "lease" {
+			links = append(links, fmt.Sprintf("<a href=\"%s\">messages</a>", MessagesFile))
+		}
+		if f.Details != "" {
+			links = append(links, fmt.Sprintf("every one: <a href=\"%s\">%s</a>", esc(f.Details), esc(f.Details)))
+		}
+		rows = append(rows,
+			[2]string{"violations", fmt.Sprintf("<span class=\"count\">%d</span>: %s", f.Violations, esc(f.KindsText()))},
+			[2]string{"first violation", fmt.Sprintf("<span id=\"first-violation\">%s</span> (%s)", esc(f.First), strings.Join(links, ", "))})
+	}
+	if f.Problems > 0 {
+		rows = append(rows, [2]string{"history problems", fmt.Sprintf("%d; the first: <code>%s</code>", f.Problems, esc(f.FirstProblem))})
+	}
+	return rows
+}
+
 // leaseFigures are the lease workload's own figures, when it ran.
 func leaseFigures(res *Results) [][2]string {
 	var rows [][2]string
 	if lr, ok := leaseSummaryOf(res.Checker); ok {
 		t := lr.Totals
-		text := fmt.Sprintf("%d chunks, %d holdings, %d violations", lr.ChunkCount, t.Holdings, t.Violations)
-		if len(lr.Violations) > 0 {
-			v := lr.Violations[0]
-			text += fmt.Sprintf("; the first: %s on %s at %.3f s (<a href=\"%s\">timeline</a>, <a href=\"%s\">messages</a>)",
-				esc(v.Kind), esc(v.Chunk), float64(v.StartNs)/1e9, LeaseTimelineFile, MessagesFile)
-		}
+		text := fmt.Sprintf("%s, %s, %s, %s", Plural(lr.ChunkCount, "chunk"), Plural(t.Holdings, "holding"), Plural(t.Reads, "read"),
+			Plural(t.Violations, "violation"))
 		if lr.Details != "" {
 			text += fmt.Sprintf("; every chunk's holdings and violations: <a href=\"%s\">%s</a>", esc(lr.Details), esc(lr.Details))
 		}
@@ -131,6 +199,42 @@ func leaseFigures(res *Results) [][2]string {
 				st.Failover.Count, st.Failover.MedianMs, st.Failover.MaxMs, st.HoldingsInPartitions)})
 	}
 	return rows
+}
+
+// masterFigures are the master workload's own figures, when it ran: the
+// checker's counts, and how much of the run had a master.
+func masterFigures(res *Results) [][2]string {
+	var rows [][2]string
+	if mr, ok := res.Checker.(master.MasterResult); ok {
+		text := fmt.Sprintf("%s, %s, %s, %s, %s; <a href=\"%s\">timeline</a>", Plural(mr.IsMasterAnswers, "is_master answer"),
+			Plural(len(mr.Tenures), "tenure"), Plural(mr.ViolationCount, "violation"), Plural(mr.ProblemCount, "history problem"),
+			Plural(mr.AnomalyCount, "anomaly"), MasterTimelineFile)
+		if mr.Details != "" {
+			text += fmt.Sprintf("; every violation: <a href=\"%s\">%s</a>", esc(mr.Details), esc(mr.Details))
+		}
+		rows = append(rows, [2]string{"master checker", text})
+	}
+	if st, ok := res.WorkloadStats.(master.MasterStatsResult); ok {
+		m := st.Mastership
+		rows = append(rows, [2]string{"mastership", fmt.Sprintf("a master %s of the run (%s outside faults, %s inside); %s; failover median %s outside faults, %s inside",
+			fraction(m.Overall.Fraction), fraction(m.OutsideFaults.Fraction), fraction(m.InsideFaults.Fraction),
+			Plural(m.MasterChanges, "master change"), medianMs(st.Failover.OutsideFaultsMs), medianMs(st.Failover.InsideFaultsMs))})
+	}
+	return rows
+}
+
+func fraction(f *float64) string {
+	if f == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", *f*100)
+}
+
+func medianMs(p workloads.Percentiles) string {
+	if p.Count == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f ms", p.P50)
 }
 
 // leaseSummaryOf reads the lease checker's details: the analysis's

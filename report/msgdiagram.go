@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,7 +27,7 @@ const (
 	diagramMessages = 250                     // messages per panel at most
 	diagramHead     = 1500 * time.Millisecond // the first panel's window
 	diagramAround   = 150 * time.Millisecond  // margin around a violation's ops
-	labelMax        = 48                      // label characters, as Maelstrom's
+	labelMax        = 64                      // label characters (the whole body is the arrow's hover title)
 	colW            = 130
 	rowH            = 17
 	leftW           = 90
@@ -45,11 +46,13 @@ const (
 )
 
 // diagramPanel is one window of the diagram: a time span and, around a
-// violation, the chunk whose messages it shows.
+// violation, the chunk whose messages it shows and the ops the violation
+// names (their messages are marked).
 type diagramPanel struct {
 	title        string
 	fromNs, toNs int64
 	chunk        string // "" shows every message
+	ops          []workloads.FocusOp
 }
 
 // dmsg is a journaled message placed in a panel.
@@ -77,7 +80,7 @@ func diagramPanels(focus *workloads.Focus) []diagramPanel {
 		panels = append(panels, diagramPanel{
 			title: fmt.Sprintf("Around the first violation: %s on %s at %s (messages about %s only)",
 				focus.Kind, focus.Key, secs(focus.StartNs), focus.Key),
-			fromNs: max(focus.FromNs-int64(diagramAround), 0), toNs: focus.ToNs + int64(diagramAround), chunk: focus.Key})
+			fromNs: max(focus.FromNs-int64(diagramAround), 0), toNs: focus.ToNs + int64(diagramAround), chunk: focus.Key, ops: focus.Ops})
 	}
 	return append(panels, diagramPanel{title: fmt.Sprintf("The first %gs of the test (init not shown)", diagramHead.Seconds()),
 		fromNs: 0, toNs: int64(diagramHead)})
@@ -107,7 +110,7 @@ func WriteMessageDiagram(dir string, entries []netsim.Entry, start time.Time, in
 func writeMessageDiagram(path string, entries []netsim.Entry, start time.Time, nemesis []history.Op, nodes []string, panels []diagramPanel) error {
 	var out bytes.Buffer
 	var body bytes.Buffer
-	y, width := 10, 400
+	y, width := drawLegend(&body, 10), 400
 	for _, p := range panels {
 		msgs, cut := selectMessages(entries, start, p)
 		h, w := drawPanel(&body, y, p, msgs, cut, nemesis, nodes)
@@ -130,6 +133,9 @@ const diagramStyle = `<style>
 .life{stroke:#ccc}
 .nem rect{fill:#E9C46A;opacity:.45}
 .note{fill:#a00}
+.hit .under{stroke:#E00000;stroke-width:8;opacity:.25}
+.hit .lbl{font-weight:bold}
+.legend text{fill:#333}
 </style>
 <defs>
 <marker id="a-node" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0L10,5L0,10z" fill="#000000"/></marker>
@@ -175,6 +181,96 @@ func concerns(m dmsg, chunk string, asked map[[2]string]bool) bool {
 		asked[[2]string{m.e.Src, fmt.Sprint(*m.body.MsgID)}] = true
 	}
 	return ok
+}
+
+// drawLegend writes the legend at y and returns the y below it: what
+// each kind of arrow means.
+func drawLegend(b *bytes.Buffer, y int) int {
+	type item struct {
+		text, colour, dash, marker, tail string
+		hit                              bool
+	}
+	items := []item{
+		{text: "node to node", colour: colourNode, marker: "a-node"},
+		{text: "client to node, and replies", colour: colourClient, marker: "a-client"},
+		{text: "error reply", colour: colourError, marker: "a-error"},
+		{text: "dropped by a partition", colour: colourDropped, dash: "5,3", tail: "✕"},
+		{text: "not delivered (still queued at the end)", colour: colourClient, dash: "2,3", marker: "a-client"},
+		{text: "an op the violation names (bold label: [op N])", colour: colourClient, marker: "a-client", hit: true},
+	}
+	fmt.Fprintf(b, "<g class=\"legend\" transform=\"translate(0,%d)\"><text x=\"8\" y=\"12\" font-weight=\"bold\">Arrows:</text>\n", y)
+	x, ly := 64, 8 // items wrap at legendWidth
+	for _, it := range items {
+		w := 48 + len(it.text)*6
+		if x > 64 && x+w > legendWidth {
+			x, ly = 64, ly+18
+		}
+		cls := "sample"
+		if it.hit {
+			cls += " hit"
+		}
+		dash, end := "", ""
+		if it.dash != "" {
+			dash = fmt.Sprintf(" stroke-dasharray=\"%s\"", it.dash)
+		}
+		if it.marker != "" {
+			end = fmt.Sprintf(" marker-end=\"url(#%s)\"", it.marker)
+		}
+		fmt.Fprintf(b, "<g class=\"%s\">", cls)
+		if it.hit {
+			fmt.Fprintf(b, "<line class=\"under\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>", x, ly, x+34, ly)
+		}
+		fmt.Fprintf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"1.3\"%s%s/>", x, ly, x+34, ly, it.colour, dash, end)
+		if it.tail != "" {
+			fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%s</text>", x+34, ly+4, it.colour, it.tail)
+		}
+		fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\">%s</text></g>\n", x+40, ly+4, esc(it.text))
+		x += w
+	}
+	ly += 18
+	fmt.Fprintf(b, "<rect x=\"64\" y=\"%d\" width=\"34\" height=\"12\" fill=\"#E9C46A\" opacity=\".45\"/>"+
+		"<text x=\"104\" y=\"%d\">a nemesis op (partition, kill, pause, ...) and what it did; hover an arrow for the whole message</text></g>\n", ly-6, ly+4)
+	return y + ly + 20
+}
+
+// legendWidth is where the legend's items wrap (the narrowest diagram,
+// three columns, is about this wide).
+const legendWidth = 780
+
+// markOps finds the messages of the ops a panel's violation names: for
+// each op, the request its client sent to the op's node closest to the
+// op's invoke (the harness records the invoke just before it sends), and
+// the node's reply to it. It returns a tag per message index.
+func markOps(msgs []dmsg, ops []workloads.FocusOp) map[int]string {
+	tags := map[int]string{}
+	for _, op := range ops {
+		best, bestD := -1, int64(math.MaxInt64)
+		for i, m := range msgs {
+			_, taken := tags[i]
+			if taken || !netsim.IsClient(m.e.Src) || m.e.Dest != op.Node || m.sentNs < op.InvokeNs-int64(time.Millisecond) || m.sentNs > op.DoneNs {
+				continue
+			}
+			if d := max(m.sentNs-op.InvokeNs, op.InvokeNs-m.sentNs); d < bestD {
+				best, bestD = i, d
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		tags[best] = fmt.Sprintf("op %d", op.Index)
+		req := msgs[best]
+		for i, m := range msgs {
+			if m.e.Src == op.Node && m.e.Dest == req.e.Src && m.body.InReplyTo != nil && req.body.MsgID != nil && *m.body.InReplyTo == *req.body.MsgID {
+				if op.DoneIndex >= 0 {
+					tags[i] = fmt.Sprintf("op %d", op.DoneIndex)
+				} else {
+					tags[i] = fmt.Sprintf("reply to op %d", op.Index)
+				}
+				break
+			}
+		}
+	}
+	return tags
 }
 
 // row is one event of a panel: a message's send or end, or a nemesis op.
@@ -289,8 +385,9 @@ func columns(msgs []dmsg, nodes []string) (cols []string, column func(string) st
 func drawPanel(b *bytes.Buffer, y int, p diagramPanel, msgs []dmsg, cut bool, nemesis []history.Op, nodes []string) (int, int) {
 	cols, column := columns(msgs, nodes)
 	rows := panelRows(msgs, nemesis, p)
+	ys := rowYs(rows)
 	width := leftW + len(cols)*colW + labelRoom
-	height := headH + (len(rows)+2)*rowH
+	height := ys[len(ys)-1] + 2*rowH
 	fmt.Fprintf(b, "<g class=\"panel\" transform=\"translate(0,%d)\">\n<text class=\"title\" x=\"8\" y=\"16\">%s</text>\n", y, esc(p.title))
 	note := fmt.Sprintf("%d messages from %s to %s", len(msgs), secs(p.fromNs), secs(p.toNs))
 	if cut {
@@ -310,7 +407,7 @@ func drawPanel(b *bytes.Buffer, y int, p diagramPanel, msgs []dmsg, cut bool, ne
 	}
 	rowY := make(map[[2]int]int, len(rows)) // (msg, end) -> y
 	for i, r := range rows {
-		ry := headH + (i+1)*rowH
+		ry := ys[i]
 		if r.msg >= 0 {
 			rowY[[2]int{r.msg, boolInt(r.end)}] = ry
 		}
@@ -322,16 +419,48 @@ func drawPanel(b *bytes.Buffer, y int, p diagramPanel, msgs []dmsg, cut bool, ne
 				leftW, ry-rowH/2, width-leftW, rowH, leftW+4, ry+4, esc(truncate(r.label, 140)))
 		}
 	}
+	tags := markOps(msgs, p.ops)
 	for i, m := range msgs {
-		drawArrow(b, m, x(m.e.Src), x(m.e.Dest), rowY[[2]int{i, 0}], rowY[[2]int{i, 1}], height-rowH/2, shared)
+		look := arrowLook{shared: shared, tag: tags[i], omitChunk: p.chunk != ""}
+		drawArrow(b, m, x(m.e.Src), x(m.e.Dest), rowY[[2]int{i, 0}], rowY[[2]int{i, 1}], height-rowH/2, look)
 	}
 	b.WriteString("</g>\n")
 	return height, width
 }
 
+// rowYs places the rows, top to bottom: a nemesis row gets room above
+// and below, so its band does not run into the labels of the messages
+// around it. The last entry is the y of the end of the panel.
+func rowYs(rows []row) []int {
+	ys := make([]int, len(rows)+1)
+	y := headH
+	for i, r := range rows {
+		y += rowH
+		if r.msg < 0 {
+			y += rowH / 2
+		}
+		ys[i] = y
+		if r.msg < 0 {
+			y += rowH / 2
+		}
+	}
+	ys[len(rows)] = y + rowH
+	return ys
+}
+
+// arrowLook is how an arrow is labelled: the client's name when clients
+// share a column, a tag when the message belongs to an op the violation
+// names, and whether the panel's chunk goes without saying.
+type arrowLook struct {
+	shared    bool
+	tag       string
+	omitChunk bool
+}
+
 // drawArrow draws one message from (x1, y1) to (x2, y2); a dropped one
-// stops short with a cross, one never delivered runs to the bottom.
-func drawArrow(b *bytes.Buffer, m dmsg, x1, x2, y1, y2, bottom int, shared bool) {
+// stops short with a cross, one never delivered runs to the bottom; one
+// of the violation's ops is underlaid in red with its label in bold.
+func drawArrow(b *bytes.Buffer, m dmsg, x1, x2, y1, y2, bottom int, look arrowLook) {
 	colour, marker := colourNode, "a-node"
 	switch {
 	case m.body.Type == "error":
@@ -352,6 +481,12 @@ func drawArrow(b *bytes.Buffer, m dmsg, x1, x2, y1, y2, bottom int, shared bool)
 		fate = "not delivered before the journal was read (still queued, or its receiver closed)"
 	}
 	tip := fmt.Sprintf("%s → %s, id %d, sent at %s, %s: %s", m.e.Src, m.e.Dest, m.e.ID, secs(m.sentNs), fate, m.e.Body)
+	cls, under, text := "msg", "", clientPrefix(m, look.shared)+label(m, look.omitChunk)
+	if look.tag != "" {
+		cls, text = "msg hit", "["+look.tag+"] "+text
+		tip = look.tag + " of the violation: " + tip
+		under = fmt.Sprintf("<line class=\"under\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>", x1, y1, x2, y2)
+	}
 	end := ""
 	if tail == "" {
 		end = fmt.Sprintf(" marker-end=\"url(#%s)\"", marker)
@@ -362,9 +497,9 @@ func drawArrow(b *bytes.Buffer, m dmsg, x1, x2, y1, y2, bottom int, shared bool)
 	if x2 < x1 {
 		lx, anchor = x1-6, "end"
 	}
-	fmt.Fprintf(b, "<g class=\"msg\"><title>%s</title><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"1.3\"%s%s/>%s"+
+	fmt.Fprintf(b, "<g class=\"%s\"><title>%s</title>%s<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"1.3\"%s%s/>%s"+
 		"<text class=\"lbl\" x=\"%d\" y=\"%d\" text-anchor=\"%s\" fill=\"%s\">%s</text></g>\n",
-		esc(tip), x1, y1, x2, y2, colour, dash, end, tail, lx, y1-3, anchor, colour, esc(clientPrefix(m, shared)+label(m)))
+		cls, esc(tip), under, x1, y1, x2, y2, colour, dash, end, tail, lx, y1-3, anchor, colour, esc(text))
 }
 
 // clientPrefix names the client of a message drawn in the shared clients
@@ -381,12 +516,36 @@ func clientPrefix(m dmsg, shared bool) string {
 	return ""
 }
 
+// labelFirst are the fields that decide what a lease message did, in the
+// order a label shows them: who asks and who got the lease, its token
+// and times, a master's answer, then the protocol's ballots. Other
+// fields follow in alphabetical order, then labelLast.
+var labelFirst = []string{"server", "primary", "token", "expires_in_ms", "new_expires_in_ms", "remaining_ms", "expired",
+	"is_master", "master", "lease_ms", "ok", "lease", "ballot", "promised"}
+
+// labelLast are the fields that matter least to a reader: the chunk (the
+// panel's title names it where the panel is about one chunk) and the
+// request id a peer reply repeats.
+var labelLast = []string{"chunk_handle", "req_id"}
+
+// labelRank orders a label's fields.
+func labelRank(k string) int {
+	if i := slices.Index(labelFirst, k); i >= 0 {
+		return i
+	}
+	if i := slices.Index(labelLast, k); i >= 0 {
+		return len(labelFirst) + 1 + i
+	}
+	return len(labelFirst)
+}
+
 // label is the body's type and its other fields (or an error's text),
-// without msg_id and in_reply_to, chunk_handle first, cut to labelMax
-// characters. Strings lose their quotes, nested objects show their
-// values joined by "/", and long numbers their last digits, so a ballot
-// reads 3/…8123/n1.
-func label(m dmsg) string {
+// without msg_id and in_reply_to, the deciding fields first (labelFirst)
+// and chunk_handle last (left out with omitChunk: the panel is about one
+// chunk), cut to labelMax characters. Strings lose their quotes, nested
+// objects show their values joined by "/", and long numbers their last
+// digits, so a ballot reads 3/…8123/n1.
+func label(m dmsg, omitChunk bool) string {
 	if m.body.Type == "error" {
 		return truncate("error "+m.body.Text, labelMax)
 	}
@@ -394,12 +553,12 @@ func label(m dmsg) string {
 	_ = json.Unmarshal(m.e.Body, &fields)
 	keys := make([]string, 0, len(fields))
 	for k := range fields {
-		if k != "type" && k != "msg_id" && k != "in_reply_to" {
+		if k != "type" && k != "msg_id" && k != "in_reply_to" && (k != "chunk_handle" || !omitChunk) {
 			keys = append(keys, k)
 		}
 	}
 	slices.SortFunc(keys, func(a, b string) int {
-		return cmp.Or(cmp.Compare(boolInt(a != "chunk_handle"), boolInt(b != "chunk_handle")), strings.Compare(a, b))
+		return cmp.Or(cmp.Compare(labelRank(a), labelRank(b)), strings.Compare(a, b))
 	})
 	parts := []string{m.body.Type}
 	for _, k := range keys {

@@ -82,7 +82,10 @@ func TestMessageDiagram(t *testing.T) {
 	if dir := os.Getenv("PLOT_OUT"); dir != "" { // to look at it
 		path = filepath.Join(dir, MessagesFile)
 	}
-	panels := []diagramPanel{{title: "around", fromNs: 0, toNs: 1e9, chunk: "ch_1"}, {title: "all", fromNs: 0, toNs: 1e9}}
+	// The violation names c4's grant (ops 7-8, answered by n1): its
+	// request and the reply to it are marked in its panel.
+	ops := []workloads.FocusOp{{Index: 7, DoneIndex: 8, F: "grant", Node: "n1", InvokeNs: 9.8e6, DoneNs: 50e6}}
+	panels := []diagramPanel{{title: "around", fromNs: 0, toNs: 1e9, chunk: "ch_1", ops: ops}, {title: "all", fromNs: 0, toNs: 1e9}}
 	if err := writeMessageDiagram(path, entries, start, nemesis, []string{"n1", "n2"}, panels); err != nil {
 		t.Fatal(err)
 	}
@@ -93,12 +96,16 @@ func TestMessageDiagram(t *testing.T) {
 	c := classCounts(t, doc)
 	// ch_1 panel: grant, prepare, its dropped reply, and the renew_ok to
 	// c4's request; all panel: every message after start.
-	if c["panel"] != 2 || c["msg"] != 4+6 || c["nem"] != 2 {
-		t.Errorf("counts %v: want 2 panels, 10 messages, 2 nemesis rows", c)
+	if c["panel"] != 2 || c["msg"]+c["msg hit"] != 4+6 || c["msg hit"] != 2 || c["nem"] != 2 || c["legend"] != 1 {
+		t.Errorf("counts %v: want 2 panels, 10 messages (2 of the violation's op), 2 nemesis rows, a legend", c)
 	}
 	s := string(doc)
-	for _, want := range []string{"prepare chunk_handle=ch_1 ballot=3/…9970/n1", "dropped by a partition at 0.025s",
-		"not delivered before the journal was read", "error no majority", `stroke="#FF1E90"`, "start-partition: n1 | n2"} {
+	// The deciding fields come first; the chunk comes last, and not at all
+	// in the panel about that chunk.
+	for _, want := range []string{">[op 7] lease_grant server=cs1</text>", ">[op 8] lease_renew_ok token=7</text>",
+		">lease_grant server=cs1 chunk_handle=ch_1</text>", ">prepare ballot=3/…9970/n1</text>", ">prepare ballot=3/…9970/n1 chunk_handle=ch_1</text>",
+		"dropped by a partition at 0.025s", "not delivered before the journal was read", "error no majority", `stroke="#FF1E90"`,
+		"start-partition: n1 | n2", ">dropped by a partition</text>", ">error reply</text>", "op 7 of the violation: c4 → n1"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the diagram lacks %q", want)
 		}

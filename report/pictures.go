@@ -4,11 +4,13 @@ import (
 	"fmt"
 
 	"chunklease/workloads/lease"
+	"chunklease/workloads/master"
 )
 
 // DrawPictures draws into dir the pictures a workload's analysis gathered
 // (workloads.Analyzed.Pictures), in order: a lease.TimelineInput is the
-// lease timeline (LeaseTimelineFile). It returns the files drawn and, for
+// lease timeline (LeaseTimelineFile), a master.TimelineInput the master
+// timeline (MasterTimelineFile). It returns the files drawn and, for
 // each picture that could not be, a warning: a picture costs the reader a
 // page, never the verdict. A picture of a kind it does not know is a
 // warning too.
@@ -19,6 +21,8 @@ func DrawPictures(dir string, pictures []any) (files, warnings []string) {
 		switch in := p.(type) {
 		case lease.TimelineInput:
 			name, err = LeaseTimelineFile, WriteLeaseTimelineFile(dir, in)
+		case master.TimelineInput:
+			name, err = MasterTimelineFile, WriteMasterTimelineFile(dir, in)
 		default:
 			name, err = fmt.Sprintf("a %T", p), fmt.Errorf("package report draws no such picture")
 		}

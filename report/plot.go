@@ -90,7 +90,7 @@ func orderFs(seen []string) []string {
 }
 
 // DrawPerf draws latency-raw.png and rate.png into dir from perf, with
-// the faults shaded. A picture that cannot be drawn is reported in the
+// the faults that hit some node shaded (DrawnFaults). A picture that cannot be drawn is reported in the
 // result (Error), never fatal: a plotting bug must not cost the verdict.
 func DrawPerf(dir string, perf *PerfData, faults []workloads.Fault) (res PerfResult) {
 	defer func() {
@@ -99,7 +99,8 @@ func DrawPerf(dir string, perf *PerfData, faults []workloads.Fault) (res PerfRes
 		}
 	}()
 	res = PerfResult{Valid: true}
-	if err := perf.draw(faults, dir); err != nil {
+	drawn, _ := DrawnFaults(faults)
+	if err := perf.draw(drawn, dir); err != nil {
 		res.Error = err.Error()
 		return res
 	}
@@ -115,7 +116,8 @@ func drawGraphs(ops []history.Op, end time.Duration, dir string) error {
 	for _, p := range pairs {
 		perf.add(p)
 	}
-	return perf.draw(workloads.Faults(ops), dir)
+	drawn, _ := DrawnFaults(workloads.Faults(ops))
+	return perf.draw(drawn, dir)
 }
 
 // Latency dots are kept on a grid of about two by two pixels of the
@@ -365,11 +367,13 @@ var typeDashes = map[string][]vg.Length{
 	history.Info: {vg.Points(1.5), vg.Points(2.5)},
 }
 
-// rateBucket is the rate graph's bucket width in seconds: Jepsen's 10 s
-// for long runs, and a tenth of the run (at least 0.1 s, rounded to 1, 2
-// or 5) for short ones, so a 30 s test still shows a curve.
+// rateBucket is the rate graph's bucket width in seconds: about a
+// sixtieth of the run rounded up to 1, 2 or 5 times a power of ten (so
+// 30 to 60 buckets), at least 1 s: a 30 s run gets 1 s buckets, short
+// enough to show the dip of a partition of a second or two, and a rate
+// over less than a second is mostly noise.
 func rateBucket(end time.Duration) float64 {
-	return min(10, max(0.1, NiceStep(end.Seconds()/12)))
+	return max(1, NiceStep(end.Seconds()/60))
 }
 
 // newOutsideLegend is a legend drawn in its own strip right of the plot.

@@ -137,3 +137,20 @@ func TestLatencyDotsStayBounded(t *testing.T) {
 		t.Errorf("latency axis [%v, %v], want [0.1, 10]", lo, hi)
 	}
 }
+
+// TestRateBucket: 30 to 60 buckets, at least 1 s each, so a partition of
+// a second or two in a 30 s run shows as a dip.
+func TestRateBucket(t *testing.T) {
+	for _, c := range []struct {
+		runS    float64
+		bucketS float64
+	}{{5, 1}, {30, 1}, {60, 1}, {90, 2}, {300, 5}, {600, 10}, {3600, 100}} {
+		got := rateBucket(time.Duration(c.runS * float64(time.Second)))
+		if got != c.bucketS {
+			t.Errorf("a %g s run: %g s buckets, want %g", c.runS, got, c.bucketS)
+		}
+		if n := c.runS / got; c.runS >= 60 && (n < 30 || n > 60) {
+			t.Errorf("a %g s run: %g buckets, want 30 to 60", c.runS, n)
+		}
+	}
+}

@@ -158,12 +158,23 @@ type AvailabilityResult struct {
 }
 
 // NemesisResult counts what the nemesis did: completed ops by f, the
-// nodes each kind of op hit in all, and the replies to closed clients
-// that were dropped because their node had been paused.
+// fault periods by kind (those that hit some node, as the pictures draw
+// them) and the steps that hit no node, the nodes each kind of op hit in
+// all, and the replies to closed clients that were dropped because their
+// node had been paused.
 type NemesisResult struct {
-	Faults             string         `json:"faults"` // "partition,kill,pause"; "" without a nemesis
-	IntervalS          float64        `json:"interval_s"`
-	Ops                map[string]int `json:"ops"`
+	Faults    string         `json:"faults"` // "partition,kill,pause"; "" without a nemesis
+	IntervalS float64        `json:"interval_s"`
+	Ops       map[string]int `json:"ops"` // every completed step, as the history holds them
+	// Periods counts the fault periods by kind (partition, kill, pause)
+	// that hit some node (DrawnFaults): what the pictures shade and the
+	// console and index count.
+	Periods map[string]int `json:"periods"`
+	// EmptySteps counts, by f, the steps that hit no node: a
+	// start-partition whose grudge cut nobody off (minority-third at 3
+	// nodes), a kill or pause that found no node running. They stay in
+	// the history and in Ops.
+	EmptySteps         map[string]int `json:"empty_steps"`
 	NodesKilled        int            `json:"nodes_killed"`
 	NodesRestarted     int            `json:"nodes_restarted"`
 	NodesPaused        int            `json:"nodes_paused"`

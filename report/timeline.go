@@ -2,13 +2,14 @@ package report
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"chunklease/history"
@@ -19,7 +20,8 @@ import (
 // LeaseTimelineFile is the lease workload's timeline page.
 const LeaseTimelineFile = "lease-timeline.html"
 
-// serverPalette colours servers in natural order; it repeats past twenty.
+// serverPalette colours servers (and the master timeline's nodes) in
+// natural order; it repeats past twenty.
 var serverPalette = []string{"#4C78A8", "#59A14F", "#F28E2B", "#B07AA1", "#76B7B2",
 	"#EDC948", "#9C755F", "#FF9DA7", "#BAB0AC", "#2F4B7C",
 	"#A0CBE8", "#8CD17D", "#FFBE7D", "#D4A6C8", "#499894",
@@ -34,17 +36,19 @@ func FaultColour(kind string) string { return faultColours[kind] }
 // WriteLeaseTimelineFile writes LeaseTimelineFile into dir, drawn from
 // what the lease analysis gathered (lease.TimelineInput).
 func WriteLeaseTimelineFile(dir string, in lease.TimelineInput) error {
-	return writeTimelineFile(dir, in, lease.DefaultTimelineLimits)
+	return writePageFile(filepath.Join(dir, LeaseTimelineFile), func(w io.Writer) error {
+		return WriteTimelinePage(w, in, lease.DefaultTimelineLimits)
+	})
 }
 
-// writeTimelineFile writes the page for in into dir.
-func writeTimelineFile(dir string, in lease.TimelineInput, lim lease.TimelineLimits) error {
-	f, err := os.Create(filepath.Join(dir, LeaseTimelineFile))
+// writePageFile writes a page into path through a buffer.
+func writePageFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("lease timeline: %w", err)
+		return fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
 	bw := bufio.NewWriter(f)
-	err = WriteTimelinePage(bw, in, lim)
+	err = write(bw)
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
@@ -70,12 +74,18 @@ func WriteLeaseTimelineLimited(w io.Writer, ops []history.Op, res lease.LeaseRes
 // verdict and links to the violations' lanes, a legend, one lane per
 // chosen chunk with a bar per holding coloured by server, partitions,
 // kills and pauses shaded across every lane and named in their own rows,
-// violations in red, and a time axis at the top and bottom that stays on
-// screen while scrolling. Positions are percentages, so the chart follows
-// the window's width. Hovering any mark shows its details (tokens too).
+// and a time axis at the top and bottom that stays on screen while
+// scrolling. Holdings that overlap in time are drawn side by side, in
+// sub-rows of their lane (subRows), so two servers holding a chunk at
+// once show as two colours one above the other; a violation is a red
+// strip above the lane over its interval, a faint red band behind it,
+// and a red outline around the holdings it names. Positions are
+// percentages, so the chart follows the window's width. Hovering any
+// mark shows its details (servers, op indices, the node that answered
+// each op, tokens).
 func WriteTimelinePage(w io.Writer, in lease.TimelineInput, lim lease.TimelineLimits) error {
 	t := newTimeline(in, lim)
-	t.head()
+	t.head(fmt.Sprintf("lease timeline: %s", t.verdictWord()), "")
 	t.summary()
 	t.legend()
 	t.b.WriteString("<div class=\"chart\">\n")
@@ -94,19 +104,18 @@ func WriteTimelinePage(w io.Writer, in lease.TimelineInput, lim lease.TimelineLi
 	return err
 }
 
-// timeline is what the page shows and how time maps to a percentage.
+// timeline is the lease page: the frame, what it shows, and each
+// server's colour.
 type timeline struct {
-	b      strings.Builder
+	*frame
 	in     lease.TimelineInput
-	faults []workloads.Fault
-	endNs  int64 // the right edge
 	laneID map[string]string
 	colour map[string]int // server -> palette index
 	lim    lease.TimelineLimits
 }
 
 func newTimeline(in lease.TimelineInput, lim lease.TimelineLimits) *timeline {
-	t := &timeline{in: in, faults: in.Faults, endNs: max(in.EndNs, 1), laneID: map[string]string{}, colour: map[string]int{}, lim: lim}
+	t := &timeline{frame: newFrame(in.Faults, in.EndNs), in: in, laneID: map[string]string{}, colour: map[string]int{}, lim: lim}
 	for i, s := range in.Servers {
 		t.colour[s] = i % len(serverPalette)
 	}
@@ -114,57 +123,6 @@ func newTimeline(in lease.TimelineInput, lim lease.TimelineLimits) *timeline {
 		t.laneID[l.Chunk] = fmt.Sprintf("lane-%d", i)
 	}
 	return t
-}
-
-// pct maps nanoseconds to a percentage of the track, clamped.
-func (t *timeline) pct(ns int64) float64 {
-	return float64(min(max(ns, 0), t.endNs)) / float64(t.endNs) * 100
-}
-
-// span writes the left and width of [from, to) as CSS.
-func (t *timeline) span(from, to int64) string {
-	l := t.pct(from)
-	return fmt.Sprintf("left:%.3f%%;width:%.3f%%", l, max(t.pct(to)-l, 0))
-}
-
-const timelineCSS = `body{font:13px/1.4 sans-serif;margin:0 12px 24px;color:#222}
-h1{font-size:20px;margin:12px 0 4px}
-.verdict-valid{color:#1a7f37}.verdict-invalid{color:#c00}
-.summary p{margin:4px 0}.summary ol{margin:4px 0;padding-left:34px;max-height:10.5em;overflow:auto;border:1px solid #eee}
-.legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin:8px 0}
-.legend span{display:inline-flex;align-items:center;gap:4px}
-.legend i{display:inline-block;width:12px;height:12px}
-.chart{position:relative}
-.row{display:flex;height:22px;margin:2px 0}
-.label{flex:none;width:120px;padding-right:6px;text-align:right;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-.track{position:relative;flex:1;min-width:0}
-.lane .track{background:#f4f4f4;border:1px solid #ddd}
-.lane.violating .label{color:#c00;font-weight:bold}
-.axis{position:sticky;z-index:4;background:#fff;height:20px;margin:0}
-.axis.top{top:0;border-bottom:1px solid #888}.axis.bottom{bottom:0;border-top:1px solid #888}
-.tick{position:absolute;top:2px;transform:translateX(-50%);font-size:11px;white-space:nowrap}
-.tick:first-child{transform:none}
-.lanes{position:relative}
-.shades{position:absolute;top:0;bottom:0;left:126px;right:0;pointer-events:none;z-index:1}
-.shade{position:absolute;top:0;bottom:0;opacity:.28}
-.grid{position:absolute;top:0;bottom:0;border-left:1px solid #e2e2e2}
-.h{position:absolute;top:3px;bottom:3px;min-width:1px;opacity:.9;z-index:2}
-.h:hover,.f:hover{outline:2px solid #000}
-.v{position:absolute;top:0;bottom:0;min-width:3px;background:rgba(224,0,0,.35);border:1px solid #e00;z-index:3}
-.f{position:absolute;top:2px;bottom:2px;overflow:hidden;white-space:nowrap;font-size:11px;padding:0 2px;box-sizing:border-box}
-.rest .label{width:auto;text-align:left;color:#555}
-`
-
-func (t *timeline) head() {
-	fmt.Fprintf(&t.b, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head><meta charset=\"utf-8\"/>"+
-		"<meta name=\"viewport\" content=\"width=device-width\"/><title>lease timeline: %s</title>\n<style>\n%s", t.verdictWord(), timelineCSS)
-	for i, c := range serverPalette {
-		fmt.Fprintf(&t.b, ".s%d{background:%s}", i, c)
-	}
-	for _, k := range workloads.FaultKinds {
-		fmt.Fprintf(&t.b, ".k-%s{background:%s}", k, faultColours[k])
-	}
-	t.b.WriteString("\n</style></head>\n<body>\n")
 }
 
 func (t *timeline) verdictWord() string {
@@ -182,15 +140,41 @@ func (t *timeline) summary() {
 		cls = "verdict-invalid"
 	}
 	fmt.Fprintf(&t.b, "<div class=\"summary\" id=\"summary\">\n<h1>Lease timeline: <span class=\"%s\">%s</span></h1>\n", cls, t.verdictWord())
-	fmt.Fprintf(&t.b, "<p>%s of history; %d chunks, %d holdings by %d servers, %d violations, %d history problems; %s.</p>\n",
-		seconds(t.endNs), t.in.ChunkCount, t.in.HoldingCount, len(t.in.Servers), t.in.ViolationCount, t.in.ProblemCount, t.faultCounts())
-	fmt.Fprintf(&t.b, "<p>Lanes: %d with violations, then the %d busiest other chunks (most ops)", t.violatingLanes(), len(t.in.Lanes)-t.violatingLanes())
+	fmt.Fprintf(&t.b, "<p>%s of history; %s, %s by %s, %s, %s; %s.</p>\n",
+		seconds(t.endNs), Plural(t.in.ChunkCount, "chunk"), Plural(t.in.HoldingCount, "holding"), Plural(len(t.in.Servers), "server"),
+		Plural(t.in.ViolationCount, "violation"), Plural(t.in.ProblemCount, "history problem"), t.faultCounts())
+	fmt.Fprintf(&t.b, "<p>Lanes: %s", t.lanesText())
 	if t.in.Rest.Chunks > 0 {
-		fmt.Fprintf(&t.b, "; the other %d chunks are summed up in one line at the bottom", t.in.Rest.Chunks)
+		fmt.Fprintf(&t.b, "; the other %s summed up in one line at the bottom", Plural(t.in.Rest.Chunks, "chunk"))
 	}
-	t.b.WriteString(". Hover a bar for its details; a shaded band is a fault in force.</p>\n")
+	t.b.WriteString(". Leases that overlap in time are drawn one above the other. Hover a bar for its details; a shaded band is a fault in force.</p>\n")
 	t.findings()
 	t.b.WriteString("</div>\n")
+}
+
+// lanesText says which chunks got a lane.
+func (t *timeline) lanesText() string {
+	v := t.violatingLanes()
+	busy := len(t.in.Lanes) - v
+	switch {
+	case len(t.in.Lanes) == 0:
+		return "none (no chunk had an op)"
+	case v > 0 && busy > 0:
+		return fmt.Sprintf("%d with violations, then the %s (most ops)", v, busiest(busy, "other chunk"))
+	case v > 0:
+		return fmt.Sprintf("the %s with violations", Plural(v, "chunk"))
+	case t.in.Rest.Chunks == 0:
+		return fmt.Sprintf("every chunk (%d)", busy)
+	}
+	return fmt.Sprintf("the %s (most ops)", busiest(busy, "chunk"))
+}
+
+// busiest writes "busiest chunk" or "3 busiest chunks".
+func busiest(n int, noun string) string {
+	if n == 1 {
+		return "busiest " + noun
+	}
+	return fmt.Sprintf("%d busiest %ss", n, noun)
 }
 
 func (t *timeline) violatingLanes() int {
@@ -203,25 +187,6 @@ func (t *timeline) violatingLanes() int {
 	return n
 }
 
-func (t *timeline) faultCounts() string {
-	if len(t.faults) == 0 {
-		return "no faults"
-	}
-	var parts []string
-	for _, k := range workloads.FaultKinds {
-		n := 0
-		for _, f := range t.faults {
-			if f.Kind == k {
-				n++
-			}
-		}
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s periods", n, k))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
 // findings lists the first violations and history problems.
 func (t *timeline) findings() {
 	if t.in.ViolationCount > 0 {
@@ -230,11 +195,12 @@ func (t *timeline) findings() {
 			if i == t.lim.ListedFindings {
 				break
 			}
-			link := esc(v.Chunk)
+			link, lane := esc(v.Chunk), ""
 			if id, ok := t.laneID[v.Chunk]; ok {
-				link = fmt.Sprintf("<a href=\"#%s\">%s</a>", id, esc(v.Chunk))
+				link, lane = fmt.Sprintf("<a href=\"#%s\">%s</a>", id, esc(v.Chunk)), id
 			}
-			fmt.Fprintf(&t.b, "<li><b>%s</b> on %s at %s: %s</li>\n", esc(v.Kind), link, seconds(v.StartNs), esc(v.Text))
+			fmt.Fprintf(&t.b, "<li class=\"violation\" data-kind=\"%s\" data-lane=\"%s\" data-ops=\"%s\"><b>%s</b> on %s at %s: %s</li>\n",
+				esc(v.Kind), lane, intsText(v.Ops), esc(v.Kind), link, seconds(v.StartNs), esc(v.Text))
 		}
 		if shown := min(len(t.in.Earliest), t.lim.ListedFindings); t.in.ViolationCount > shown {
 			fmt.Fprintf(&t.b, "<li>... and %d more (%s lists every one)</li>\n", t.in.ViolationCount-shown, esc(t.in.DetailsFile))
@@ -250,98 +216,34 @@ func (t *timeline) findings() {
 	}
 }
 
-// legend names each server's colour, the shade of each fault kind that
-// occurred, and the violation mark.
+// legend names each server's colour, the shade of each fault kind drawn,
+// and the violation marks.
 func (t *timeline) legend() {
 	t.b.WriteString("<div class=\"legend\">\n")
 	for _, s := range t.in.Servers {
 		fmt.Fprintf(&t.b, "<span><i class=\"s%d\"></i>%s</span>", t.colour[s], esc(s))
 	}
-	for _, k := range workloads.FaultKinds {
-		if slices.ContainsFunc(t.faults, func(f workloads.Fault) bool { return f.Kind == k }) {
-			fmt.Fprintf(&t.b, "<span><i class=\"k-%s\"></i>%s</span>", k, k)
-		}
-	}
-	t.b.WriteString("<span><i style=\"background:rgba(224,0,0,.35);border:1px solid #e00\"></i>violation</span>\n</div>\n")
+	t.faultLegend()
+	t.b.WriteString(violationLegend + "</div>\n")
 }
 
-// axis draws about ten round ticks, in seconds; it sticks to the top or
-// the bottom of the window while the lanes scroll.
-func (t *timeline) axis(where string) {
-	fmt.Fprintf(&t.b, "<div class=\"row axis %s\"><span class=\"label\">time</span><div class=\"track\">", where)
-	for _, s := range t.ticks() {
-		fmt.Fprintf(&t.b, "<span class=\"tick\" style=\"left:%.3f%%\">%gs</span>", t.pct(int64(s*1e9)), s)
-	}
-	t.b.WriteString("</div></div>\n")
-}
+// violationLegend explains the violation marks of both timelines.
+const violationLegend = `<span><i style="background:#e00;height:4px"></i>violation (the strip above a lane; the holdings it names are outlined in red)</span>` + "\n"
 
-func (t *timeline) ticks() []float64 {
-	step := NiceStep(float64(t.endNs) / 1e9 / 10)
-	var out []float64
-	for i := 0; float64(i)*step*1e9 <= float64(t.endNs); i++ {
-		out = append(out, math.Round(float64(i)*step*1e6)/1e6)
-	}
-	return out
-}
+// Lane geometry (pixels): a violation strip on top, then sub-rows of
+// holdings.
+const (
+	laneStripPx  = 5
+	subRowPx     = 14 // a 12 px bar and a gap
+	maxSubRows   = 6
+	laneBottomPx = 3
+)
 
-// NiceStep rounds a raw step up to 1, 2 or 5 times a power of ten.
-func NiceStep(raw float64) float64 {
-	if raw <= 0 {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= raw {
-			return m * p
-		}
-	}
-	return 10 * p
-}
-
-// faultRows gives each fault kind present its own row, each period a bar
-// naming the nodes cut off, killed or paused.
-func (t *timeline) faultRows() {
-	for _, k := range workloads.FaultKinds {
-		var fs []workloads.Fault
-		for _, f := range t.faults {
-			if f.Kind == k {
-				fs = append(fs, f)
-			}
-		}
-		if len(fs) == 0 {
-			continue
-		}
-		fmt.Fprintf(&t.b, "<div class=\"row faults\" data-kind=\"%s\"><span class=\"label\">%s</span><div class=\"track\">", k, k)
-		for _, f := range fs {
-			fmt.Fprintf(&t.b, "<span class=\"f k-%s\" style=\"%s\" title=\"%s\">%s</span>", k, t.span(f.StartNs, f.EndNs),
-				esc(t.faultTitle(f)), esc(strings.Join(f.Nodes, " ")))
-		}
-		t.b.WriteString("</div></div>\n")
-	}
-}
-
-func (t *timeline) faultTitle(f workloads.Fault) string {
-	end := "the end (not healed in the history)"
-	if f.EndNs != math.MaxInt64 {
-		end = seconds(f.EndNs)
-	}
-	return fmt.Sprintf("%s from %s to %s: %s", f.Kind, seconds(f.StartNs), end, f.Detail)
-}
-
-// shades draws the fault bands and grid lines behind every lane.
-func (t *timeline) shades() {
-	t.b.WriteString("<div class=\"shades\">")
-	for _, s := range t.ticks() {
-		fmt.Fprintf(&t.b, "<i class=\"grid\" style=\"left:%.3f%%\"></i>", t.pct(int64(s*1e9)))
-	}
-	for _, f := range t.faults {
-		fmt.Fprintf(&t.b, "<i class=\"shade k-%s\" style=\"%s\"></i>", f.Kind, t.span(f.StartNs, f.EndNs))
-	}
-	t.b.WriteString("</div>\n")
-}
+// laneHeight is the height of a lane with rows sub-rows.
+func laneHeight(rows int) int { return max(laneStripPx+rows*subRowPx+laneBottomPx, 22) }
 
 // lane draws one chunk: its holdings (merged when there are too many to
-// see) and its violations.
+// see) in sub-rows, and its violations.
 func (t *timeline) lane(i int) {
 	l := t.in.Lanes[i]
 	c := l.Chunk
@@ -349,14 +251,26 @@ func (t *timeline) lane(i int) {
 	if len(l.Violations) > 0 {
 		cls += " violating"
 	}
-	cc := l.Counts
-	fmt.Fprintf(&t.b, "<div class=\"%s\" id=\"%s\" data-chunk=\"%s\"><span class=\"label\" title=\"%s: %d ops, %d holdings, %d violations\">%s</span><div class=\"track\">",
-		cls, t.laneID[c], esc(c), esc(c), cc.Invoked, cc.Holdings, cc.Violations, esc(c))
-	for _, m := range mergeHoldings(l.Holdings, l.Tokens, t.endNs, t.lim.MarksPerLane) {
-		t.holding(m)
-	}
+	marks := mergeHoldings(l.Holdings, l.Tokens, t.endNs, t.lim.MarksPerLane)
+	rows, n := subRows(marks, t.endNs, maxSubRows)
+	named := map[int]bool{} // invoke indices of the ops the violations name
 	for _, v := range l.Violations {
-		t.violation(v)
+		for k := 0; k < len(v.Ops); k += 2 {
+			named[v.Ops[k]] = true
+		}
+	}
+	cc := l.Counts
+	fmt.Fprintf(&t.b, "<div class=\"%s\" id=\"%s\" data-chunk=\"%s\" style=\"height:%dpx\"><span class=\"label\" title=\"%s: %s, %s, %s\">%s</span><div class=\"track\">",
+		cls, t.laneID[c], esc(c), laneHeight(n), esc(c), Plural(cc.Invoked, "op"), Plural(cc.Holdings, "holding"), Plural(cc.Violations, "violation"), esc(c))
+	spans := violationSpans(l.Violations)
+	for _, s := range spans {
+		fmt.Fprintf(&t.b, "<i class=\"vb\" style=\"%s\"></i>", t.span(s.startNs, s.endNs))
+	}
+	for k, m := range marks {
+		t.holding(m, rows[k], named[m.first.InvokeIndex])
+	}
+	for _, s := range spans {
+		t.violation(s)
 	}
 	t.b.WriteString("</div></div>\n")
 }
@@ -368,6 +282,9 @@ type mark struct {
 	firstToken, lastToken string
 	n                     int
 }
+
+// endNs is where the bar ends.
+func (m mark) endNs() int64 { return max(m.first.EndNs, m.last.EndNs) }
 
 // mergeHoldings returns one mark per holding while they fit the budget;
 // beyond it, holdings of one server that follow each other with a gap
@@ -404,7 +321,49 @@ func mergeMarks(in []mark, gapNs int64) []mark {
 	return out
 }
 
-func (t *timeline) holding(m mark) {
+// subRows places marks (by start) in sub-rows so that marks of different
+// servers that overlap in time never share one: a mark joins the sub-row
+// where its own server's bar still runs (a renewal overlaps the lease it
+// extends: one server's leases stay in one row), else the first sub-row
+// free at its start, else a new one; past maxRows, the sub-row that
+// frees first. A valid lane needs one sub-row; two primaries at once
+// need two. It returns each mark's sub-row and the number used.
+func subRows(marks []mark, endNs int64, maxRows int) ([]int, int) {
+	type rowState struct {
+		endNs  int64
+		server string
+	}
+	var rows []rowState
+	out := make([]int, len(marks))
+	for i, m := range marks {
+		start, end := m.first.StartNs, min(m.endNs(), endNs)
+		r := slices.IndexFunc(rows, func(s rowState) bool { return s.server == m.first.Server && s.endNs > start })
+		if r < 0 {
+			r = slices.IndexFunc(rows, func(s rowState) bool { return s.endNs <= start })
+		}
+		if r < 0 && len(rows) < maxRows {
+			rows, r = append(rows, rowState{}), len(rows)
+		}
+		if r < 0 {
+			r = 0
+			for k := range rows {
+				if rows[k].endNs < rows[r].endNs {
+					r = k
+				}
+			}
+		}
+		if rows[r].endNs > start { // the row's bar still runs: this one joins it
+			rows[r].endNs = max(rows[r].endNs, end)
+		} else {
+			rows[r].endNs = end
+		}
+		rows[r].server = m.first.Server
+		out[i] = r
+	}
+	return out, max(len(rows), 1)
+}
+
+func (t *timeline) holding(m mark, row int, named bool) {
 	h := m.first
 	var title string
 	if m.n == 1 {
@@ -412,20 +371,70 @@ func (t *timeline) holding(m mark) {
 		if h.CutByIndex != nil {
 			cut = fmt.Sprintf(", cut by release op %d", *h.CutByIndex)
 		}
-		title = fmt.Sprintf("%s holds %s [%s, %s) by %s ops %d-%d, token %s%s", h.Server, h.Chunk,
-			seconds(h.StartNs), seconds(h.EndNs), h.F, h.InvokeIndex, h.CompletionIndex, m.firstToken, cut)
+		title = fmt.Sprintf("%s holds %s [%s, %s) by %s %s, token %s%s", h.Server, h.Chunk,
+			seconds(h.StartNs), seconds(h.EndNs), h.F, opsVia(h.InvokeIndex, h.CompletionIndex, h.Node), m.firstToken, cut)
 	} else {
 		title = fmt.Sprintf("%s holds %s [%s, %s): %d holdings drawn as one, tokens %s to %s", h.Server, h.Chunk,
-			seconds(h.StartNs), seconds(m.last.EndNs), m.n, m.firstToken, m.lastToken)
+			seconds(h.StartNs), seconds(m.endNs()), m.n, m.firstToken, m.lastToken)
 	}
-	fmt.Fprintf(&t.b, "<i class=\"h s%d\" style=\"%s\" title=\"%s\"></i>", t.colour[h.Server], t.span(h.StartNs, m.last.EndNs), esc(title))
+	cls := fmt.Sprintf("h s%d", t.colour[h.Server])
+	if named {
+		cls += " x"
+	}
+	fmt.Fprintf(&t.b, "<i class=\"%s\" data-server=\"%s\" data-op=\"%d\" data-row=\"%d\" style=\"%s;top:%dpx\" title=\"%s\"></i>",
+		cls, esc(h.Server), h.InvokeIndex, row, t.span(h.StartNs, m.endNs()), laneStripPx+row*subRowPx, esc(title))
 }
 
-// violation marks the violating interval in red over the whole lane.
-func (t *timeline) violation(v lease.Violation) {
+// opsVia names an op's indices and the node that answered it.
+func opsVia(invoke, done int, node string) string {
+	if node == "" {
+		return fmt.Sprintf("ops %d-%d", invoke, done)
+	}
+	return fmt.Sprintf("ops %d-%d via %s", invoke, done, node)
+}
+
+// vspan is a stretch of a lane with violations: the union of their
+// intervals where they overlap or touch, how many, their kinds, and the
+// first of them.
+type vspan struct {
+	startNs, endNs int64
+	count          int
+	kinds          []string
+	first          lease.Violation
+}
+
+// violationSpans merges a lane's violations into stretches, so a lane
+// with a thousand overlaps draws a few marks, each naming its first.
+func violationSpans(vs []lease.Violation) []vspan {
+	sorted := slices.Clone(vs)
+	slices.SortStableFunc(sorted, func(a, b lease.Violation) int { return cmp.Compare(a.StartNs, b.StartNs) })
+	var out []vspan
+	for _, v := range sorted {
+		end := max(v.EndNs, v.StartNs)
+		if n := len(out); n > 0 && v.StartNs <= out[n-1].endNs {
+			s := &out[n-1]
+			s.endNs, s.count = max(s.endNs, end), s.count+1
+			if !slices.Contains(s.kinds, v.Kind) {
+				s.kinds = append(s.kinds, v.Kind)
+			}
+			continue
+		}
+		out = append(out, vspan{startNs: v.StartNs, endNs: end, count: 1, kinds: []string{v.Kind}, first: v})
+	}
+	return out
+}
+
+// violation marks a stretch of violations as a red strip above the lane.
+func (t *timeline) violation(s vspan) {
+	v := s.first
 	title := fmt.Sprintf("%s on %s, servers %s, ops %v, [%s, %s]: %s", v.Kind, v.Chunk,
 		strings.Join(v.Servers, "/"), v.Ops, seconds(v.StartNs), seconds(v.EndNs), v.Text)
-	fmt.Fprintf(&t.b, "<b class=\"v\" data-kind=\"%s\" style=\"%s\" title=\"%s\"></b>", esc(v.Kind), t.span(v.StartNs, v.EndNs), esc(title))
+	if s.count > 1 {
+		title = fmt.Sprintf("%d violations (%s) from %s to %s; the first: %s", s.count, strings.Join(s.kinds, ", "),
+			seconds(s.startNs), seconds(s.endNs), title)
+	}
+	fmt.Fprintf(&t.b, "<b class=\"v\" data-kind=\"%s\" data-count=\"%d\" style=\"%s\" title=\"%s\"></b>",
+		esc(strings.Join(s.kinds, " ")), s.count, t.span(s.startNs, s.endNs), esc(title))
 }
 
 // rest sums up the chunks without a lane.
@@ -433,10 +442,15 @@ func (t *timeline) restLine() {
 	if t.in.Rest.Chunks == 0 {
 		return
 	}
-	fmt.Fprintf(&t.b, "<div class=\"row rest\"><span class=\"label\">%d other chunks (not drawn): %d ops, %d holdings, no violations</span></div>\n",
-		t.in.Rest.Chunks, t.in.Rest.Invoked, t.in.Rest.Holdings)
+	fmt.Fprintf(&t.b, "<div class=\"row rest\"><span class=\"label\">%s (not drawn): %d ops, %d holdings, no violations</span></div>\n",
+		Plural(t.in.Rest.Chunks, "other chunk"), t.in.Rest.Invoked, t.in.Rest.Holdings)
 }
 
-func seconds(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) }
-
-// FirstViolation is the earliest violation in a lease checker's details
+// intsText writes integers separated by spaces.
+func intsText(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, " ")
+}

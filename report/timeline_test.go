@@ -73,13 +73,17 @@ func withToken(t *testing.T, h []history.Op) []history.Op {
 
 func TestLeaseTimelineMarksViolations(t *testing.T) {
 	b := workloadtest.NewLeaseHistory(t)
-	b.Nemesis(workloads.StartPartition, 200, 201)
+	b.NemesisStep(workloads.StartPartition, 200, 201, `"majority"`, `["isolated",{"n1":["n2","n3"],"n2":["n1"],"n3":["n1"]}]`)
 	b.Grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)
 	b.Grant(1, 500, 510, "ch_1", "cs2", "cs2", 1000) // two primaries
 	b.Grant(2, 0, 10, "ch_2", "cs3", "cs3", 1000)
 	b.Check(3, 300, 310, "ch_2", "cs1", false) // read saw the wrong holder
 	b.Check(4, 0, 5, "ch_10", "", false)       // a third lane, with nothing held
-	b.Nemesis(workloads.StopPartition, 700, 701)
+	b.NemesisStep(workloads.StopPartition, 700, 701, `null`, `"network-healed"`)
+	// A partition that cuts nobody off (minority-third at 3 nodes) is
+	// neither drawn nor counted as a partition.
+	b.NemesisStep(workloads.StartPartition, 800, 801, `"minority-third"`, `["isolated",{"n1":[],"n2":[],"n3":[]}]`)
+	b.NemesisStep(workloads.StopPartition, 900, 901, `null`, `"network-healed"`)
 	h := withToken(t, b.Ops())
 	res := lease.CheckLease(h)
 	if res.Valid || len(res.Violations) != 2 {
@@ -90,16 +94,26 @@ func TestLeaseTimelineMarksViolations(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := pageCounts(t, page.Bytes())
-	if c["lane"] != 3 || c["violating"] != 2 || c["v"] != 2 || c["h"] != 3 || c["shade"] != 1 || c["f"] != 1 ||
+	if c["lane"] != 3 || c["violating"] != 2 || c["v"] != 2 || c["vb"] != 2 || c["h"] != 3 || c["x"] != 3 || c["shade"] != 1 || c["f"] != 1 ||
 		c["axis"] != 2 || c["tick"] < 10 || c["legend"] != 1 || c["rest"] != 0 {
-		t.Errorf("element counts %v: want 3 lanes (2 violating), 2 violations, 3 holdings, 1 partition, 2 axes, a legend", c)
+		t.Errorf("element counts %v: want 3 lanes (2 violating), 2 violations, 3 holdings (all named by a violation), 1 partition, 2 axes, a legend", c)
 	}
 	s := page.String()
 	for _, want := range []string{`data-chunk="ch_1"`, `data-chunk="ch_2"`, `data-chunk="ch_10"`,
-		`title="two-primaries on ch_1`, `title="read-wrong-holder on ch_2`, "cs1 holds ch_1 [0.010s, 1.000s) by grant ops",
-		fmt.Sprintf("token %d", 1000+res.Holdings[0].CompletionIndex), `<span class="verdict-invalid">INVALID</span>`, `<a href="#lane-0">ch_1</a>`} {
+		`title="two-primaries on ch_1`, `title="read-wrong-holder on ch_2`, fmt.Sprintf("cs1 holds ch_1 [0.010s, 1.000s) by grant ops %d-%d via n1", res.Holdings[0].InvokeIndex, res.Holdings[0].CompletionIndex),
+		fmt.Sprintf("token %d", 1000+res.Holdings[0].CompletionIndex), `<span class="verdict-invalid">INVALID</span>`, `<a href="#lane-0">ch_1</a>`,
+		"1 partition period (and 1 partition that cut nobody off, not drawn)", "Lanes: 2 with violations, then the busiest other chunk (most ops)",
+		">majority: n1 | n2 n3</i>", ">n1 | n2 n3</i>", ">n1</i>", "partition from 0.200s to 0.701s: majority: n1 | n2 n3; cut off: n1",
+		// cs2's holding overlaps cs1's: it is drawn in the second sub-row.
+		fmt.Sprintf(`data-server="cs1" data-op="%d" data-row="0"`, res.Holdings[0].InvokeIndex),
+		fmt.Sprintf(`data-server="cs2" data-op="%d" data-row="1"`, res.Holdings[1].InvokeIndex)} {
 		if !strings.Contains(s, want) {
 			t.Errorf("page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"the 0 busiest", "1 partitions", "1 violations", "minority-third"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("page says %q", bad)
 		}
 	}
 	if strings.Index(s, `data-chunk="ch_2"`) > strings.Index(s, `data-chunk="ch_10"`) {
@@ -190,5 +204,49 @@ func TestDrawPicturesWritesTheTimelineFile(t *testing.T) {
 	}
 	if files, warnings := DrawPictures(filepath.Join(dir, "missing"), []any{in, 42}); len(files) != 0 || len(warnings) != 2 {
 		t.Errorf("into a missing directory, and a picture of no known kind: files %v, warnings %v", files, warnings)
+	}
+}
+
+// TestSubRows: a valid lane needs one sub-row (a server's renewals
+// overlap its own lease and stay in its row); two servers holding at
+// once go one above the other; past the limit, the row that frees first
+// takes the overflow.
+func TestSubRows(t *testing.T) {
+	h := func(server string, start, end int64) mark {
+		x := lease.Holding{Server: server, StartNs: start, EndNs: end}
+		return mark{first: x, last: x, n: 1}
+	}
+	cases := []struct {
+		name  string
+		marks []mark
+		rows  []int
+		n     int
+	}{
+		{"handovers and renewals", []mark{h("cs1", 0, 10), h("cs1", 5, 20), h("cs2", 20, 30), h("cs1", 30, 40)}, []int{0, 0, 0, 0}, 1},
+		{"two primaries", []mark{h("cs1", 0, 10), h("cs2", 5, 15), h("cs1", 8, 25), h("cs3", 12, 14)}, []int{0, 1, 0, 2}, 3},
+		{"a freed row is reused", []mark{h("cs1", 0, 10), h("cs2", 5, 8), h("cs3", 9, 12)}, []int{0, 1, 1}, 2},
+		{"overflow", []mark{h("a", 0, 10), h("b", 1, 10), h("c", 2, 5), h("d", 3, 10)}, []int{0, 1, 2, 2}, 3},
+	}
+	for _, c := range cases {
+		rows, n := subRows(c.marks, 100, 3)
+		if fmt.Sprint(rows) != fmt.Sprint(c.rows) || n != c.n {
+			t.Errorf("%s: rows %v of %d, want %v of %d", c.name, rows, n, c.rows, c.n)
+		}
+	}
+}
+
+// TestViolationSpans: a lane's violations merge where they overlap or
+// touch, each stretch counting them and naming the first.
+func TestViolationSpans(t *testing.T) {
+	vs := []lease.Violation{
+		{Kind: lease.ReadWrongHolder, StartNs: 12, EndNs: 14, Text: "b"},
+		{Kind: lease.TwoPrimaries, StartNs: 10, EndNs: 20, Text: "a"},
+		{Kind: lease.TwoPrimaries, StartNs: 20, EndNs: 25, Text: "c"},
+		{Kind: lease.TokenOrder, StartNs: 40, EndNs: 41, Text: "d"},
+	}
+	got := violationSpans(vs)
+	if len(got) != 2 || got[0].startNs != 10 || got[0].endNs != 25 || got[0].count != 3 || got[0].first.Text != "a" ||
+		fmt.Sprint(got[0].kinds) != "[two-primaries read-wrong-holder]" || got[1].count != 1 || got[1].first.Text != "d" {
+		t.Errorf("spans %+v", got)
 	}
 }

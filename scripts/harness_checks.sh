@@ -42,6 +42,28 @@ if [ -n "${LEASE_NODE:-}" ]; then cp "$LEASE_NODE" "$bin/lease-node"; else go bu
 seed_args=()
 [ -z "${HARNESS_SEED:-}" ] || seed_args=(--seed "$HARNESS_SEED")
 
+# verdict LOG: the harness's verdict and the summary below it, whole; a
+# run without a verdict (bad arguments) shows its last lines.
+verdict_line='^(Everything looks good|Analysis invalid|Validity unknown|The run failed)'
+verdict() {
+  if grep -qE "$verdict_line" "$1"; then
+    sed -n -E "/$verdict_line/,\$p" "$1"
+  else
+    tail -n 6 "$1"
+  fi
+}
+
+# console_names_first_violation NAME: the harness's output counts the
+# violations by kind and shows the first one with the node of each op.
+console_names_first_violation() {
+  local log="$store/$1.log"
+  grep -qE '^  violations: [0-9]+ \([a-z-]+ [0-9]+' "$log" && grep -qE '^  the first: .*ops [0-9]+-[0-9]+ via n[0-9]+' "$log" || {
+    echo "harness check '$1': the console does not count the violations by kind and show the first with its nodes" >&2
+    exit 1
+  }
+  echo "the console counts the violations by kind and shows the first with its nodes: True"
+}
+
 # expect STATUS NAME ARGS...: run the harness and require exit STATUS.
 expect() {
   local want=$1 name=$2; shift 2
@@ -50,7 +72,7 @@ expect() {
   "$bin/maelstrom" test --bin "$bin/lease-node" --store "$store/$name" "${seed_args[@]}" "$@" > "$store/$name.log" 2>&1
   local got=$?
   set -e
-  tail -n 6 "$store/$name.log"
+  verdict "$store/$name.log"
   if [ "$got" -ne "$want" ]; then
     echo "harness check '$name' exited $got, want $want; its output:" >&2
     cat "$store/$name.log" >&2
@@ -110,6 +132,9 @@ require master-5-nodes-partitions "a master most of the time outside partitions,
 results master-5-nodes-partitions "'mastered %.3f overall, %.3f outside partitions, %.3f inside; %d changes of master; failover median %s ms outside, %s ms inside' % (r['workload_stats']['mastership']['overall']['fraction'], r['workload_stats']['mastership']['outside_faults']['fraction'], r['workload_stats']['mastership']['inside_faults']['fraction'] or 0, r['workload_stats']['mastership']['master_changes'], (r['workload_stats']['failover']['outside_faults_ms'] or {}).get('p50'), (r['workload_stats']['failover']['inside_faults_ms'] or {}).get('p50'))"
 LEASE_ACCEPTORS=self expect 1 negative-control-master-acceptors-self -w master --node-count 3 \
   --time-limit 10 --rate 50 --concurrency 6 --nemesis partition --nemesis-interval 2
+console_names_first_violation negative-control-master-acceptors-self
+require negative-control-master-acceptors-self "results.json lists the first 20 violations and counts them all (the rest in master-details.jsonl)" \
+  "r['master']['violation_count'] > 20 and len(r['master']['violations']) == 20 and r['master']['details'] == 'master-details.jsonl' and sum(1 for l in open(d + '/master-details.jsonl') if l.startswith('{\"violation\"')) == r['master']['violation_count']"
 
 # The master lease under kills: the harness gives every node --lease-ms
 # (default 1000) as LEASE_MS and LEASE_MAX_MS, and every restarted node
@@ -138,6 +163,9 @@ require negative-control-master-kill-without-boot-wait "the master checker found
 LEASE_ACCEPTORS=self expect 1 negative-control-acceptors-self -w lease --node-count 3 --time-limit 20 \
   --rate 50 --nemesis partition --nemesis-interval 2
 require negative-control-acceptors-self "the lease checker found violations" "r['checks']['workload'] is False"
+console_names_first_violation negative-control-acceptors-self
+require negative-control-acceptors-self "every holding in lease-details.jsonl names the node that answered it" \
+  "all(h['node'] for l in open(d + '/lease-details.jsonl') if l.startswith('{\"chunk\"') for h in __import__('json').loads(l)['holdings'])"
 # Seed 3 kills a majority of the 3 nodes while 8 s leases run; without
 # the boot wait the restarted acceptors forget them at once (caught in
 # each of 11 trials, the first violation 5 to 8 s into the run). Leases

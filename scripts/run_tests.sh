@@ -4,7 +4,8 @@
 # every 20 s while it runs; any failing step stops the script with a
 # non-zero status and names the step. The Go test summary is go test's own
 # output. Runs kept for inspection: store/checks/ (the harness checks) and
-# their screenshots, when Chromium is installed (scripts/setup_browser.sh).
+# their screenshots. Chromium is installed (scripts/setup_browser.sh) when
+# it is missing; the script fails if it cannot be.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,25 +29,55 @@ fail() { stop_heartbeat; printf '\nFAILED after %s: %s\n' "$(elapsed)" "$*" >&2;
 trap 'fail "step \"$current\" (exit status $?)"' ERR
 trap 'stop_heartbeat' EXIT
 
-# check_report_negative_control: a copy of a good report, broken three
-# ways (no legend on the timeline, a console error on the index, a dead
-# link), must be rejected, each way named.
+# broken_copy RUN NAME: a copy of a kept run at $broken/NAME/run/latest,
+# with the harness's output beside it ($broken/NAME/run.log), as
+# check_report.sh finds it.
+broken_copy() {
+  local to="$broken/$2/run"
+  mkdir -p "$to"
+  cp -rL "store/checks/$1/latest/." "$to/latest/"
+  cp "store/checks/$1.log" "$to.log"
+  rm -rf "$to/latest/screenshots"
+  echo "$to/latest"
+}
+
+# check_report_negative_control: copies of good reports, each broken in
+# ways check_report.sh must name: a valid lease run (no legend on the
+# timeline, a console error on the index, a dead link, every fault band
+# showing its longest label however narrow, no legend on the message
+# diagram, a lease_grant label cut before server=), the LEASE_ACCEPTORS=
+# self lease run (overlapping holdings drawn in one row, the index's
+# first violation without its nodes, the console's first violation
+# gone) and the master one (no legend on the master timeline, no first
+# violation on the index).
 check_report_negative_control() {
-  local broken
+  local broken valid invalid master want
   broken=$(mktemp -d)
-  cp -rL store/checks/lease-5-nodes-partitions/latest/. "$broken/"
-  rm -rf "$broken/screenshots" "$broken/rate.png"
-  sed -i 's/class="legend"/class="gone"/' "$broken/lease-timeline.html"
-  sed -i 's|</body>|<script>console.error("broken on purpose")</script></body>|' "$broken/index.html"
-  if scripts/check_report.sh "$broken" >"$broken.log" 2>&1; then
-    cat "$broken.log"
+  valid=$(broken_copy lease-5-nodes-partitions valid)
+  rm -f "$valid/rate.png"
+  sed -i 's/class="legend"/class="gone"/' "$valid/lease-timeline.html"
+  sed -i 's|</head>|<style>.fl{display:block !important}</style></head>|' "$valid/lease-timeline.html"
+  sed -i 's|</body>|<script>console.error("broken on purpose")</script></body>|' "$valid/index.html"
+  sed -i 's/class="legend"/class="gone"/; 0,/>lease_grant server=[^ <]*/s//>lease_grant …/' "$valid/messages.svg"
+  invalid=$(broken_copy negative-control-acceptors-self invalid)
+  sed -i -E 's/(class="h [^"]*"[^>]*top:)[0-9]+px/\15px/g' "$invalid/lease-timeline.html"
+  sed -i -E 's/ via n[0-9]+//g' "$invalid/index.html"
+  sed -i '/^  the first: /d' "$(dirname "$invalid").log"
+  master=$(broken_copy negative-control-master-acceptors-self master)
+  sed -i 's/class="legend"/class="gone"/' "$master/master-timeline.html"
+  sed -i 's/id="first-violation"/id="gone"/' "$master/index.html"
+  if scripts/check_report.sh "$valid" "$invalid" "$master" >"$broken/log" 2>&1; then
+    cat "$broken/log"
     fail "check_report.sh passed a broken report (its negative control)"
   fi
-  for want in "the legend: found 0" "console messages" "links rate.png, which does not exist"; do
-    grep -q "$want" "$broken.log" || { cat "$broken.log"; fail "check_report.sh did not report \"$want\" on a broken report"; }
+  for want in "lease-timeline.html: the legend: found 0" "console messages" "links rate.png, which does not exist" \
+    "fault labels wider than their band" "messages.svg: the legend of the arrows: found 0" "a lease_grant label without server=" \
+    "are not drawn side by side" "index.html's first violation: ops without the node that answered them" \
+    "): no first violation" "master-timeline.html: the legend: found 0" "index.html: no first violation"; do
+    grep -q -- "$want" "$broken/log" || { cat "$broken/log"; fail "check_report.sh did not report \"$want\" on a broken report"; }
   done
-  echo "negative control: check_report.sh rejected a broken report (no legend, a console error, a dead link)"
-  rm -rf "$broken" "$broken.log"
+  echo "negative control: check_report.sh rejected broken reports in each of 11 ways (legend, console error, dead link, clipped fault labels, diagram legend, cut label, stacked holdings, nodes missing, console, master legend, master first violation)"
+  rm -rf "$broken"
 }
 
 step "gofmt"
@@ -65,14 +96,20 @@ go test -count=1 -run 'TestSimulation|TestNegativeControls' -v ./lease/ | grep -
 step "harness runs against the node (runs kept in store/checks/)"
 scripts/harness_checks.sh
 
-step "report pages in a browser"
-if command -v chromium >/dev/null 2>&1 || [ -n "${CHROMIUM:-}" ]; then
-  scripts/check_report.sh store/checks/lease-5-nodes-partitions/latest \
-    store/checks/negative-control-acceptors-self/latest
-  check_report_negative_control
-else
-  echo "SKIP report pages in a browser: chromium is not installed (scripts/setup_browser.sh installs it)"
+step "Chromium for the report pages (scripts/setup_browser.sh when it is missing)"
+if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+  # About 25 s on the project's machine (155 MB from Debian's mirrors).
+  scripts/setup_browser.sh || fail "Chromium is missing and scripts/setup_browser.sh could not install it (it needs root or sudo, and apt); the report pages cannot be checked"
 fi
+echo "browser: $("${CHROMIUM:-chromium}" --version 2>/dev/null)"
+
+step "report pages in a browser"
+scripts/check_report.sh store/checks/lease-5-nodes-partitions/latest \
+  store/checks/acceptance-partition-kill-pause/latest \
+  store/checks/negative-control-acceptors-self/latest \
+  store/checks/master-5-nodes-partitions/latest \
+  store/checks/negative-control-master-acceptors-self/latest
+check_report_negative_control
 
 step "README checker: its negative control (scripts/check_readme.sh itself runs the README's blocks)"
 lying=$(mktemp)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs Chromium from Debian's packages, for scripts/check_report.sh
-# (run_tests.sh runs that check when Chromium is present and prints SKIP
-# otherwise). Needs root or sudo, and apt.
+# (scripts/run_tests.sh runs this when Chromium is missing, and fails if
+# it fails). Needs root or sudo, and apt. About 25 s on the project's
+# machine: 155 MB of packages (chromium and what it depends on).
 set -euo pipefail
 if command -v chromium >/dev/null 2>&1; then
   echo "setup_browser: $(chromium --version 2>/dev/null) is already installed"

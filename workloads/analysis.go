@@ -64,11 +64,23 @@ type Analyzed struct {
 
 // Focus is a violation to look at first, for pictures that zoom in on
 // it: its kind, the key it concerns (the lease workload's chunk: the
-// message diagram shows the messages that name it), when it began, and
-// the time span [FromNs, ToNs] of the ops it names.
+// message diagram shows the messages that name it), when it began, the
+// time span [FromNs, ToNs] of the ops it names, and those ops (so the
+// diagram can mark their messages).
 type Focus struct {
 	Kind         string
 	Key          string
 	StartNs      int64
 	FromNs, ToNs int64
+	Ops          []FocusOp
+}
+
+// FocusOp is one client op a focused violation names: its invoke and
+// completion indices (DoneIndex -1 when it never completed), f, the node
+// that answered it, and when it was invoked and completed.
+type FocusOp struct {
+	Index, DoneIndex int
+	F                string
+	Node             string
+	InvokeNs, DoneNs int64
 }

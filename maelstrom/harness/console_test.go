@@ -2,7 +2,11 @@ package harness
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
+
+	"chunklease/history"
+	"chunklease/workloads"
 )
 
 func TestConsoleProgressLine(t *testing.T) {
@@ -26,5 +30,41 @@ func TestConsoleWithoutTerminal(t *testing.T) {
 	c.endProgress()
 	if b.String() != "WARN x\n" {
 		t.Errorf("output %q, want only the warning", b.String())
+	}
+}
+
+// TestNemesisCountsLeaveOutEmptySteps: a partition that cuts nobody off
+// and a pause that found no node running stay in the op counts (the
+// history has them) but are no fault periods, and the console says so.
+func TestNemesisCountsLeaveOutEmptySteps(t *testing.T) {
+	step := func(i int, f, inv, done string) []history.Op {
+		return []history.Op{
+			{Index: 2 * i, Time: int64(i) * 1e9, Process: history.NemesisProcess, Type: history.Info, F: f, Value: json.RawMessage(inv)},
+			{Index: 2*i + 1, Time: int64(i)*1e9 + 1, Process: history.NemesisProcess, Type: history.Info, F: f, Value: json.RawMessage(done)},
+		}
+	}
+	var ops []history.Op
+	for i, s := range [][3]string{
+		{workloads.StartPartition, `"majority"`, `["isolated",{"n0":["n2"],"n1":["n2"],"n2":["n0","n1"]}]`},
+		{workloads.StopPartition, `null`, `"network-healed"`},
+		{workloads.StartPartition, `"minority-third"`, `["isolated",{"n0":[],"n1":[],"n2":[]}]`},
+		{workloads.StopPartition, `null`, `"network-healed"`},
+		{workloads.NemesisKill, `"one"`, `["n1"]`},
+		{workloads.NemesisStart, `"all"`, `["n1"]`},
+		{workloads.NemesisPause, `"one"`, `[]`},
+		{workloads.NemesisResume, `"all"`, `[]`},
+	} {
+		ops = append(ops, step(i, s[0], s[1], s[2])...)
+	}
+	res := computeNemesis(ops, []string{"n0", "n1", "n2"})
+	res.Faults = "partition,kill,pause"
+	if res.Ops[workloads.StartPartition] != 2 || res.Periods["partition"] != 1 || res.Periods["kill"] != 1 || res.Periods["pause"] != 0 ||
+		res.EmptySteps[workloads.StartPartition] != 1 || res.EmptySteps[workloads.NemesisPause] != 1 || res.EmptySteps[workloads.NemesisKill] != 0 {
+		t.Errorf("nemesis result %+v", res)
+	}
+	want := "1 partition, 1 kill period, 0 pause periods; 1 node killed; 0 nodes paused, 0 late replies of paused nodes dropped; " +
+		"not counted: 1 partition that cut nobody off, 1 pause that found no node running"
+	if got := nemesisLine(res); got != want {
+		t.Errorf("console line\n%q\nwant\n%q", got, want)
 	}
 }

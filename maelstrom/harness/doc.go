@@ -97,7 +97,13 @@
 //     the network kept a journal) and index.html, and writes results.json
 //     (with "timing": run_s, analysis_s, time_limit_s, and "memory": the
 //     peak resident memory of the harness and of the largest node
-//     program), and store/latest points at the run.
+//     program), and store/latest points at the run. The console gets the
+//     summary (finish.go): the verdict; for an invalid run the violations
+//     by kind and the first one in full, with the node that answered
+//     each op (report.FindingsOf), and where every one is; the ops, the
+//     network's messages, the nemesis's fault periods (those that hit
+//     some node; steps that hit none are named apart), the final phase,
+//     the analysis time and memory, the seed and the report's files.
 //
 // Analyze (analyze.go) runs step 6 again on a stored run (`maelstrom
 // analyze`): what the history does not hold comes from its results.json.

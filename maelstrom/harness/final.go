@@ -38,7 +38,11 @@ func (r *runner) finalPhase(ctx context.Context) error {
 		wait = DefaultRecoveryTime(r.leaseMs)
 	}
 	r.final.Ran, r.final.RecoveryWaitS = true, wait.Seconds()
-	fmt.Fprintf(r.o.Stdout, "maelstrom: healing every fault, then waiting %v for recovery before %d final ops\n", wait, len(ops))
+	if r.o.Faults.Any() {
+		fmt.Fprintf(r.o.Stdout, "maelstrom: healing every fault, then waiting %v for recovery before %d final ops\n", wait, len(ops))
+	} else {
+		fmt.Fprintf(r.o.Stdout, "maelstrom: no nemesis, no fault to heal; waiting %v before %d final ops\n", wait, len(ops))
+	}
 	for _, op := range nemesis.FinalOps(r.o.Faults) {
 		r.perform(op)
 		if err := r.awaitRestart(ctx); err != nil {

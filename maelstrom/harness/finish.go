@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,7 +40,7 @@ func (r *runner) conclude(runErr error, ranFor time.Duration, analysisStart time
 	res := &report.Results{
 		Workload: r.o.Workload.Name(), Seed: r.o.Seed, Command: r.o.Command, Config: r.o.Config,
 		Started: r.started, Stats: an.tally.opStats(), Availability: an.tally.availability(r.o.AvailabilityMin),
-		Nemesis: r.nemesisResult(an.facts.Nemesis), Final: r.finalPhaseResult(),
+		Nemesis: r.nemesisResult(an.facts), Final: r.finalPhaseResult(),
 		Net: computeNet(r.observedRun().Messages, an.tally.invoked), Reports: []string{},
 	}
 	res.Net.StrayReplies = r.observedRun().StrayReplies
@@ -129,9 +130,9 @@ func verdict(res *report.Results, runErr error) int {
 }
 
 // nemesisResult counts the nemesis's work for results.json from the
-// nemesis ops of the history.
-func (r *runner) nemesisResult(nemesis []history.Op) report.NemesisResult {
-	res := computeNemesis(nemesis)
+// nemesis ops of the history and the nodes its client ops name.
+func (r *runner) nemesisResult(facts history.Facts) report.NemesisResult {
+	res := computeNemesis(facts.Nemesis, facts.Nodes)
 	res.Faults = r.o.Faults.String()
 	if r.o.Faults.Any() {
 		res.IntervalS = r.o.NemesisInterval.Seconds()
@@ -149,6 +150,11 @@ func (r *runner) printSummary(res *report.Results, runErr error, invoked int) {
 		fmt.Fprintln(w, "\nEverything looks good: the history is valid.")
 	case ExitInvalid:
 		fmt.Fprintf(w, "\nAnalysis invalid: %s.\n", res.FailedChecks())
+		if f, ok := report.FindingsOf(res.Checker); ok {
+			for _, line := range f.Lines() {
+				fmt.Fprintf(w, "  %s\n", line)
+			}
+		}
 	case ExitUnknown:
 		fmt.Fprintf(w, "\nValidity unknown: no anomaly found, but none of the %d final ops completed ok after every fault was healed and the harness waited %.1f s (results.json \"final\").\n",
 			res.Final.Invoked, res.Final.RecoveryWaitS)
@@ -163,8 +169,7 @@ func (r *runner) printSummary(res *report.Results, runErr error, invoked int) {
 			n.All.MsgCount, *n.All.MsgsPerOp, *n.Servers.MsgsPerOp, n.All.DropCount)
 	}
 	if n := res.Nemesis; n.Faults != "" {
-		fmt.Fprintf(w, "  nemesis %s: %d partitions, %d nodes killed, %d paused; %d late replies of paused nodes dropped\n",
-			n.Faults, n.Ops["start-partition"], n.NodesKilled, n.NodesPaused, n.LateRepliesDropped)
+		fmt.Fprintf(w, "  nemesis %s: %s\n", n.Faults, nemesisLine(n))
 	}
 	if f := res.Final; f.Ran {
 		fmt.Fprintf(w, "  final phase: %d of %d final ops ok after healing and %.1f s of recovery\n", f.OK, f.Invoked, f.RecoveryWaitS)
@@ -187,11 +192,42 @@ func (r *runner) reportFiles(res *report.Results) []string {
 	return append(files, "node-logs/")
 }
 
+// nemesisLine is the console's account of the nemesis: the fault periods
+// of each kind it can cause (those that hit some node, as the pictures
+// draw them), the nodes killed and paused, the steps that hit no node.
+func nemesisLine(n report.NemesisResult) string {
+	var parts []string
+	for _, k := range workloads.FaultKinds {
+		if strings.Contains(n.Faults, k) {
+			parts = append(parts, report.Plural(n.Periods[k], map[string]string{workloads.FaultPartition: "partition",
+				workloads.FaultKill: "kill period", workloads.FaultPause: "pause period"}[k]))
+		}
+	}
+	line := strings.Join(parts, ", ")
+	if strings.Contains(n.Faults, workloads.FaultKill) {
+		line += fmt.Sprintf("; %s killed", report.Plural(n.NodesKilled, "node"))
+	}
+	if strings.Contains(n.Faults, workloads.FaultPause) {
+		line += fmt.Sprintf("; %s paused, %s of paused nodes dropped", report.Plural(n.NodesPaused, "node"),
+			report.Plural(int(n.LateRepliesDropped), "late reply"))
+	}
+	if empty := report.EmptyStepsText(n.EmptySteps); empty != "" {
+		line += "; not counted: " + empty
+	}
+	return line
+}
+
 // computeNemesis counts the nemesis ops of a history (its nemesis ops
-// alone will do): each completed step by f, and the nodes the completion
-// of a kill, start, pause or resume lists.
-func computeNemesis(ops []history.Op) report.NemesisResult {
-	res := report.NemesisResult{Ops: map[string]int{}}
+// alone will do): each completed step by f, the nodes the completion of
+// a kill, start, pause or resume lists, the fault periods that hit some
+// node by kind (report.DrawnFaults, with the node ids nodes the client
+// ops name), and the steps that hit no node.
+func computeNemesis(ops []history.Op, nodes []string) report.NemesisResult {
+	res := report.NemesisResult{Ops: map[string]int{}, Periods: map[string]int{}, EmptySteps: map[string]int{}}
+	drawn, _ := report.DrawnFaults(workloads.FaultsOf(ops, nodes))
+	for _, f := range drawn {
+		res.Periods[f.Kind]++
+	}
 	hits := map[string]*int{workloads.NemesisKill: &res.NodesKilled, workloads.NemesisStart: &res.NodesRestarted,
 		workloads.NemesisPause: &res.NodesPaused, workloads.NemesisResume: &res.NodesResumed}
 	for _, st := range workloads.NemesisSteps(ops) {
@@ -202,8 +238,29 @@ func computeNemesis(ops []history.Op) report.NemesisResult {
 		if n, ok := hits[st.F]; ok {
 			*n += len(st.Nodes)
 		}
+		if stepHitNobody(st) {
+			res.EmptySteps[st.F]++
+		}
 	}
 	return res
+}
+
+// stepHitNobody: a completed start-partition whose grudge cuts nobody off,
+// or a kill or pause that acted on no node.
+func stepHitNobody(st workloads.NemesisStep) bool {
+	switch st.F {
+	case workloads.StartPartition:
+		var v []json.RawMessage
+		var g map[string][]string
+		if json.Unmarshal(st.Value, &v) != nil || len(v) != 2 || json.Unmarshal(v[1], &g) != nil {
+			return false
+		}
+		_, cut := workloads.DescribeGrudge(g)
+		return len(cut) == 0
+	case workloads.NemesisKill, workloads.NemesisPause:
+		return len(st.Nodes) == 0
+	}
+	return false
 }
 
 // computeNet is the net checker's result for invoked client

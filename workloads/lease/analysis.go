@@ -170,7 +170,8 @@ func (a *leaseAnalysis) Finish(facts history.Facts) (workloads.Analyzed, error) 
 	out.Result = workloads.Result{Valid: sum.Valid, Details: sum}
 	if len(acc.early.list) > 0 {
 		first := acc.early.list[0]
-		out.Focus = &workloads.Focus{Kind: first.v.Kind, Key: first.v.Chunk, StartNs: first.v.StartNs, FromNs: first.fromNs, ToNs: first.toNs}
+		out.Focus = &workloads.Focus{Kind: first.v.Kind, Key: first.v.Chunk, StartNs: first.v.StartNs,
+			FromNs: first.fromNs, ToNs: first.toNs, Ops: first.ops}
 	}
 	return out, nil
 }
@@ -372,14 +373,11 @@ func (acc *leaseAcc) add(r ChunkResult, pairs []history.Pair) {
 		acc.byKind[v.Kind]++
 	}
 	if len(r.Violations) > 0 {
-		times := map[int]int64{}
+		byInvoke := make(map[int]history.Pair, len(pairs))
 		for _, p := range pairs {
-			times[p.Invoke.Index] = p.Invoke.Time
-			if p.Completion != nil {
-				times[p.Completion.Index] = p.Completion.Time
-			}
+			byInvoke[p.Invoke.Index] = p
 		}
-		acc.early.offer(r, times)
+		acc.early.offer(r, byInvoke)
 	}
 	acc.lanes.offer(r, func() []string {
 		completions := map[int]json.RawMessage{}

@@ -110,8 +110,12 @@ func compareLeaseAnalysis(t *testing.T, ops []history.Op) {
 	if g, w := workloadtest.JSONOf(t, drawn), workloadtest.JSONOf(t, in); g != w {
 		t.Errorf("the timeline input differs from the one gathered from the history in memory:\n%.600s\nwant:\n%.600s", g, w)
 	}
-	if v, ok := FirstViolation(res); ok != (got.Focus != nil) || (ok && !reflect.DeepEqual(*got.Focus, workloads.Focus{Kind: v.Kind, Key: v.Chunk, StartNs: v.StartNs, FromNs: got.Focus.FromNs, ToNs: got.Focus.ToNs})) {
+	if v, ok := FirstViolation(res); ok != (got.Focus != nil) || (ok && !reflect.DeepEqual(*got.Focus, workloads.Focus{Kind: v.Kind, Key: v.Chunk,
+		StartNs: v.StartNs, FromNs: got.Focus.FromNs, ToNs: got.Focus.ToNs, Ops: FocusOf(ops, res).Ops})) {
 		t.Errorf("focus %+v, want the first violation %+v", got.Focus, v)
+	}
+	if v, ok := FirstViolation(res); ok && len(got.Focus.Ops) != len(v.Ops)/2 {
+		t.Errorf("focus %+v, want each of the %d ops the violation names", got.Focus, len(v.Ops)/2)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
 		t.Errorf("the run directory holds %d entries, want the history and the details (scratch removed)", len(entries))

@@ -54,9 +54,12 @@ type ChunkCounts struct {
 // point of view, Server held Chunk: made by an ok grant naming the
 // requester as primary, or an ok renew.
 type Holding struct {
-	Chunk           string `json:"chunk"`
-	Server          string `json:"server"`
-	F               string `json:"f"` // grant or renew
+	Chunk  string `json:"chunk"`
+	Server string `json:"server"`
+	F      string `json:"f"` // grant or renew
+	// Node is the node that answered the grant or renew (the op's node in
+	// the history; "" when the history names none).
+	Node            string `json:"node"`
 	StartNs         int64  `json:"start_ns"`
 	EndNs           int64  `json:"end_ns"`
 	InvokeNs        int64  `json:"invoke_ns"` // when the grant or renew was invoked
@@ -78,6 +81,10 @@ type Violation struct {
 	// and token-order: the earlier op's server, then the later op's.
 	Servers []string `json:"servers"`
 	Ops     []int    `json:"ops"` // op indices: invoke and completion of each op involved
+	// Nodes are the nodes that answered the ops involved, one per op (so
+	// half as many as Ops), in the same order; "" where the history names
+	// none.
+	Nodes   []string `json:"nodes"`
 	StartNs int64    `json:"start_ns"`
 	// EndNs: two-primaries: the overlap; reads and token-missing: the op's
 	// interval; token-two-servers and token-order: from the first op's
@@ -93,6 +100,7 @@ type leaseRead struct {
 	startNs, endNs int64
 	invoke, done   int
 	f              string
+	node           string // the node that answered
 }
 
 // leaseRelease is a release invoke: it cuts its server's holdings whose
@@ -300,8 +308,9 @@ func countPair(p history.Pair, c *ChunkCounts) {
 // v is the decoded completion value.
 func collectOK(p history.Pair, v LeaseValue, ch *chunkHistory) (history.Problem, bool) {
 	done := *p.Completion
-	read := leaseRead{startNs: p.Invoke.Time, endNs: done.Time, invoke: p.Invoke.Index, done: done.Index, f: done.F}
-	hold := Holding{Chunk: v.Chunk, Server: v.Server, F: done.F, StartNs: done.Time,
+	node := answeringNode(p)
+	read := leaseRead{startNs: p.Invoke.Time, endNs: done.Time, invoke: p.Invoke.Index, done: done.Index, f: done.F, node: node}
+	hold := Holding{Chunk: v.Chunk, Server: v.Server, F: done.F, Node: node, StartNs: done.Time,
 		InvokeNs: p.Invoke.Time, InvokeIndex: p.Invoke.Index, CompletionIndex: done.Index}
 	missing := func(field string) (history.Problem, bool) {
 		return history.Problem{Index: done.Index, Text: fmt.Sprintf("ok %s value %s lacks %s", done.F, done.Value, field)}, true
@@ -360,10 +369,10 @@ func (ch *chunkHistory) addHolding(h Holding, token *int64) {
 		got = fmt.Sprintf("token %d", *token)
 	}
 	ch.missing = append(ch.missing, Violation{Kind: TokenMissing, Chunk: h.Chunk, Servers: []string{h.Server},
-		Ops: []int{h.InvokeIndex, h.CompletionIndex}, StartNs: h.InvokeNs, EndNs: h.StartNs,
-		Text: fmt.Sprintf("%s %s (ops %d-%d) of %s was ok with %s; every ok grant or renew must carry an integer token, "+
+		Ops: []int{h.InvokeIndex, h.CompletionIndex}, Nodes: []string{h.Node}, StartNs: h.InvokeNs, EndNs: h.StartNs,
+		Text: fmt.Sprintf("%s %s (%s) of %s was ok with %s; every ok grant or renew must carry an integer token, "+
 			"0 < token < 2^53, or storage cannot refuse that server's writes once it is deposed",
-			h.Server, h.F, h.InvokeIndex, h.CompletionIndex, h.Chunk, got)})
+			h.Server, h.F, h.opsText(), h.Chunk, got)})
 }
 
 // checkTold files an expires-out-of-range violation when holding h was
@@ -383,9 +392,9 @@ func (ch *chunkHistory) checkTold(h Holding, toldMs int64, askedMs *int64) {
 		return
 	}
 	ch.missing = append(ch.missing, Violation{Kind: ExpiresOutOfRange, Chunk: h.Chunk, Servers: []string{h.Server},
-		Ops: []int{h.InvokeIndex, h.CompletionIndex}, StartNs: h.InvokeNs, EndNs: h.StartNs,
-		Text: fmt.Sprintf("%s %s (ops %d-%d) of %s was ok with %d ms remaining; a remaining time must be %s",
-			h.Server, h.F, h.InvokeIndex, h.CompletionIndex, h.Chunk, toldMs, bound)})
+		Ops: []int{h.InvokeIndex, h.CompletionIndex}, Nodes: []string{h.Node}, StartNs: h.InvokeNs, EndNs: h.StartNs,
+		Text: fmt.Sprintf("%s %s (%s) of %s was ok with %d ms remaining; a remaining time must be %s",
+			h.Server, h.F, h.opsText(), h.Chunk, toldMs, bound)})
 }
 
 // checkChunk cuts the chunk's holdings at releases and finds violations:
@@ -488,14 +497,36 @@ func overlaps(chunk string, holdings []Holding) []Violation {
 			out = append(out, Violation{
 				Kind: TwoPrimaries, Chunk: chunk, Servers: []string{a.Server, b.Server},
 				Ops:     []int{a.InvokeIndex, a.CompletionIndex, b.InvokeIndex, b.CompletionIndex},
+				Nodes:   []string{a.Node, b.Node},
 				StartNs: b.StartNs, EndNs: end,
-				Text: fmt.Sprintf("%s (%s ops %d-%d) and %s (%s ops %d-%d) both held %s for %s",
-					a.Server, a.F, a.InvokeIndex, a.CompletionIndex, b.Server, b.F, b.InvokeIndex,
-					b.CompletionIndex, chunk, formatSpan(end-b.StartNs)),
+				Text: fmt.Sprintf("%s (%s %s) and %s (%s %s) both held %s for %s",
+					a.Server, a.F, a.opsText(), b.Server, b.F, b.opsText(), chunk, formatSpan(end-b.StartNs)),
 			})
 		}
 	}
 	return out
+}
+
+// opsText names an op's invoke and completion indices and the node that
+// answered it: "ops 6-7 via n0" ("ops 6-7" when the history names no
+// node), so a reader can find it in the history and in that node's log.
+func opsText(invoke, done int, node string) string {
+	if node == "" {
+		return fmt.Sprintf("ops %d-%d", invoke, done)
+	}
+	return fmt.Sprintf("ops %d-%d via %s", invoke, done, node)
+}
+
+// opsText names the grant or renew that made h (opsText).
+func (h Holding) opsText() string { return opsText(h.InvokeIndex, h.CompletionIndex, h.Node) }
+
+// answeringNode is the node that answered an op: its completion's node,
+// else its invoke's; "" when the history names none.
+func answeringNode(p history.Pair) string {
+	if p.Completion != nil && p.Completion.Node != "" {
+		return p.Completion.Node
+	}
+	return p.Invoke.Node
 }
 
 // formatSpan writes a duration in milliseconds, exact down to the
@@ -567,15 +598,17 @@ func judgeReads(chunk string, reads []leaseRead, holdings []Holding) []Violation
 // readViolation reports read r contradicted by holding h, which covers it.
 func readViolation(chunk string, r leaseRead, h Holding) Violation {
 	v := Violation{Chunk: chunk, Servers: []string{r.holder, h.Server},
-		Ops: []int{r.invoke, r.done, h.InvokeIndex, h.CompletionIndex}, StartNs: r.startNs, EndNs: r.endNs}
+		Ops: []int{r.invoke, r.done, h.InvokeIndex, h.CompletionIndex}, Nodes: []string{r.node, h.Node},
+		StartNs: r.startNs, EndNs: r.endNs}
+	read := opsText(r.invoke, r.done, r.node)
 	if r.holder == "" {
 		v.Kind = ReadNoHolder
-		v.Text = fmt.Sprintf("%s (ops %d-%d) reported no holder of %s while %s held it throughout (%s ops %d-%d)",
-			r.f, r.invoke, r.done, chunk, h.Server, h.F, h.InvokeIndex, h.CompletionIndex)
+		v.Text = fmt.Sprintf("%s (%s) reported no holder of %s while %s held it throughout (%s %s)",
+			r.f, read, chunk, h.Server, h.F, h.opsText())
 	} else {
 		v.Kind = ReadWrongHolder
-		v.Text = fmt.Sprintf("%s (ops %d-%d) reported %s as holder of %s while %s held it throughout (%s ops %d-%d)",
-			r.f, r.invoke, r.done, r.holder, chunk, h.Server, h.F, h.InvokeIndex, h.CompletionIndex)
+		v.Text = fmt.Sprintf("%s (%s) reported %s as holder of %s while %s held it throughout (%s %s)",
+			r.f, read, r.holder, chunk, h.Server, h.F, h.opsText())
 	}
 	return v
 }
@@ -600,9 +633,9 @@ func tokensOfTwoServers(chunk string, ops []Holding) []Violation {
 			seen = append(seen, b.Server)
 			a := byToken[i]
 			out = append(out, tokenViolation(TokenTwoServers, chunk, a, b, fmt.Sprintf(
-				"token %d names leases of two servers on %s: %s %s (ops %d-%d) and %s %s (ops %d-%d); "+
+				"token %d names leases of two servers on %s: %s %s (%s) and %s %s (%s); "+
 					"storage fencing by token cannot tell their writes apart",
-				a.Token, chunk, a.Server, a.F, a.InvokeIndex, a.CompletionIndex, b.Server, b.F, b.InvokeIndex, b.CompletionIndex)))
+				a.Token, chunk, a.Server, a.F, a.opsText(), b.Server, b.F, b.opsText())))
 		}
 		i = j
 	}
@@ -633,11 +666,11 @@ func tokenOrder(chunk string, ops []Holding) []Violation {
 		}
 		a := e.h
 		out = append(out, tokenViolation(TokenOrder, chunk, a, b, fmt.Sprintf(
-			"%s %s (ops %d-%d) of %s got token %d, but %s %s (ops %d-%d) had completed with token %d %s before it was invoked; "+
+			"%s %s (%s) of %s got token %d, but %s %s (%s) had completed with token %d %s before it was invoked; "+
 				"a token must exceed every token of a lease completed before the request, "+
 				"or storage that saw %d refuses the holder's writes",
-			b.Server, b.F, b.InvokeIndex, b.CompletionIndex, chunk, b.Token, a.Server, a.F, a.InvokeIndex,
-			a.CompletionIndex, a.Token, formatSpan(b.InvokeNs-a.StartNs), a.Token)))
+			b.Server, b.F, b.opsText(), chunk, b.Token, a.Server, a.F, a.opsText(), a.Token,
+			formatSpan(b.InvokeNs-a.StartNs), a.Token)))
 	}
 	return out
 }
@@ -658,5 +691,6 @@ func tokened(ops []Holding) []*Holding {
 func tokenViolation(kind, chunk string, a, b *Holding, text string) Violation {
 	return Violation{Kind: kind, Chunk: chunk, Servers: []string{a.Server, b.Server},
 		Ops:     []int{a.InvokeIndex, a.CompletionIndex, b.InvokeIndex, b.CompletionIndex},
+		Nodes:   []string{a.Node, b.Node},
 		StartNs: min(a.InvokeNs, b.InvokeNs), EndNs: max(a.StartNs, b.StartNs), Text: text}
 }

@@ -114,7 +114,15 @@ func TestCheckLeaseNegativeTwoPrimaries(t *testing.T) {
 	b = newHB(t) // a renew of cs2 overlapping cs1's grant is as bad
 	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)
 	b.renew(1, 900, 910, "ch_1", "cs2", 500, "n2")
-	mustViolate(t, "renew overlaps", b.history(), TwoPrimaries)
+	r = mustViolate(t, "renew overlaps", b.history(), TwoPrimaries)
+	// The text names, for each op, the node that answered it.
+	if v := r.Violations[0]; !slices.Equal(v.Nodes, []string{"n1", "n2"}) ||
+		!strings.Contains(v.Text, "cs1 (grant ops 0-1 via n1) and cs2 (renew ops 2-3 via n2) both held ch_1") {
+		t.Errorf("violation %+v, want the answering node of each op", v)
+	}
+	if h := r.Holdings[1]; h.Node != "n2" {
+		t.Errorf("holding %+v, want node n2 (the renew's)", h)
+	}
 
 	b = newHB(t) // touching holdings do not overlap: [10, 1000) then [1000, ...)
 	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)
@@ -127,7 +135,9 @@ func TestCheckLeaseNegativeReadWrongHolder(t *testing.T) {
 	b.grant(0, 0, 10, "ch_1", "cs1", "cs1", 1000)
 	b.check(1, 500, 510, "ch_1", "cs2", false)
 	r := mustViolate(t, "check saw cs2", b.history(), ReadWrongHolder)
-	if v := r.Violations[0]; !slices.Equal(v.Servers, []string{"cs2", "cs1"}) || v.StartNs != ms(500) || v.EndNs != ms(510) {
+	if v := r.Violations[0]; !slices.Equal(v.Servers, []string{"cs2", "cs1"}) || v.StartNs != ms(500) || v.EndNs != ms(510) ||
+		len(v.Nodes) != 2 || !strings.Contains(v.Text, "check (ops 2-3 via "+v.Nodes[0]+") reported cs2") ||
+		!strings.Contains(v.Text, "(grant ops 0-1 via n1)") {
 		t.Errorf("violation %+v", v)
 	}
 

@@ -126,8 +126,13 @@
 // other server, so "largest of a server other than S" is O(1).
 //
 // LeaseResult carries per-chunk counts, every violation (kind, chunk,
-// servers, op indices, interval, text) and the holdings (with their
-// tokens). RouteLeasePair and CheckLeaseChunk are the same checker one
+// servers, op indices, the node that answered each op, interval, text)
+// and the holdings (with their tokens and the node that answered the
+// grant or renew). The node of an op is its completion's node field,
+// else its invoke's (the harness writes the node each worker talks to);
+// texts name each op as "grant ops 6-7 via n0", so a reader goes straight
+// to the history and to that node's log: "cs1 (grant ops 6-7 via n0) and
+// cs3 (renew ops 14-15 via n2) both held ch_1 for 120 ms". RouteLeasePair and CheckLeaseChunk are the same checker one
 // chunk at a time: the chunk an op belongs to (its ok value's, else its
 // invoke's; an op with none is a problem), and one chunk's ops judged
 // alone; the problems of all chunks, sorted back into op order, are
@@ -161,7 +166,10 @@
 // detail file's name): kilobytes whatever the run's length.
 // LeaseDetailsFile (lease-details.jsonl) has one line per chunk in
 // natural order, {"chunk", "counts", "holdings", "violations"},
-// CheckLease's, then one {"problem"} line per problem. Memory: one shard
+// CheckLease's (each holding with its "node", each violation with its
+// "nodes"), then one {"problem"} line per problem. The focus (the
+// earliest violation, for the message diagram) names each of its ops
+// with its indices, node and times (workloads.FocusOp). Memory: one shard
 // per goroutine and the timeline's few hundred chunks.
 //
 // Final phase: FinalOps checks once every chunk a grant or renew was

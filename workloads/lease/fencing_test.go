@@ -39,7 +39,7 @@ func TestCheckLeaseNegativeTokenMissing(t *testing.T) {
 		b.grantTok(0, 0, 10, "ch_1", "cs1", 500, token)
 		r := mustViolate(t, fmt.Sprintf("grant with token %v", token), b.history(), TokenMissing)
 		v := r.Violations[0]
-		if !slices.Equal(v.Servers, []string{"cs1"}) || !slices.Equal(v.Ops, []int{0, 1}) || !strings.Contains(v.Text, "cs1 grant (ops 0-1) of ch_1") {
+		if !slices.Equal(v.Servers, []string{"cs1"}) || !slices.Equal(v.Ops, []int{0, 1}) || !slices.Equal(v.Nodes, []string{"n1"}) || !strings.Contains(v.Text, "cs1 grant (ops 0-1 via n1) of ch_1") {
 			t.Errorf("violation %+v", v)
 		}
 		if token != nil && !strings.Contains(v.Text, fmt.Sprintf("token %d", *token)) {

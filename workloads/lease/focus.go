@@ -39,5 +39,13 @@ func FocusOf(ops []history.Op, checker any) *workloads.Focus {
 			f.FromNs, f.ToNs = min(f.FromNs, op.Time), max(f.ToNs, op.Time)
 		}
 	}
+	pairs, _ := history.PairOps(ops)
+	for i := 0; i+1 < len(v.Ops); i += 2 {
+		for _, p := range pairs {
+			if p.Invoke.Index == v.Ops[i] {
+				f.Ops = append(f.Ops, focusOp(p))
+			}
+		}
+	}
 	return f
 }

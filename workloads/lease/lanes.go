@@ -218,29 +218,44 @@ type earliestViolations struct {
 }
 
 // rankedViolation is a violation with what ranks it and, when the
-// chunk's ops were at hand, the time span of the ops it names.
+// chunk's ops were at hand, the time span of the ops it names and those
+// ops (for the message diagram's focus).
 type rankedViolation struct {
 	v            Violation
 	pos          int // its place among its chunk's violations
 	fromNs, toNs int64
+	ops          []workloads.FocusOp
 }
 
 func (r rankedViolation) compare(o rankedViolation) int {
 	return cmp.Or(cmp.Compare(r.v.StartNs, o.v.StartNs), workloads.CompareNatural(r.v.Chunk, o.v.Chunk), cmp.Compare(r.pos, o.pos))
 }
 
-// offer considers the violations of one chunk; opTimes, when not nil,
-// gives the time of each op of the chunk by index.
-func (e *earliestViolations) offer(r ChunkResult, opTimes map[int]int64) {
+// offer considers the violations of one chunk; byInvoke, when not nil,
+// gives the chunk's ops by invoke index.
+func (e *earliestViolations) offer(r ChunkResult, byInvoke map[int]history.Pair) {
 	for pos, v := range r.Violations {
 		rv := rankedViolation{v: v, pos: pos, fromNs: v.StartNs, toNs: v.EndNs}
-		for _, idx := range v.Ops {
-			if t, ok := opTimes[idx]; ok {
-				rv.fromNs, rv.toNs = min(rv.fromNs, t), max(rv.toNs, t)
+		for i := 0; i+1 < len(v.Ops); i += 2 {
+			if p, ok := byInvoke[v.Ops[i]]; ok {
+				op := focusOp(p)
+				rv.fromNs, rv.toNs = min(rv.fromNs, op.InvokeNs), max(rv.toNs, op.DoneNs)
+				rv.ops = append(rv.ops, op)
 			}
 		}
 		e.insert(rv)
 	}
+}
+
+// focusOp describes a violation's op for the message diagram; an op
+// never completed is done when invoked.
+func focusOp(p history.Pair) workloads.FocusOp {
+	op := workloads.FocusOp{Index: p.Invoke.Index, DoneIndex: -1, F: p.Invoke.F, Node: answeringNode(p),
+		InvokeNs: p.Invoke.Time, DoneNs: p.Invoke.Time}
+	if p.Completion != nil {
+		op.DoneIndex, op.DoneNs = p.Completion.Index, p.Completion.Time
+	}
+	return op
 }
 
 func (e *earliestViolations) insert(rv rankedViolation) {

@@ -8,7 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"time"
+	"strconv"
 
 	"chunklease/history"
 	"chunklease/workloads"
@@ -30,15 +30,30 @@ type MasterResult struct {
 	Beliefs      int `json:"beliefs"`
 	BeliefsEmpty int `json:"beliefs_empty"`
 	// Tenures are each node's merged belief intervals, by start.
-	Tenures    []MasterTenure    `json:"tenures"`
-	Violations []MasterViolation `json:"violations"`
+	Tenures []MasterTenure `json:"tenures"`
+	// ViolationCount is the number of violations and ViolationsByKind
+	// counts them by kind. Violations lists them in start order: every
+	// one in CheckMaster's result, the first SummaryViolations in the
+	// summary results.json holds (SummarizeMaster), whose Details file
+	// lists every one.
+	ViolationCount   int               `json:"violation_count"`
+	ViolationsByKind map[string]int    `json:"violations_by_kind"`
+	Violations       []MasterViolation `json:"violations"`
 	// Problems are structural defects that make the history unjudgeable
 	// (and the result invalid). Anomalies are answers that contradict
 	// the contract without endangering safety (is_master true naming
 	// another master, remaining_ms > 0 while not master); they are
-	// reported for a person to read and do not change the verdict.
-	Problems  []history.Problem `json:"problems"`
-	Anomalies []history.Problem `json:"anomalies"`
+	// reported for a person to read and do not change the verdict. The
+	// summary lists the first SummaryViolations of each; the counts are
+	// of all.
+	ProblemCount int               `json:"problem_count"`
+	Problems     []history.Problem `json:"problems"`
+	AnomalyCount int               `json:"anomaly_count"`
+	Anomalies    []history.Problem `json:"anomalies"`
+	// Details names the file that lists every violation, problem and
+	// anomaly (MasterDetailsFile); "" in CheckMaster's result, which
+	// holds them all.
+	Details string `json:"details"`
 }
 
 // MasterCounts counts one f's client ops.
@@ -153,6 +168,11 @@ func (c *masterChecker) result() MasterResult {
 	res.Problems = append(slices.Clone(c.problems), c.pairProblems...)
 	if res.Problems == nil {
 		res.Problems = []history.Problem{}
+	}
+	res.ViolationCount, res.ProblemCount, res.AnomalyCount = len(res.Violations), len(res.Problems), len(res.Anomalies)
+	res.ViolationsByKind = map[string]int{}
+	for _, v := range res.Violations {
+		res.ViolationsByKind[v.Kind]++
 	}
 	res.Valid = len(res.Violations) == 0 && len(res.Problems) == 0
 	return res
@@ -308,13 +328,21 @@ func twoMasters(a, b masterBelief) MasterViolation {
 	return MasterViolation{
 		Kind: TwoMasters, Nodes: []string{a.node, b.node},
 		Ops: []int{a.invoke, a.done, b.invoke, b.done}, StartNs: start, EndNs: end,
-		Text: fmt.Sprintf("%s (status ops %d-%d, master during [%v, %v)) and %s (status ops %d-%d, master during [%v, %v)) "+
-			"were both master for %v from %v",
-			a.node, a.invoke, a.done, time.Duration(a.startNs), time.Duration(a.endNs),
-			b.node, b.invoke, b.done, time.Duration(b.startNs), time.Duration(b.endNs),
-			time.Duration(end-start), time.Duration(start)),
+		Text: fmt.Sprintf("%s (status ops %d-%d via %s, master during [%s, %s)) and %s (status ops %d-%d via %s, master during [%s, %s)) "+
+			"were both master for %s from %s",
+			a.node, a.invoke, a.done, a.node, secondsText(a.startNs), secondsText(a.endNs),
+			b.node, b.invoke, b.done, b.node, secondsText(b.startNs), secondsText(b.endNs),
+			msText(end-start), secondsText(start)),
 	}
 }
+
+// secondsText writes a time since the test started in seconds, to the
+// millisecond ("1.053s").
+func secondsText(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) }
+
+// msText writes a span in milliseconds, exact down to the nanosecond, so
+// an overlap of 1 ns does not read as 0 ms.
+func msText(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', -1, 64) + " ms" }
 
 // mergeTenures unites each node's overlapping or touching beliefs and
 // returns the tenures of all nodes by start (then node).

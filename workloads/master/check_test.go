@@ -2,6 +2,7 @@ package master
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -76,7 +77,9 @@ func masterOverlap(t *testing.T, name string, h []history.Op, a, b string, start
 	}
 	v := r.Violations[0]
 	if v.Kind != TwoMasters || !slices.Equal(v.Nodes, []string{a, b}) || v.StartNs != startNs || v.EndNs != endNs ||
-		len(v.Ops) != 4 || !strings.Contains(v.Text, "were both master for "+time.Duration(endNs-startNs).String()) {
+		len(v.Ops) != 4 || !strings.Contains(v.Text, "were both master for "+msText(endNs-startNs)) ||
+		!strings.Contains(v.Text, fmt.Sprintf("%s (status ops %d-%d via %s", a, v.Ops[0], v.Ops[1], a)) ||
+		!strings.Contains(v.Text, fmt.Sprintf("%s (status ops %d-%d via %s", b, v.Ops[2], v.Ops[3], b)) {
 		t.Errorf("%s: violation %+v, want %s and %s over [%d, %d)", name, v, a, b, startNs, endNs)
 	}
 	return r

@@ -56,9 +56,25 @@
 //     remaining_ms > 0 (the contract says 0).
 //
 // MasterResult carries per-f counts, the is_master answers, the number
-// of beliefs (and empty ones), the violations and the tenures: each
+// of beliefs (and empty ones), the violations (with their count and
+// count by kind; each text names the status ops and the node that
+// answered them: "n2 (status ops 12-13 via n2, master during [0.135s,
+// 1.053s)) and n1 (...) were both master for 870.7 ms from 0.182s"), the
+// problems and anomalies (with their counts) and the tenures: each
 // node's beliefs that overlap or touch, merged, in start order, each
 // naming the first stop sent to its node while it ran, if one was.
+//
+// # What the analysis writes (analysis.go, timeline.go)
+//
+// results.json gets SummarizeMaster's summary: the result with at most
+// SummaryViolations (20) violations, problems and anomalies listed (as
+// the lease summary caps at 20), their counts whole, and "details", the
+// detail file MasterDetailsFile (master-details.jsonl): one JSON object
+// a line, every {"violation"}, then every {"problem"}, then every
+// {"anomaly"}. The master timeline (drawn by package report) gets a
+// TimelineInput: the node ids, the tenures, the faults, the first
+// ListedViolations violations, and each node's violation marks (the
+// union of the overlaps it took part in, with their count and the first).
 //
 // # Statistics (MasterStats)
 //
@@ -106,7 +122,10 @@
 //     two broken ones (a node saying is_master after it lost the lease, a
 //     node always claiming it: invalid); determinism.
 //   - analysis_test.go: the streamed analysis against CheckMaster and
-//     MasterStats.
+//     MasterStats, for an ideal service and one with a node always
+//     claiming mastership (the summary lists 20 violations and counts
+//     them all; the detail file has every one; the timeline's input), and
+//     the violation marks merged per node.
 //
 // Randomized tests print their seed and take it back with -seed.
 package master

@@ -16,10 +16,12 @@
 // over the old ones; the run's flags, seed and network figures come from
 // its results.json, messages.svg (from the live network's journal) is
 // kept, and the exit status is the one test gives, 254 when RUN_DIR is no
-// stored run. A bare maelstrom, or any other command
-// (including --help before a command), prints the command usage and exits
-// 254, as Jepsen's cli does; test --help (or -h) prints the help of test
-// once, on stdout, and exits 0. The exit status of test is real
+// stored run. A bare maelstrom prints the command usage on stderr and
+// exits 254 (bad arguments: everything a mistake prints goes to stderr);
+// any other command names itself as unknown, then the same; --help (or
+// -h) before a command prints the usage on stdout and exits 0, as test
+// --help (or -h) prints the help of test once, on stdout, and exits 0.
+// (Jepsen's cli prints its usage on stdout and exits 254 for --help too.) The exit status of test is real
 // Maelstrom's: 0 valid, 1 invalid, 2 validity unknown (the final phase
 // never saw an ok op), 254 bad arguments (unknown option, missing --bin,
 // a value Maelstrom refuses such as --node-count 0 or a fractional

@@ -45,7 +45,7 @@ func TestExitStatusesOfTheBuiltCLI(t *testing.T) {
 	}{
 		{"bare command", nil, 254, "Usage: maelstrom COMMAND"},
 		{"unknown command", []string{"serve"}, 254, `unknown command "serve"`},
-		{"top-level help is no command", []string{"--help"}, 254, "Commands: test"},
+		{"top-level help", []string{"--help"}, 0, "Commands: test"},
 		{"no --bin", []string{"test", "-w", "echo"}, 254, "Expected a --bin PATH_TO_BINARY to test"},
 		{"unknown flag", []string{"test", "--bin", fakeNode, "--bogus"}, 254, `Unknown option: "--bogus"`},
 		{"flag without its value", []string{"test", "--bin"}, 254, `Missing required argument for "--bin"`},
@@ -76,6 +76,36 @@ func TestExitStatusesOfTheBuiltCLI(t *testing.T) {
 					strings.Join(c.args, " "), code, c.exit, c.want, stdout, stderr)
 			}
 		})
+	}
+}
+
+// TestCommandUsageOfTheBuiltCLI: the usage goes where the exit status
+// says it belongs: a bare maelstrom or an unknown command is a mistake
+// (stderr, 254, nothing on stdout), --help or -h a request (stdout, 0,
+// nothing on stderr).
+func TestCommandUsageOfTheBuiltCLI(t *testing.T) {
+	cases := []struct {
+		args       []string
+		exit       int
+		onStdout   bool
+		alsoStderr string
+	}{
+		{nil, 254, false, ""},
+		{[]string{"serve"}, 254, false, `maelstrom: unknown command "serve"`},
+		{[]string{"--bogus"}, 254, false, `maelstrom: unknown command "--bogus"`},
+		{[]string{"--help"}, 0, true, ""},
+		{[]string{"-h"}, 0, true, ""},
+	}
+	for _, c := range cases {
+		code, stdout, stderr := runBuilt(t, c.args...)
+		usage, other := stderr, stdout
+		if c.onStdout {
+			usage, other = stdout, stderr
+		}
+		if code != c.exit || strings.Count(usage, "Usage: maelstrom COMMAND") != 1 || other != "" || !strings.Contains(stderr, c.alsoStderr) {
+			t.Errorf("maelstrom %v: exit %d, want %d and the usage once on %s only\nstdout:\n%s\nstderr:\n%s",
+				c.args, code, c.exit, map[bool]string{true: "stdout", false: "stderr"}[c.onStdout], stdout, stderr)
+		}
 	}
 }
 

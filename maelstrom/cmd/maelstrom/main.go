@@ -44,8 +44,8 @@ func startProfile() (stop func()) {
 	return stop
 }
 
-// commandUsage is what a bare or unknown command prints, as Jepsen's cli
-// does before exiting 254.
+// commandUsage is what a bare or unknown command prints on stderr before
+// exiting 254 (bad arguments), and --help on stdout before exiting 0.
 const commandUsage = `Usage: maelstrom COMMAND [OPTIONS ...]
 Commands: test, analyze
 
@@ -72,14 +72,18 @@ Options:
 // run is the whole command: parse, run, report. It returns the exit
 // status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "analyze" {
+	switch {
+	case len(args) == 0: // no command: bad arguments, and the usage says what to type
+		fmt.Fprint(stderr, commandUsage)
+		return harness.ExitBadArgs
+	case args[0] == "analyze":
 		return analyze(args[1:], stdout, stderr)
-	}
-	if len(args) == 0 || args[0] != "test" {
-		if len(args) > 0 {
-			fmt.Fprintf(stderr, "maelstrom: unknown command %q\n", args[0])
-		}
+	case args[0] == "--help" || args[0] == "-h": // asked for: the usage is the output
 		fmt.Fprint(stdout, commandUsage)
+		return harness.ExitValid
+	case args[0] != "test":
+		fmt.Fprintf(stderr, "maelstrom: unknown command %q\n", args[0])
+		fmt.Fprint(stderr, commandUsage)
 		return harness.ExitBadArgs
 	}
 	f, err := parseTest(args[1:])
