@@ -22,6 +22,12 @@ type delayQueue struct {
 type dqSource struct {
 	fault PacketFault
 	rng   *rand.Rand
+	// lastAtNs is the latest arrival admitted: a queue's packets arrive
+	// in order, but their stamps come from the kernel's microsecond wall
+	// clock moved onto ours at each read, and can step back by a few
+	// microseconds between reads; a stamp is never taken as earlier than
+	// the one before it, so that equal delays keep the order.
+	lastAtNs int64
 }
 
 // heldPacket is one packet the kernel holds until we give its verdict.
@@ -44,6 +50,8 @@ func (q *delayQueue) admit(nowNs int64, queue uint16, id uint32) (now bool) {
 	if src == nil {
 		return true
 	}
+	nowNs = max(nowNs, src.lastAtNs)
+	src.lastAtNs = nowNs
 	f := src.fault
 	if f.ReorderPct > 0 && src.rng.Float64()*100 < f.ReorderPct {
 		return true

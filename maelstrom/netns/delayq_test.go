@@ -157,3 +157,24 @@ func TestDelayQueueSeed(t *testing.T) {
 		t.Error("two runs with one seed differ")
 	}
 }
+
+// TestDelayQueueKeepsOrderWhenStampsStepBack: a later packet of the same
+// queue whose arrival stamp reads a little earlier (the kernel's wall-clock
+// stamps moved onto the monotonic clock at each read) still leaves after
+// the earlier one under a plain delay.
+func TestDelayQueueKeepsOrderWhenStampsStepBack(t *testing.T) {
+	q := newDelayQueue()
+	q.sources[1] = &dqSource{fault: PacketFault{DelayMs: 30}, rng: rand.New(rand.NewPCG(1, 2))}
+	stamps := []int64{1000, 998, 1003, 1001, 1001, 2000}
+	for i, at := range stamps {
+		if q.admit(at, 1, uint32(i+1)) {
+			t.Fatalf("packet %d went on at once under a plain delay", i+1)
+		}
+	}
+	out := q.popDue(1e9, nil)
+	for i, h := range out {
+		if h.id != uint32(i+1) {
+			t.Fatalf("released %v, want ids 1..%d in order", out, len(stamps))
+		}
+	}
+}
