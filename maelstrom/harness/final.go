@@ -41,7 +41,7 @@ func (r *runner) finalPhase(ctx context.Context) error {
 	fmt.Fprintf(r.o.Stdout, "maelstrom: healing every fault, then waiting %v for recovery before %d final ops\n", wait, len(ops))
 	for _, op := range nemesis.FinalOps(r.o.Faults) {
 		r.perform(op)
-		if err := r.awaitRestart(ctx); err != nil {
+		if err := r.awaitNemesis(ctx); err != nil {
 			return err
 		}
 	}
