@@ -80,8 +80,9 @@ func TokenClockBoundMs(maxLeaseMs int64) int64 {
 // drifts from true time by rho per unit of time it runs; two nodes drift
 // apart by at most 2 * rho * horizon over a horizon (the whole run, final
 // phase included). Offsets are shrunk so that 2 * offset + 2 * rho *
-// horizon stays below the bound: at 1000 ppm and 1 s leases, M/4 holds for
-// runs up to about 4 minutes. Zero when nothing is left.
+// horizon stays below the bound: M/4 holds for horizons up to M/(8 rho),
+// 125 s at 1000 ppm with 1 s leases (a time limit of about 90 s in the
+// harness), two hours with 60 s leases. Zero when nothing is left.
 func ClockOffsetBoundMs(maxLeaseMs, driftPPM int64, horizon time.Duration) int64 {
 	const ppmMs = 1_000_000 * int64(time.Millisecond)          // a ppm of this many ns is a ms
 	driftMs := (2*driftPPM*int64(horizon) + ppmMs - 1) / ppmMs // rounded up
