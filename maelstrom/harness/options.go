@@ -21,7 +21,7 @@ type Options struct {
 
 	TimeLimit       time.Duration  // no op is invoked after first op + TimeLimit
 	Concurrency     int            // client workers; worker i talks to Nodes[i % n]
-	Faults          nemesis.Faults // --nemesis partition,kill,pause
+	Faults          nemesis.Faults // --nemesis partition,kill,pause,clock
 	NemesisInterval time.Duration  // mean gap between nemesis ops of each package
 	// RecoveryTime is how long the final phase waits after healing every
 	// fault before the workload's final ops; zero means DefaultRecoveryTime
