@@ -180,6 +180,19 @@ type NemesisResult struct {
 	NodesPaused        int            `json:"nodes_paused"`
 	NodesResumed       int            `json:"nodes_resumed"`
 	LateRepliesDropped int64          `json:"late_replies_dropped"`
+	// Clock is the clock nemesis's bounds; omitted without it.
+	Clock *ClockBounds `json:"clock,omitempty"`
+}
+
+// ClockBounds are what the clock nemesis drew within and the nodes'
+// bounds: a run within them must be valid; a run beyond them is the
+// clock nemesis's negative control.
+type ClockBounds struct {
+	DriftPPM        int64 `json:"drift_ppm"`          // rates drawn within 1 +- this, in ppm
+	MaxOffsetMs     int64 `json:"max_offset_ms"`      // offsets drawn within +- this
+	NodeDriftPPM    int64 `json:"node_drift_ppm"`     // the nodes' LEASE_DRIFT_PPM
+	NodeMaxOffsetMs int64 `json:"node_max_offset_ms"` // the offset bound for the run's leases
+	WithinBound     bool  `json:"within_bound"`
 }
 
 // NetResult is Maelstrom's net checker: message counts over the whole run

@@ -5,10 +5,13 @@
 #   - the echo workload, plain and with a fault list naming partition twice;
 #   - the lease workload without faults, and under partitions (valid, with
 #     leases granted during partitions);
-#   - the acceptance run of the kill and pause nemeses: 5 nodes, 30 s, 1 s
-#     leases, --nemesis partition,kill,pause --nemesis-interval 2: valid,
-#     kills and pauses in the history, grants that succeed inside faults,
-#     every chunk read back after the final heal;
+#   - the acceptance run of the kill, pause and clock nemeses: 5 nodes,
+#     30 s, 1 s leases, --nemesis partition,kill,pause,clock
+#     --nemesis-interval 2, on a node built with -tags clockfault: valid,
+#     kills, pauses and clock skews in the history (each within the nodes'
+#     bounds: rates within 1000 ppm, offsets within 250 ms), grants that
+#     succeed inside faults, every clock reset and every chunk read back
+#     after the final heal;
 #   - two negative controls the lease checker must reject (exit 1 with
 #     violations): LEASE_ACCEPTORS=self (each node its own acceptor), and
 #     --kill-without-boot-wait (restarted nodes forget accepted leases at
@@ -16,18 +19,24 @@
 #   - the master workload: 5 nodes under partitions, valid, a master most
 #     of the time outside partitions and changes of master; and its
 #     negative control LEASE_ACCEPTORS=self (exit 1);
-#   - the master workload under partitions and kills: valid, every
-#     restarted node booted with LEASE_BOOT_WAIT_MS = --lease-ms; and its
-#     negative control --kill-without-boot-wait (exit 1, two masters), on
-#     a fixed seed with 8 s leases;
+#   - the master workload under partitions, kills and clock skews: valid,
+#     every restarted node booted with LEASE_BOOT_WAIT_MS = --lease-ms; and
+#     the kill nemesis's negative control --kill-without-boot-wait (exit 1,
+#     two masters), on a fixed seed with 8 s leases;
+#   - the clock nemesis's negative control: rates within 1 +- 50%
+#     (--clock-drift-ppm 500000, where the nodes assume 1000 ppm), on a
+#     fixed seed: the lease checker must find violations (exit 1); and a
+#     normal build under --nemesis clock, which must fail the run (255);
 #   - bad arguments (254) and a node that is not a lease node (255).
-# About 3.5 minutes on 2 cores.
+# About 4 minutes on 2 cores (the clock nemesis adds about 25 s: its
+# negative control, the 255 check and the clockfault build).
 #
 # HARNESS_SEED=S gives every run --seed S (a run that names its own seed
 # keeps it), so that two trees can be compared on the same schedules
 # (scripts/compare_stores.sh); MAELSTROM and LEASE_NODE use prebuilt
-# binaries instead of building these from the tree; HARNESS_STORE puts
-# the runs elsewhere than store/checks.
+# binaries instead of building these from the tree, and
+# LEASE_NODE_CLOCKFAULT a prebuilt `go build -tags clockfault` node;
+# HARNESS_STORE puts the runs elsewhere than store/checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,6 +48,10 @@ store=${HARNESS_STORE:-store/checks}
 rm -rf "$store" && mkdir -p "$store"
 if [ -n "${MAELSTROM:-}" ]; then cp "$MAELSTROM" "$bin/maelstrom"; else go build -o "$bin/maelstrom" ./maelstrom/cmd/maelstrom; fi
 if [ -n "${LEASE_NODE:-}" ]; then cp "$LEASE_NODE" "$bin/lease-node"; else go build -o "$bin/lease-node" .; fi
+# The clock nemesis needs a node that follows its clock file.
+if [ -n "${LEASE_NODE_CLOCKFAULT:-}" ]; then cp "$LEASE_NODE_CLOCKFAULT" "$bin/lease-node-clockfault"
+else go build -tags clockfault -o "$bin/lease-node-clockfault" .; fi
+clockfault="$bin/lease-node-clockfault"
 seed_args=()
 [ -z "${HARNESS_SEED:-}" ] || seed_args=(--seed "$HARNESS_SEED")
 
@@ -65,11 +78,12 @@ console_names_first_violation() {
 }
 
 # expect STATUS NAME ARGS...: run the harness and require exit STATUS.
+# NODE=PATH runs that node program instead of the normal build.
 expect() {
   local want=$1 name=$2; shift 2
   printf -- '--- %s\n' "$name"
   set +e
-  "$bin/maelstrom" test --bin "$bin/lease-node" --store "$store/$name" "${seed_args[@]}" "$@" > "$store/$name.log" 2>&1
+  "$bin/maelstrom" test --bin "${NODE:-$bin/lease-node}" --store "$store/$name" "${seed_args[@]}" "$@" > "$store/$name.log" 2>&1
   local got=$?
   set -e
   verdict "$store/$name.log"
@@ -94,6 +108,17 @@ print(eval(expr))
 EOF
 }
 
+# require_clock NAME: the clock nemesis ran within the nodes' bounds (1 s
+# leases: offsets within 250 ms, rates within 1000 ppm, every value a
+# node's offset and rate) and every node followed its clock file.
+require_clock() {
+  require "$1" "clock ops within 1000 ppm and 250 ms, the run within the nodes' bounds" \
+    "r['nemesis']['clock'] == {'drift_ppm': 1000, 'max_offset_ms': 250, 'node_drift_ppm': 1000, 'node_max_offset_ms': 250, 'within_bound': True} and all(abs(c['offset_ms']) <= 250 and abs(c['rate'] - 1) <= 0.001 + 1e-9 and abs(c.get('strobe', {'rate': 1})['rate'] - 1) <= 0.001 + 1e-9 for op in nem if op['f'].startswith('clock-') for c in op['value'].values())"
+  require "$1" "every node followed its clock file" \
+    "all('clockfault build: following ' in open(f).read() for f in __import__('glob').glob(d + '/node-logs/*.log')) and len(__import__('glob').glob(d + '/clock/*.json')) == len(r['config']['nodes'])"
+  results "$1" "'clock: %d skews (%d strobes), %d resets; largest offset %d ms, largest rate error %d ppm' % (r['nemesis']['ops'].get('clock-skew', 0), sum(1 for op in nem[0::2] if op['f'] == 'clock-skew' and any('strobe' in c for c in op['value'].values())), r['nemesis']['ops'].get('clock-reset', 0), max([abs(c['offset_ms']) for op in nem if op['f'] == 'clock-skew' for c in op['value'].values()] or [0]), round(max([abs(c['rate'] - 1) for op in nem if op['f'] == 'clock-skew' for c in op['value'].values()] or [0]) * 1e6))"
+}
+
 # require NAME DESCRIPTION EXPR: fail unless EXPR is True.
 require() {
   local got
@@ -111,12 +136,15 @@ expect 0 lease-5-nodes-partitions -w lease --node-count 5 --time-limit 30 --rate
 require lease-5-nodes-partitions "leases granted inside partitions" \
   "r['workload_stats']['holdings_in_partitions'] > 0"
 
-# The acceptance run of the kill and pause nemeses.
-expect 0 acceptance-partition-kill-pause -w lease --node-count 5 --time-limit 30 --rate 50 \
-  --latency 10 --nemesis partition,kill,pause --nemesis-interval 2 --lease-ms 1000
-run=acceptance-partition-kill-pause
-require $run "kills, starts, pauses and resumes in the history" \
-  "all(any(op['f'] == f for op in nem) for f in ('kill', 'start', 'pause', 'resume', 'start-partition'))"
+# The acceptance run of the kill, pause and clock nemeses.
+NODE=$clockfault expect 0 acceptance-partition-kill-pause-clock -w lease --node-count 5 --time-limit 30 \
+  --rate 50 --latency 10 --nemesis partition,kill,pause,clock --nemesis-interval 2 --lease-ms 1000
+run=acceptance-partition-kill-pause-clock
+require $run "kills, starts, pauses, resumes and clock skews in the history" \
+  "all(any(op['f'] == f for op in nem) for f in ('kill', 'start', 'pause', 'resume', 'start-partition', 'clock-skew', 'clock-reset'))"
+require_clock $run
+require $run "the final phase reset every clock, then resumed and started the nodes" \
+  "(lambda i: nem[-1]['f'] == 'start' and all(op['f'] in ('clock-reset', 'resume', 'start') for op in nem[i - 1:]) and len(nem[i]['value']) == 5 and all(c == {'offset_ms': 0, 'rate': 1} for c in nem[i]['value'].values()))(max(k for k, op in enumerate(nem) if op['f'] == 'clock-reset'))"
 require $run "nodes killed and paused" "r['nemesis']['nodes_killed'] > 0 and r['nemesis']['nodes_paused'] > 0"
 require $run "grants that succeeded inside faults" "r['workload_stats']['grants_in_faults'] > 0"
 require $run "the final phase read every chunk back" "r['final']['ok'] == r['final']['invoked'] == 3"
@@ -136,14 +164,16 @@ console_names_first_violation negative-control-master-acceptors-self
 require negative-control-master-acceptors-self "results.json lists the first 20 violations and counts them all (the rest in master-details.jsonl)" \
   "r['master']['violation_count'] > 20 and len(r['master']['violations']) == 20 and r['master']['details'] == 'master-details.jsonl' and sum(1 for l in open(d + '/master-details.jsonl') if l.startswith('{\"violation\"')) == r['master']['violation_count']"
 
-# The master lease under kills: the harness gives every node --lease-ms
-# (default 1000) as LEASE_MS and LEASE_MAX_MS, and every restarted node
-# LEASE_BOOT_WAIT_MS the same, so no restarted acceptor forgets a
-# mastership that still runs.
-expect 0 master-5-nodes-partition-kill -w master --node-count 5 --time-limit 20 --rate 50 \
-  --concurrency 10 --latency 5 --nemesis partition,kill --nemesis-interval 2
-run=master-5-nodes-partition-kill
+# The master lease under kills and clock skews: the harness gives every
+# node --lease-ms (default 1000) as LEASE_MS and LEASE_MAX_MS, and every
+# restarted node LEASE_BOOT_WAIT_MS the same, so no restarted acceptor
+# forgets a mastership that still runs, whatever its clock within the
+# bounds.
+NODE=$clockfault expect 0 master-5-nodes-partition-kill-clock -w master --node-count 5 --time-limit 20 \
+  --rate 50 --concurrency 10 --latency 5 --nemesis partition,kill,clock --nemesis-interval 2
+run=master-5-nodes-partition-kill-clock
 require $run "nodes killed and restarted" "r['nemesis']['nodes_killed'] > 0 and r['nemesis']['nodes_restarted'] > 0"
+require_clock $run
 require $run "every start with 1 s leases, every restart with a 1 s boot wait" \
   "(lambda logs: sum(l.count('lease 1000 ms (max 1000), boot wait 0 ms') for l in logs) == 5 and sum(l.count('lease 1000 ms (max 1000), boot wait 1000 ms') for l in logs) == r['nemesis']['nodes_restarted'])([open(f).read() for f in __import__('glob').glob(d + '/node-logs/*.log')])"
 # Its negative control: restarts without the boot wait. With 1 s leases
@@ -176,6 +206,26 @@ expect 1 negative-control-kill-without-boot-wait -w lease --node-count 3 --concu
   --recovery-time 1 --seed 3 --kill-without-boot-wait
 require negative-control-kill-without-boot-wait "the lease checker found violations" \
   "r['checks']['workload'] is False and len(r['lease']['violations']) > 0"
+
+# The clock nemesis's negative control: rates drawn within 1 +- 50% while
+# the nodes assume 1000 ppm. A majority of acceptors running fast ends
+# their protection early while a holder, told in its proposer's time,
+# still believes; a slow proposer believes too long. Seed 3 was caught in
+# each of 14 trials (two primaries and reads of the wrong holder or of no
+# holder, the first 2.4 to 5.9 s into the run); seeds 1 to 10 were
+# caught 6 to 8 times in 10 within these 10 s. Within the bound the same
+# nemesis is valid (the acceptance run above).
+NODE=$clockfault expect 1 negative-control-clock-beyond-drift -w lease --node-count 5 --time-limit 10 \
+  --rate 50 --latency 5 --nemesis clock --nemesis-interval 1 --clock-drift-ppm 500000 --seed 3
+run=negative-control-clock-beyond-drift
+require $run "the run was beyond the bound, and the lease checker found violations" \
+  "r['nemesis']['clock']['within_bound'] is False and r['checks']['workload'] is False and len(r['lease']['violations']) > 0"
+results $run "'violations by kind: %s' % dict(__import__('collections').Counter(v['kind'] for v in r['lease']['violations']))"
+# A normal build ignores its clock file: the clock nemesis would do
+# nothing, so the run fails and says how to build the right node.
+expect 255 clock-needs-clockfault-build -w lease --node-count 3 --time-limit 5 --rate 50 --nemesis clock
+grep -q -- "go build -tags clockfault -o bin/lease-node-clockfault ." "$store/clock-needs-clockfault-build.log" ||
+  { echo "the clock nemesis on a normal build did not say how to build a clockfault node" >&2; exit 1; }
 
 # Bad arguments exit 254 and a node that dies outside the kill nemesis 255.
 expect 254 bad-argument-node-count -w lease --node-count 0

@@ -105,7 +105,7 @@ echo "browser: $("${CHROMIUM:-chromium}" --version 2>/dev/null)"
 
 step "report pages in a browser"
 scripts/check_report.sh store/checks/lease-5-nodes-partitions/latest \
-  store/checks/acceptance-partition-kill-pause/latest \
+  store/checks/acceptance-partition-kill-pause-clock/latest \
   store/checks/negative-control-acceptors-self/latest \
   store/checks/master-5-nodes-partitions/latest \
   store/checks/negative-control-master-acceptors-self/latest

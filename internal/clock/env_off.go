@@ -11,7 +11,7 @@ const FaultsBuiltIn = false
 func FromEnv(getenv func(string) string) (c *Clock, notes []string, err error) {
 	for _, v := range Variables {
 		if getenv(v) != "" {
-			notes = append(notes, v+" is set but ignored: this binary was built without -tags clockfault")
+			notes = append(notes, IgnoredNote(v))
 		}
 	}
 	return Real(), notes, nil

@@ -49,7 +49,7 @@ func FromEnv(getenv func(string) string) (c *Clock, notes []string, err error) {
 		c.stop = make(chan struct{})
 		c.done = make(chan struct{})
 		go c.follow(path, first)
-		notes = append(notes, "clockfault build: following "+path)
+		notes = append(notes, FollowingNote(path))
 	}
 	return c, notes, nil
 }

@@ -21,3 +21,14 @@ type Setting struct {
 	OffsetMs int64   `json:"offset_ms"`
 	Rate     float64 `json:"rate"`
 }
+
+// FollowingNote is the note a clockfault build logs when it follows the
+// control file at path: a harness that writes the file looks for it, so
+// that clock faults cannot silently do nothing.
+func FollowingNote(path string) string { return "clockfault build: following " + path }
+
+// IgnoredNote is the note a normal build logs for a clock-fault variable
+// that is set.
+func IgnoredNote(name string) string {
+	return name + " is set but ignored: this binary was built without -tags clockfault"
+}

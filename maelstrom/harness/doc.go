@@ -1,7 +1,7 @@
 // Package harness is the project's Maelstrom-compatible test runner: it
 // drives a workload (package workloads and its sub-packages) against the
 // nodes of a Network with Jepsen's combined nemesis (package nemesis:
-// partitions, kills, pauses), records the history (package history),
+// partitions, kills, pauses, clocks), records the history (package history),
 // has the workload judge it and package report draw it. It neither
 // starts processes nor carries messages itself: a Network does (the
 // seam, network.go), and package simnet is the one the CLI uses today
@@ -18,8 +18,9 @@
 // owns the nodes and how clients and faults reach them:
 //
 //   - Start(ctx, Host) brings the nodes up and ready (Host: the run
-//     directory for node logs, node ids, environment, the network's seed,
-//     Fail to fail the run, Log for console lines);
+//     directory for node logs, node ids, environment, per-node
+//     environment at every start and restart (NodeEnv), the network's
+//     seed, Fail to fail the run, Log for console lines);
 //   - OpenClient gives a Client (Call(ctx, node, request, timeout): the
 //     reply body, or ErrTimeout when none came; Close retires it after an
 //     indefinite outcome, as Maelstrom's process model does);
@@ -41,16 +42,16 @@
 // minus type and msg_id, 200 the _ok body, 4xx/5xx an error body, 504 or
 // a broken connection ErrTimeout; partitions as packet filter drops
 // computed from the same grudges; kill and pause by signals) implements
-// the same interface; nothing on the runner's side changes. The faults
-// such a network adds (packet: delay, jitter, loss, duplication,
-// reordering on links; clock: each node's wall-clock offset and rate)
-// have their history names and settings in package nemesis
-// (StartPacket/StopPacket with PacketSettings, ClockSkew/ClockReset with
-// ClockSettings): once the schedule draws them (nemesis.Op.Settings) and
-// FinalOps heals them, the runner applies and records them like any
-// other fault (TestFaultSettingsReachTheNetwork). TestAnotherNetworkPlugsIn
-// runs the unchanged runner on an in-memory network that counts no
-// messages.
+// the same interface; nothing on the runner's side changes. The clock
+// fault is the runner's own, for every network that passes Host.NodeEnv
+// on (and says so in Supports): see Clock below. The packet fault a real
+// network adds (delay, jitter, loss, duplication, reordering on links)
+// has its history names and settings in package nemesis
+// (StartPacket/StopPacket with PacketSettings): once the schedule draws
+// them (nemesis.Op.Settings) and FinalOps heals them, the runner applies
+// and records them like any other fault
+// (TestFaultSettingsReachTheNetwork). TestAnotherNetworkPlugsIn runs the
+// unchanged runner on an in-memory network that counts no messages.
 //
 // # A run
 //
@@ -73,8 +74,9 @@
 //  4. Final phase (final.go), only for workloads with final ops
 //     (workloads.Finisher), as Maelstrom's final generator: the nemesis
 //     heals every fault it can cause, in Jepsen's order, each recorded
-//     whether or not the fault is in force: stop-partition, resume (every
-//     paused node), start (every killed node). Then the harness waits the
+//     whether or not the fault is in force: stop-partition, clock-reset
+//     (every node's clock), resume (every paused node), start (every
+//     killed node). Then the harness waits the
 //     recovery time (--recovery-time; by default twice the workload's
 //     longest lease, at least 1 s, where Maelstrom waits a fixed 10 s)
 //     and invokes each final op once, op i on worker i mod concurrency. A
@@ -110,12 +112,12 @@
 //
 // # Nemesis (nemesis.go)
 //
-// --nemesis is a set of faults: partition, kill, pause. The schedule is
-// Jepsen's combined nemesis (package nemesis): the partition package and
-// the process package (kill and pause mixed) each stagger their ops with
-// --nemesis-interval, the first at t=0. Like Jepsen's nemesis, it
-// performs one op at a time, each written as an invoke and a completion
-// of type info with process "nemesis":
+// --nemesis is a set of faults: partition, kill, pause, clock. The
+// schedule is Jepsen's combined nemesis (package nemesis): the partition
+// package, the process package (kill and pause mixed) and the clock
+// package each stagger their ops with --nemesis-interval, the first at
+// t=0. Like Jepsen's nemesis, it performs one op at a time, each written
+// as an invoke and a completion of type info with process "nemesis":
 //
 //	f                invoke value                     completion value
 //	start-partition  the shape ("majority", ...)      ["isolated", grudge]
@@ -124,6 +126,8 @@
 //	start            "all"                            the nodes started again
 //	pause            the node spec, null for random   the nodes paused
 //	resume           "all"                            the nodes resumed
+//	clock-skew       each affected node's clock       each affected node's clock once in force
+//	clock-reset      every node at offset 0, rate 1   the same
 //
 // Node specs are Jepsen's: a random non-empty subset (null), one,
 // minority-third, minority, majority, all. The runner picks the nodes;
@@ -132,6 +136,52 @@
 // or starts every killed one: a start's completion is recorded once every
 // node is back and ready, and no other nemesis op begins before. A node
 // that does not come back fails the run, as a failed start does.
+//
+// # Clock (clock.go)
+//
+// The clock fault is Jepsen's clock nemesis (nemesis/time.clj) for nodes
+// built with -tags clockfault (package internal/clock), and the runner
+// applies it itself, the same on every network: each node's clock is a
+// control file, <run>/clock/<node>.json ({"offset_ms": N, "rate": R},
+// rewritten whole by a rename), named to the node by LEASE_CLOCK_FILE
+// through Host.NodeEnv at every start and restart; the node reads it at
+// start and every 10 ms. A clock value maps each affected node to
+// {"offset_ms", "rate"}: the offset is added to the node's wall clock,
+// which it reads only at start (incarnation, ballot floor), so an offset
+// counts from the node's next restart (the kill nemesis); the rate scales
+// its elapsed time and timers from the moment it is read. The clock
+// package's ops, drawn with nemesis.DrawClock from their own random
+// streams (7 and 8):
+//
+//   - bump (clock-skew): each chosen node gets an offset and a rate,
+//     absolute, half of them at the bound itself;
+//   - strobe (clock-skew with "strobe": {"rate", "period_ms",
+//     "duration_ms"}): each chosen node's rate flips between two rates
+//     mirrored around 1 every 20-200 ms for four periods plus up to
+//     min(interval, 5 s); it completes when the strobe ends (no other
+//     nemesis op runs meanwhile), at its settled rate;
+//   - reset (clock-reset): every node back to a true clock; also the
+//     final phase's second heal, so killed nodes start again true.
+//
+// Bounds. Within the nodes' bounds a run must be valid: every rate within
+// 1 +- rho, where rho is the nodes' LEASE_DRIFT_PPM (from the environment
+// they inherit, 1000 ppm by default), and every offset within
+// +-nemesis.ClockOffsetBoundMs: M/4 for M the workload's longest lease
+// (lease-node's 60 s without one), 250 ms with 1 s leases, so two clocks
+// differ by at most M/2 plus what the rates add over the run, under the
+// lease core's 3M/4 for token order across restarts (B - M/4 with the
+// boot wait B = M the harness gives; lease/doc.go, "Fencing tokens").
+// --clock-drift-ppm and --clock-max-offset-ms (Options.ClockDriftPPM,
+// ClockMaxOffsetMs) replace the bounds; beyond the nodes' bounds a run is
+// the clock nemesis's negative control, and the banner and results.json
+// (nemesis.clock, within_bound false) say so.
+//
+// A node that does not follow its file would make every clock fault a
+// silent no-op and a valid verdict meaningless, so after Start the runner
+// reads every node's log (node-logs/<id>.log) for internal/clock's note
+// "clockfault build: following <file>"; a node whose log says the file is
+// ignored (a normal build), or says neither within 5 s, fails the run
+// (255) with the command that builds the right node (BuildClockfault).
 //
 // # Environment
 //
@@ -147,7 +197,8 @@
 // may have accepted and forgotten has ended (the node stretches the wait
 // by its own drift bound). --kill-without-boot-wait restarts with
 // LEASE_BOOT_WAIT_MS=0 instead: the negative control, which the lease
-// and master checkers must catch.
+// and master checkers must catch. With the clock nemesis every program
+// also gets LEASE_CLOCK_FILE=<run>/clock/<node>.json, last (Host.NodeEnv).
 //
 // # Guarantees
 //
@@ -161,8 +212,8 @@
 //     journal of its first and latest messages) and the ops in flight,
 //     not by the run's length;
 //   - a seed fixes the latency draws, the nemesis schedule, shapes, node
-//     specs, grudges and chosen nodes, and the workload's choices
-//     (WorkloadSeed);
+//     specs, grudges, chosen nodes and clock settings, and the workload's
+//     choices (WorkloadSeed);
 //   - Run returns only after the network stopped: every program it
 //     started, restarted ones included, killed and reaped.
 //
@@ -179,7 +230,11 @@
 // Tests: network_test.go (the runner on an in-memory network: the
 // actions it gets and the history it writes, an unsupported fault, a
 // fault's settings carried to the network and into the history),
-// console_test.go (the progress line). The whole runs over the simulated
+// clock_test.go (the clock nemesis on that network: the node environment,
+// the history's settings within the bounds, the files, a node that does
+// not follow its file failing the run, the negative control's bounds,
+// bad options, a strobe's flips in virtual time), console_test.go (the
+// progress line). The whole runs over the simulated
 // network, with in-process fake nodes and real processes, are package
 // simnet's tests.
 package harness

@@ -45,7 +45,7 @@ func (r *runner) finalPhase(ctx context.Context) error {
 	}
 	for _, op := range nemesis.FinalOps(r.o.Faults) {
 		r.perform(op)
-		if err := r.awaitRestart(ctx); err != nil {
+		if err := r.awaitNemesis(ctx); err != nil {
 			return err
 		}
 	}

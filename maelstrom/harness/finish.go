@@ -138,6 +138,14 @@ func (r *runner) nemesisResult(facts history.Facts) report.NemesisResult {
 		res.IntervalS = r.o.NemesisInterval.Seconds()
 	}
 	res.LateRepliesDropped = r.observedRun().LateRepliesDropped
+	switch {
+	case r.stored != nil:
+		res.Clock = r.stored.Nemesis.Clock
+	case r.clock != nil:
+		c := r.clock
+		res.Clock = &report.ClockBounds{DriftPPM: c.draw.DriftPPM, MaxOffsetMs: c.draw.MaxOffsetMs,
+			NodeDriftPPM: c.nodes.DriftPPM, NodeMaxOffsetMs: c.nodes.MaxOffsetMs, WithinBound: c.withinBound()}
+	}
 	return res
 }
 
@@ -170,6 +178,14 @@ func (r *runner) printSummary(res *report.Results, runErr error, invoked int) {
 	}
 	if n := res.Nemesis; n.Faults != "" {
 		fmt.Fprintf(w, "  nemesis %s: %s\n", n.Faults, nemesisLine(n))
+	}
+	if c := res.Nemesis.Clock; c != nil {
+		within := "within the nodes' bounds"
+		if !c.WithinBound {
+			within = fmt.Sprintf("beyond the nodes' bounds (%d ppm, %d ms): a negative control", c.NodeDriftPPM, c.NodeMaxOffsetMs)
+		}
+		fmt.Fprintf(w, "  clock: %d skews, %d resets; rates within 1 +- %d ppm, offsets within +-%d ms, %s\n",
+			res.Nemesis.Ops["clock-skew"], res.Nemesis.Ops["clock-reset"], c.DriftPPM, c.MaxOffsetMs, within)
 	}
 	if f := res.Final; f.Ran {
 		fmt.Fprintf(w, "  final phase: %d of %d final ops ok after healing and %.1f s of recovery\n", f.OK, f.Invoked, f.RecoveryWaitS)

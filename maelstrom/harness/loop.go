@@ -69,7 +69,8 @@ func (r *runner) mainPhase(ctx context.Context) error {
 }
 
 // await waits until wake (time since relative time 0) or the next event,
-// and handles it: a completion, the end of a restart, a progress tick.
+// and handles it: a completion, the end of a nemesis op in flight (a
+// start, a strobe), a progress tick.
 // It returns the run's failure, or ErrInterrupted.
 func (r *runner) await(ctx context.Context, wake time.Duration) error {
 	timer := time.NewTimer(max(wake-r.now(), 0))
@@ -81,7 +82,7 @@ func (r *runner) await(ctx context.Context, wake time.Duration) error {
 			r.complete(res)
 			return nil
 		case err := <-r.nemesis.done:
-			r.finishRestart(err)
+			r.finishPending(err)
 			return nil
 		case <-timer.C:
 			return nil

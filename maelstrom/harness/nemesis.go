@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"chunklease/history"
@@ -13,15 +14,23 @@ import (
 )
 
 // nemesisWork is the nemesis's state. Like Jepsen's nemesis it performs
-// one op at a time: partitions, kills, pauses and resumes complete at
-// once; a start (killed nodes launched again and made ready) may take
-// time, and no other nemesis op starts until it is done.
+// one op at a time: partitions, kills, pauses, resumes, clock bumps and
+// resets complete at once; a start (killed nodes launched again and made
+// ready) and a clock strobe take time, and no other nemesis op starts
+// until the one in flight is done.
 type nemesisWork struct {
-	busy    bool            // a start is in flight
-	done    <-chan error    // its outcome (Applied.Done)
-	started []string        // the nodes it is bringing back
-	ctx     context.Context // cancelled at teardown: an action in flight gives up
-	cancel  context.CancelFunc
+	busy   bool            // an op is in flight
+	done   <-chan error    // its outcome (Applied.Done, a strobe's end)
+	record func()          // records its completion once done says nil
+	ctx    context.Context // cancelled at teardown: an action in flight gives up
+	cancel context.CancelFunc
+	bg     sync.WaitGroup // the runner's own fault goroutines (strobes); waited for at teardown
+}
+
+// pending marks an op in flight until done delivers; record then writes
+// its completion.
+func (w *nemesisWork) pending(done <-chan error, record func()) {
+	w.busy, w.done, w.record = true, done, record
 }
 
 // faultState is what the nemesis has in force, as the runner saw it
@@ -49,23 +58,30 @@ func (r *runner) fireNemesis(now, cutoff time.Duration) bool {
 }
 
 // perform carries out one nemesis op: the runner makes the op's random
-// choices (a partition's grudge, the nodes a kill or pause hits) and
-// records it, the network applies it. The invoke's value is the op's
-// shape, node specification or settings; the completion's the grudge,
-// the nodes hit or what the network applied.
+// choices (a partition's grudge, the nodes a kill or pause hits, a clock
+// op's settings) and records it, the network applies it (the runner
+// itself, for a clock op). The invoke's value is the op's shape, node
+// specification or settings; the completion's the grudge, the nodes hit
+// or the settings applied.
 func (r *runner) perform(op nemesis.Op) {
-	r.recordNemesis(op.F, invokeValue(op))
 	f, err := r.choose(op)
+	r.recordNemesis(op.F, invokeValue(op, f))
 	if err != nil {
 		r.failure.set(err)
+		return
+	}
+	if op.F == nemesis.ClockSkew || op.F == nemesis.ClockReset {
+		r.applyClock(f)
 		return
 	}
 	r.apply(op, f)
 }
 
 // invokeValue is what a nemesis op's invoke records.
-func invokeValue(op nemesis.Op) any {
+func invokeValue(op nemesis.Op, f Fault) any {
 	switch op.F {
+	case nemesis.ClockSkew, nemesis.ClockReset:
+		return f.Settings
 	case nemesis.StartPartition:
 		return string(op.Target)
 	case nemesis.StopPartition:
@@ -89,6 +105,11 @@ func (r *runner) choose(op nemesis.Op) (Fault, error) {
 		f.Nodes, err = nemesis.PickNodes(op.Nodes, r.o.Nodes, r.procRNG)
 	case nemesis.StartOp:
 		f.Env = r.nodeEnv(true)
+	case nemesis.ClockSkew, nemesis.ClockReset:
+		if r.clock == nil {
+			return f, fmt.Errorf("a %s op in a run without the clock fault", op.F)
+		}
+		f.Settings, err = nemesis.DrawClock(op, r.o.Nodes, r.clock.now, r.clock.draw, r.o.NemesisInterval, r.clock.rng)
 	}
 	return f, err
 }
@@ -111,7 +132,11 @@ func (r *runner) apply(op nemesis.Op, f Fault) {
 		return
 	}
 	if applied.Done != nil {
-		r.nemesis.busy, r.nemesis.done, r.nemesis.started = true, applied.Done, nonNil(applied.Nodes)
+		started := nonNil(applied.Nodes)
+		r.nemesis.pending(applied.Done, func() {
+			r.note(nemesis.StartOp, "", started)
+			r.recordNemesis(nemesis.StartOp, started)
+		})
 		return
 	}
 	r.note(f.F, op.Target, applied.Nodes)
@@ -169,23 +194,24 @@ func union(a, b []string) []string {
 	return a
 }
 
-// finishRestart records the end of a start.
-func (r *runner) finishRestart(err error) {
-	r.nemesis.busy, r.nemesis.done = false, nil
+// finishPending records the end of the nemesis op in flight (a start, a
+// strobe).
+func (r *runner) finishPending(err error) {
+	record := r.nemesis.record
+	r.nemesis.busy, r.nemesis.done, r.nemesis.record = false, nil, nil
 	if err != nil {
 		r.failure.set(err)
 		return
 	}
-	r.note(nemesis.StartOp, "", r.nemesis.started)
-	r.recordNemesis(nemesis.StartOp, r.nemesis.started)
+	record()
 }
 
-// awaitRestart waits for a start in flight (the final phase's).
-func (r *runner) awaitRestart(ctx context.Context) error {
+// awaitNemesis waits for the nemesis op in flight (the final phase's).
+func (r *runner) awaitNemesis(ctx context.Context) error {
 	for r.nemesis.busy {
 		select {
 		case err := <-r.nemesis.done:
-			r.finishRestart(err)
+			r.finishPending(err)
 		case <-r.failure.ch:
 			return r.failure.err
 		case <-ctx.Done():
@@ -214,6 +240,11 @@ func (r *runner) showProgress(now time.Duration) {
 	}
 	if len(r.faults.paused) > 0 {
 		faults = append(faults, "paused "+strings.Join(r.faults.paused, " "))
+	}
+	if r.clock != nil {
+		if skewed := r.clock.skewed(); len(skewed) > 0 {
+			faults = append(faults, "clocks "+strings.Join(skewed, " "))
+		}
 	}
 	if len(faults) == 0 {
 		faults = append(faults, "none")

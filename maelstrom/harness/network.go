@@ -31,7 +31,9 @@ type Network interface {
 	// Name names the network in messages ("sim").
 	Name() string
 	// Supports reports whether the network can apply fault f; the run
-	// refuses a --nemesis it cannot apply before anything starts.
+	// refuses a --nemesis it cannot apply before anything starts. A
+	// network supports nemesis.Clock by passing Host.NodeEnv to every
+	// program it starts.
 	Supports(f nemesis.Fault) bool
 	// Start brings every node of host.Nodes up and ready for clients
 	// (Maelstrom: started and answered init).
@@ -59,7 +61,13 @@ type Host struct {
 	Dir   string   // the run directory; each node's stderr goes to Dir/node-logs/<id>.log
 	Nodes []string // node ids, in the CLI's order
 	Env   []string // extra environment of every node's program ("KEY=value")
-	Seed  uint64   // the network's own random stream (latency draws)
+	// NodeEnv, when not nil, is extra environment for node id's program
+	// at every start and restart, after Env and a restart's Fault.Env (the
+	// clock nemesis's LEASE_CLOCK_FILE). A network that passes it on
+	// supports the clock fault: the runner applies that fault itself,
+	// through the files it names.
+	NodeEnv func(id string) []string
+	Seed    uint64 // the network's own random stream (latency draws)
 	// Fail fails the run with err: a node crashed outside the kill
 	// nemesis, printed output the protocol forbids, never became ready.
 	Fail func(err error)
@@ -89,7 +97,8 @@ var ErrTimeout = errors.New("timed out")
 type Fault struct {
 	// F is the history's f: nemesis.StartPartition, StopPartition,
 	// KillOp, StartOp, PauseOp, ResumeOp, and (for networks that apply
-	// them) StartPacket, StopPacket, ClockSkew, ClockReset.
+	// it) StartPacket, StopPacket. Clock ops never reach a network: the
+	// runner applies them (clock.go).
 	F string
 	// Grudge is a start-partition's: each receiver and the senders whose
 	// messages it drops (per-receiver drop sets; a real network turns it
@@ -101,7 +110,7 @@ type Fault struct {
 	Nodes []string
 	// Env is the extra environment of restarted programs (start).
 	Env []string
-	// Settings are the schedule's settings for faults that carry them
+	// Settings are the drawn settings of a fault that carries them
 	// (nemesis.PacketSettings, nemesis.ClockSettings); nil otherwise.
 	Settings any
 }

@@ -28,18 +28,42 @@ import (
 // network than the seam.
 type memNetwork struct {
 	supports []nemesis.Fault
-	mu       sync.Mutex
-	host     Host
-	applied  []Fault
-	down     []string
-	stopped  bool
+	// logLine, when set, is what node id logs at start given its extra
+	// environment (Host.NodeEnv's): written to its node log, as a real
+	// network's node would.
+	logLine func(id string, env []string) string
+	mu      sync.Mutex
+	host    Host
+	applied []Fault
+	down    []string
+	stopped bool
 }
 
-func (m *memNetwork) Name() string                          { return "mem" }
-func (m *memNetwork) Supports(f nemesis.Fault) bool         { return slices.Contains(m.supports, f) }
-func (m *memNetwork) OpenClient() Client                    { return memClient{m} }
-func (m *memNetwork) Observed() Observed                    { return Observed{} }
-func (m *memNetwork) Start(_ context.Context, h Host) error { m.host = h; return nil }
+func (m *memNetwork) Name() string                  { return "mem" }
+func (m *memNetwork) Supports(f nemesis.Fault) bool { return slices.Contains(m.supports, f) }
+func (m *memNetwork) OpenClient() Client            { return memClient{m} }
+func (m *memNetwork) Observed() Observed            { return Observed{} }
+
+// Start writes each node's log line, if any.
+func (m *memNetwork) Start(_ context.Context, h Host) error {
+	m.host = h
+	if m.logLine == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Join(h.Dir, "node-logs"), 0o755); err != nil {
+		return err
+	}
+	for _, id := range h.Nodes {
+		var env []string
+		if h.NodeEnv != nil {
+			env = h.NodeEnv(id)
+		}
+		if err := os.WriteFile(filepath.Join(h.Dir, "node-logs", id+".log"), []byte(m.logLine(id, env)+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func (m *memNetwork) Stop() {
 	m.mu.Lock()

@@ -21,7 +21,7 @@ type Options struct {
 
 	TimeLimit       time.Duration  // no op is invoked after first op + TimeLimit
 	Concurrency     int            // client workers; worker i talks to Nodes[i % n]
-	Faults          nemesis.Faults // --nemesis partition,kill,pause
+	Faults          nemesis.Faults // --nemesis partition,kill,pause,clock
 	NemesisInterval time.Duration  // mean gap between nemesis ops of each package
 	// RecoveryTime is how long the final phase waits after healing every
 	// fault before the workload's final ops; zero means DefaultRecoveryTime
@@ -31,6 +31,14 @@ type Options struct {
 	// the negative control of the kill nemesis, which lets a restarted
 	// acceptor forget the leases it accepted while they still run.
 	KillWithoutBootWait bool
+	// ClockDriftPPM and ClockMaxOffsetMs, when not nil, replace the clock
+	// nemesis's bounds (--clock-drift-ppm, --clock-max-offset-ms): every
+	// rate it draws is within 1 +- ClockDriftPPM/1e6, every offset within
+	// +-ClockMaxOffsetMs. By default they are the nodes' own bounds
+	// (clockBounds); beyond them a run is the clock nemesis's negative
+	// control, which the checkers must catch.
+	ClockDriftPPM    *int64
+	ClockMaxOffsetMs *int64
 	// AvailabilityMin, when set, is --availability: the least ok fraction
 	// of client ops for a valid run (1 for "total"); nil means any.
 	AvailabilityMin *float64
@@ -79,7 +87,33 @@ func (o *Options) validate() error {
 	if o.StoreDir == "" {
 		errs = append(errs, errors.New("no store directory"))
 	}
+	errs = append(errs, o.validateClock()...)
 	return errors.Join(errs...)
+}
+
+// validateClock checks the clock nemesis's bounds, and the drift bound
+// the nodes will run with.
+func (o *Options) validateClock() []error {
+	var errs []error
+	if !o.Faults.Clock {
+		if o.ClockDriftPPM != nil {
+			errs = append(errs, errors.New("--clock-drift-ppm bounds the clock nemesis: it needs clock in --nemesis"))
+		}
+		if o.ClockMaxOffsetMs != nil {
+			errs = append(errs, errors.New("--clock-max-offset-ms bounds the clock nemesis: it needs clock in --nemesis"))
+		}
+		return errs
+	}
+	if v := o.ClockDriftPPM; v != nil && (*v < 0 || *v >= 1_000_000) {
+		errs = append(errs, fmt.Errorf("--clock-drift-ppm must be in 0..999999 (a rate stays above 0), got %d", *v))
+	}
+	if v := o.ClockMaxOffsetMs; v != nil && (*v < 0 || *v > maxClockOffsetMs) {
+		errs = append(errs, fmt.Errorf("--clock-max-offset-ms must be in 0..%d (about 10 years), got %d", int64(maxClockOffsetMs), *v))
+	}
+	if _, err := nodeDriftPPM(); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
 }
 
 // validateNodes rejects empty, duplicate and client-like node ids: a
@@ -124,7 +158,8 @@ func WorkloadSeed(seed uint64) int64 {
 // StreamSeed derives the seed of one of the run's independent random
 // streams (splitmix64 of seed + stream): 1 the network's (latency
 // draws), 2 partition shapes and times, 3 grudges, 4 the workload
-// (WorkloadSeed), 5 the process faults' schedule, 6 the nodes they hit.
+// (WorkloadSeed), 5 the process faults' schedule, 6 the nodes they hit,
+// 7 the clock faults' schedule, 8 their nodes and settings.
 func StreamSeed(seed, stream uint64) uint64 {
 	z := seed + stream*0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9

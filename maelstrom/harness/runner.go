@@ -70,6 +70,7 @@ type runner struct {
 	procRNG   *rand.Rand // the nodes a kill or pause hits
 	faults    faultState // what is in force, for the progress line
 	nemesis   nemesisWork
+	clock     *clockWork // the clock nemesis's files and draws; nil without it
 	final     finalState
 	counts    opCounts
 	ticker    *time.Ticker // redraws the progress line
@@ -102,6 +103,9 @@ func Run(ctx context.Context, o Options) Outcome {
 	}
 	fmt.Fprintf(o.Stdout, "maelstrom: %s workload, nodes %v, seed %d (reproduce with --seed %d)\nmaelstrom: writing %s\n",
 		o.Workload.Name(), o.Nodes, o.Seed, o.Seed, r.dir)
+	if r.clock != nil {
+		fmt.Fprintln(o.Stdout, r.clock.describe())
+	}
 	runErr := r.execute(ctx)
 	if runErr == nil {
 		runErr = r.failure.get() // a node that crashed as the main phase ended
@@ -109,8 +113,8 @@ func Run(ctx context.Context, o Options) Outcome {
 	return r.finish(runErr)
 }
 
-// prepare makes the store directory, the history file and the nemesis
-// schedule.
+// prepare makes the store directory, the history file, the nemesis
+// schedule and the clock files.
 func (r *runner) prepare() error {
 	dir, err := makeRunDir(r.o.StoreDir, r.o.Workload.Name(), r.started)
 	if err != nil {
@@ -126,11 +130,15 @@ func (r *runner) prepare() error {
 	if r.o.Faults.Any() {
 		partRNG := rand.New(rand.NewPCG(StreamSeed(r.o.Seed, 2), 0))
 		schedRNG := rand.New(rand.NewPCG(StreamSeed(r.o.Seed, 5), 0))
-		if r.schedule, err = nemesis.NewSchedule(r.o.Faults, r.o.NemesisInterval, partRNG, schedRNG); err != nil {
+		clockRNG := rand.New(rand.NewPCG(StreamSeed(r.o.Seed, 7), 0))
+		if r.schedule, err = nemesis.NewSchedule(r.o.Faults, r.o.NemesisInterval, partRNG, schedRNG, clockRNG); err != nil {
 			return err
 		}
 		r.grudgeRNG = rand.New(rand.NewPCG(StreamSeed(r.o.Seed, 3), 0))
 		r.procRNG = rand.New(rand.NewPCG(StreamSeed(r.o.Seed, 6), 0))
+	}
+	if err := r.prepareClock(); err != nil {
+		return err
 	}
 	r.nemesis.ctx, r.nemesis.cancel = context.WithCancel(context.Background())
 	r.done = make(chan callResult, r.o.Concurrency)
@@ -149,7 +157,13 @@ func (r *runner) execute(ctx context.Context) error {
 	defer cancel() // first: client calls still in flight give up
 	host := Host{Dir: r.dir, Nodes: r.o.Nodes, Env: r.nodeEnv(false), Seed: StreamSeed(r.o.Seed, 1),
 		Fail: r.failure.set, Log: r.console.println}
+	if r.clock != nil {
+		host.NodeEnv = r.clock.env
+	}
 	if err := r.net.Start(ctx, host); err != nil {
+		return err
+	}
+	if err := r.verifyClockfault(ctx); err != nil {
 		return err
 	}
 	r.start = time.Now()
@@ -182,12 +196,13 @@ func (f *failure) get() error {
 	}
 }
 
-// teardown ends the test: a fault action in flight (a restart) gives up,
-// and the network stops: clients close, the network heals (not
+// teardown ends the test: a fault action in flight (a restart, a
+// strobe) gives up, and the network stops: clients close, the network heals (not
 // recorded, as in Maelstrom) and every program of every node is killed
 // and waited for.
 func (r *runner) teardown() {
 	r.nemesis.cancel()
+	r.nemesis.bg.Wait()
 	r.net.Stop()
 	r.observed = r.net.Observed()
 }

@@ -15,14 +15,15 @@ const (
 	Partition Fault = "partition" // partitions of the network (grudge.go)
 	Kill      Fault = "kill"      // SIGKILL node processes, later start fresh ones
 	Pause     Fault = "pause"     // SIGSTOP node processes, later SIGCONT them
+	Clock     Fault = "clock"     // skew nodes' wall clocks and clock rates, later reset them (clock.go)
 )
 
 // KnownFaults lists the faults in the order help texts name them.
-var KnownFaults = []Fault{Partition, Kill, Pause}
+var KnownFaults = []Fault{Partition, Kill, Pause, Clock}
 
 // Faults is the set of faults a run injects.
 type Faults struct {
-	Partition, Kill, Pause bool
+	Partition, Kill, Pause, Clock bool
 }
 
 // ParseFaults reads --nemesis: a comma-separated list of faults. As in
@@ -41,6 +42,8 @@ func ParseFaults(s string) (Faults, error) {
 			f.Kill = true
 		case Pause:
 			f.Pause = true
+		case Clock:
+			f.Clock = true
 		default:
 			return Faults{}, fmt.Errorf("unknown fault %q: must be a comma-separated list of %s", strings.TrimSpace(name), faultNames())
 		}
@@ -57,7 +60,7 @@ func faultNames() string {
 }
 
 // Any reports whether some fault is enabled.
-func (f Faults) Any() bool { return f.Partition || f.Kill || f.Pause }
+func (f Faults) Any() bool { return f.Partition || f.Kill || f.Pause || f.Clock }
 
 // Process reports whether a process fault (kill or pause) is enabled:
 // Jepsen's db package.
@@ -83,6 +86,8 @@ func (f Faults) Has(k Fault) bool {
 		return f.Kill
 	case Pause:
 		return f.Pause
+	case Clock:
+		return f.Clock
 	}
 	return false
 }

@@ -20,7 +20,9 @@ func TestParseFaults(t *testing.T) {
 		{"partition,partition", Faults{Partition: true}, ""}, // a set, as in Maelstrom
 		{"kill, pause", Faults{Kill: true, Pause: true}, ""},
 		{"pause,kill,partition", Faults{Partition: true, Kill: true, Pause: true}, ""},
-		{"partition,clock", Faults{}, `unknown fault "clock"`},
+		{"partition,clock", Faults{Partition: true, Clock: true}, ""},
+		{"clock,kill,pause,partition", Faults{Partition: true, Kill: true, Pause: true, Clock: true}, ""},
+		{"partition,packet", Faults{}, `unknown fault "packet"`},
 		{"partition,", Faults{}, `unknown fault ""`},
 	}
 	for _, c := range cases {
@@ -111,7 +113,7 @@ func TestRandomSubsetSizesAreUniform(t *testing.T) {
 // gaps are U[0, 2*interval), and specifications are uniform.
 func TestProcessSchedule(t *testing.T) {
 	const interval, n = time.Second, 20000
-	s, err := NewSchedule(Faults{Kill: true, Pause: true}, interval, nil, rand.New(rand.NewPCG(testSeed(t), 4)))
+	s, err := NewSchedule(Faults{Kill: true, Pause: true}, interval, nil, rand.New(rand.NewPCG(testSeed(t), 4)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,44 +171,51 @@ func TestProcessSchedule(t *testing.T) {
 	}
 }
 
-// TestCombinedSchedule: partitions and process faults are independent
-// staggers merged in time order; both begin at t=0, partitions first.
+// TestCombinedSchedule: partitions, process faults and clock faults are
+// independent staggers merged in time order; all begin at t=0,
+// partitions first, then process, then clock; and each package's ops are
+// the ones it draws alone.
 func TestCombinedSchedule(t *testing.T) {
 	seed := testSeed(t)
-	all := Faults{Partition: true, Kill: true, Pause: true}
-	s, err := NewSchedule(all, time.Second, rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 2)))
+	rng := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, stream)) }
+	all := Faults{Partition: true, Kill: true, Pause: true, Clock: true}
+	s, err := NewSchedule(all, time.Second, rng(1), rng(2), rng(3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	alone, _ := NewSchedule(Faults{Partition: true}, time.Second, rand.New(rand.NewPCG(seed, 1)), nil)
+	alone := map[string]*Schedule{}
+	alone["partition"], _ = NewSchedule(Faults{Partition: true}, time.Second, rng(1), nil, nil)
+	alone["process"], _ = NewSchedule(Faults{Kill: true, Pause: true}, time.Second, nil, rng(2), nil)
+	alone["clock"], _ = NewSchedule(Faults{Clock: true}, time.Second, nil, nil, rng(3))
+	pkg := func(op Op) string {
+		switch op.F {
+		case StartPartition, StopPartition:
+			return "partition"
+		case ClockSkew, ClockReset:
+			return "clock"
+		}
+		return "process"
+	}
 	var prev Op
-	var partitions []Op
-	process := 0
-	for i := range 2000 {
+	counts := map[string]int{}
+	for i := range 3000 {
 		op := s.Pop()
 		if op.At < prev.At {
 			t.Fatalf("op %d at %v before the previous at %v", i, op.At, prev.At)
 		}
-		if i == 0 && (op.F != StartPartition || op.At != 0) {
-			t.Fatalf("first op %+v, want start-partition at 0", op)
+		if want := []string{"partition", "process", "clock"}; i < 3 && (op.At != 0 || pkg(op) != want[i]) {
+			t.Fatalf("op %d is %+v, want the first %s op at 0", i, op, want[i])
 		}
-		if i == 1 && op.At != 0 {
-			t.Fatalf("second op %+v, want the first process op at 0", op)
+		if want := alone[pkg(op)].Pop(); op != want {
+			t.Fatalf("%s op %d is %+v with every fault, %+v alone", pkg(op), counts[pkg(op)], op, want)
 		}
-		if op.F == StartPartition || op.F == StopPartition {
-			partitions = append(partitions, op)
-		} else {
-			process++
-		}
+		counts[pkg(op)]++
 		prev = op
 	}
-	for i, op := range partitions {
-		if want := alone.Pop(); op != want {
-			t.Fatalf("partition op %d is %+v with process faults, %+v without", i, op, want)
+	for name, n := range counts {
+		if n < 800 {
+			t.Errorf("%d %s ops of 3000 (%v): the packages must share the time", n, name, counts)
 		}
-	}
-	if process < 700 || len(partitions) < 700 {
-		t.Errorf("%d partition and %d process ops of 2000: the packages must share the time", len(partitions), process)
 	}
 }
 
@@ -217,6 +226,13 @@ func TestFinalOps(t *testing.T) {
 	}
 	if strings.Join(fs, ",") != "stop-partition,resume,start" {
 		t.Errorf("final ops %v, want Jepsen's order stop-partition, resume, start", fs)
+	}
+	fs = nil
+	for _, op := range FinalOps(Faults{Partition: true, Kill: true, Pause: true, Clock: true}) {
+		fs = append(fs, op.F)
+	}
+	if strings.Join(fs, ",") != "stop-partition,clock-reset,resume,start" {
+		t.Errorf("final ops %v, want stop-partition, clock-reset, resume, start", fs)
 	}
 	if ops := FinalOps(Faults{Kill: true}); len(ops) != 1 || ops[0].F != StartOp || ops[0].Nodes != SpecAll {
 		t.Errorf("kill only: %+v", ops)

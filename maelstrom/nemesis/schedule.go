@@ -16,15 +16,18 @@ const (
 	PauseOp        = "pause"  // SIGSTOP the chosen nodes
 	ResumeOp       = "resume" // SIGCONT every paused node
 
-	// The faults a real network adds (contract section 2). Their names
+	// The clock fault (clock.go): the harness draws each op's
+	// ClockSettings (DrawClock) and records them as its value.
+	ClockSkew  = "clock-skew"  // chosen nodes' wall-clock offsets and rates (ClockSettings)
+	ClockReset = "clock-reset" // every clock back to normal
+
+	// The packet fault of a real network (contract section 2). Its names
 	// are fixed here so that every network and the history agree; the
-	// schedule does not draw them yet (ParseFaults does not know them),
-	// and the simulated network does not apply them. An op carries its
-	// settings in Op.Settings (settings.go).
+	// schedule does not draw it yet (ParseFaults does not know it), and
+	// the simulated network does not apply it. An op carries its settings
+	// in Op.Settings (settings.go).
 	StartPacket = "start-packet" // delay, jitter, loss, duplication, reordering on links (PacketSettings)
 	StopPacket  = "stop-packet"  // every link back to normal
-	ClockSkew   = "clock-skew"   // nodes' wall-clock offsets and rates (ClockSettings)
-	ClockReset  = "clock-reset"  // every clock back to normal
 )
 
 // Op is one scheduled nemesis operation.
@@ -32,9 +35,12 @@ type Op struct {
 	At     time.Duration // when it is due, since the test started
 	F      string        // one of the op names above
 	Target Target        // a start-partition's shape
-	// Nodes is a kill's or pause's node specification; start and resume
-	// act on all nodes (SpecAll), as Jepsen's do.
+	// Nodes is a kill's, pause's or clock-skew's node specification;
+	// start, resume and clock-reset act on all nodes (SpecAll), as
+	// Jepsen's start and resume do.
 	Nodes NodeSpec
+	// Clock is a clock-skew's mode: a bump or a strobe.
+	Clock ClockMode
 	// Settings are what the schedule drew for a fault whose op carries
 	// more than a shape or nodes (a packet fault's PacketSettings, a clock
 	// fault's ClockSettings); nil for the others. They are the op's
@@ -43,22 +49,30 @@ type Op struct {
 }
 
 // Schedule yields the nemesis ops of the enabled faults in time order. It
-// is Jepsen's combined nemesis: the partition package and the process
-// package (kill and pause) are independent generators, each
-// stagger(interval, ...), combined with gen/any (the earlier op first; at
-// a tie, partitions first). Within the process package, each op picks
-// the kill/start or the pause/resume flip-flop uniformly (gen/mix) and
-// takes its next op. It is not safe for concurrent use.
+// is Jepsen's combined nemesis: the partition package, the process
+// package (kill and pause) and the clock package are independent
+// generators, each stagger(interval, ...), combined with gen/any (the
+// earlier op first; at a tie, partitions first, then process, then
+// clock). Within the process package, each op picks the kill/start or
+// the pause/resume flip-flop uniformly (gen/mix) and takes its next op;
+// the clock package picks a reset, a bump or a strobe uniformly (Jepsen's
+// clock-gen: mix of reset-gen, bump-gen and strobe-gen). It is not safe
+// for concurrent use.
 type Schedule struct {
 	streams []*stream
 }
 
-// stream is one package's generator: stagger(interval, mix(flip-flops)).
+// stream is one package's generator: stagger(interval, mix(modes)).
 type stream struct {
 	interval time.Duration
 	rng      *rand.Rand
-	modes    []*flipFlop
+	modes    []mode
 	next     Op
+}
+
+// mode yields a package's next op of one kind.
+type mode interface {
+	next(rng *rand.Rand) Op
 }
 
 // flipFlop alternates a fault's begin op (with a random target) and its
@@ -69,12 +83,21 @@ type flipFlop struct {
 	end   Op
 }
 
+func (m *flipFlop) next(rng *rand.Rand) Op {
+	m.began = !m.began
+	if m.began {
+		return m.begin(rng)
+	}
+	return m.end
+}
+
 // NewSchedule returns the schedule of faults for --nemesis-interval
 // interval (> 0). Partition targets come from partitionRNG, process ops
-// (mode and node specification) from processRNG, so enabling one fault
-// leaves the other's schedule as it was. Each package's first op is due
-// at t=0, and its ops are a uniform gap in [0, 2*interval) apart.
-func NewSchedule(faults Faults, interval time.Duration, partitionRNG, processRNG *rand.Rand) (*Schedule, error) {
+// (mode and node specification) from processRNG, clock ops from clockRNG,
+// so enabling one fault leaves the others' schedules as they were. Each
+// package's first op is due at t=0, and its ops are a uniform gap in
+// [0, 2*interval) apart.
+func NewSchedule(faults Faults, interval time.Duration, partitionRNG, processRNG, clockRNG *rand.Rand) (*Schedule, error) {
 	if interval <= 0 {
 		return nil, fmt.Errorf("nemesis interval must be > 0, got %v", interval)
 	}
@@ -85,7 +108,7 @@ func NewSchedule(faults Faults, interval time.Duration, partitionRNG, processRNG
 	if faults.Partition {
 		s.add(interval, partitionRNG, partitionFlipFlop())
 	}
-	var modes []*flipFlop
+	var modes []mode
 	if faults.Pause { // Jepsen's order: pause/resume, then kill/start
 		modes = append(modes, processFlipFlop(PauseOp, ResumeOp))
 	}
@@ -95,10 +118,13 @@ func NewSchedule(faults Faults, interval time.Duration, partitionRNG, processRNG
 	if len(modes) > 0 {
 		s.add(interval, processRNG, modes...)
 	}
+	if faults.Clock {
+		s.add(interval, clockRNG, clockMix{})
+	}
 	return s, nil
 }
 
-func (s *Schedule) add(interval time.Duration, rng *rand.Rand, modes ...*flipFlop) {
+func (s *Schedule) add(interval time.Duration, rng *rand.Rand, modes ...mode) {
 	st := &stream{interval: interval, rng: rng, modes: modes}
 	st.next = st.draw(0)
 	s.streams = append(s.streams, st)
@@ -129,13 +155,7 @@ func (st *stream) draw(at time.Duration) Op {
 	if len(st.modes) > 1 {
 		m = st.modes[st.rng.IntN(len(st.modes))]
 	}
-	var op Op
-	if m.began {
-		op = m.end
-	} else {
-		op = m.begin(st.rng)
-	}
-	m.began = !m.began
+	op := m.next(st.rng)
 	op.At = at
 	return op
 }
@@ -165,12 +185,16 @@ func (s *Schedule) first() int {
 
 // FinalOps are the ops that heal every fault at the end of a test, in
 // Jepsen's order (the packages' final generators one after the other):
-// stop-partition, then resume, then start. Each is performed whether or
+// stop-partition, then clock-reset, then resume, then start (so nodes
+// started again begin with true clocks). Each is performed whether or
 // not its fault is in force, as Jepsen does.
 func FinalOps(faults Faults) []Op {
 	var ops []Op
 	if faults.Partition {
 		ops = append(ops, Op{F: StopPartition})
+	}
+	if faults.Clock {
+		ops = append(ops, Op{F: ClockReset, Nodes: SpecAll})
 	}
 	if faults.Pause {
 		ops = append(ops, Op{F: ResumeOp, Nodes: SpecAll})

@@ -45,7 +45,8 @@
 // Maelstrom's flags, with its defaults: --bin, --node-count (nodes n0..),
 // --nodes, -n/--node, --nodes-file, --time-limit (whole seconds),
 // --rate, --concurrency N|Kn, --latency, --latency-dist, --nemesis (a
-// set of partition, kill, pause), --nemesis-interval, --availability,
+// set of partition, kill, pause, clock; clock needs a node built with
+// -tags clockfault), --nemesis-interval, --availability,
 // --log-stderr, --log-net-send, --log-net-recv, --test-count, and Jepsen's
 // SSH options, accepted without effect and hidden from the help as they
 // have no effect in Maelstrom either. The default workload is lease (in
@@ -56,6 +57,8 @@
 // prints a bad line, as Maelstrom does), --store DIR (default store),
 // --recovery-time (the final phase's wait; default twice the longest
 // lease, at least 1 s), --kill-without-boot-wait (the kill nemesis's
+// negative control), --clock-drift-ppm and --clock-max-offset-ms (the
+// clock nemesis's bounds, by default the nodes' own; beyond them, its
 // negative control), --lease-ms (the lease workload's longest lease_ms;
 // the master workload's lease length, which every node gets as LEASE_MS
 // and LEASE_MAX_MS), the lease workload's --servers and --chunks, and the

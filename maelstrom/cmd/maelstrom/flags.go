@@ -33,6 +33,8 @@ type testFlags struct {
 	NemesisInterval     float64  `json:"nemesis_interval_s"`
 	RecoveryTimeS       float64  `json:"recovery_time_s"` // 0: the default for the workload's leases
 	KillWithoutBootWait bool     `json:"kill_without_boot_wait"`
+	ClockDriftPPM       *int64   `json:"clock_drift_ppm"`     // nil: the nodes' LEASE_DRIFT_PPM
+	ClockMaxOffsetMs    *int64   `json:"clock_max_offset_ms"` // nil: the offset bound for the leases
 	Availability        string   `json:"availability"`
 	LogStderr           bool     `json:"log_stderr"`
 	LogNetSend          bool     `json:"log_net_send"`
@@ -80,10 +82,12 @@ func newTestFlagSet(f *testFlags) *pflag.FlagSet {
 	fs.StringVar(&f.Concurrency, "concurrency", "1n", "client workers: N, or Kn for K times the node count")
 	fs.IntVar(&f.LatencyMs, "latency", 0, "mean node-to-node latency in milliseconds")
 	fs.StringVar(&f.LatencyDist, "latency-dist", "constant", "latency distribution: constant, uniform or exponential")
-	fs.StringVar(&f.Nemesis, "nemesis", "", "faults to inject, comma-separated: partition, kill, pause")
+	fs.StringVar(&f.Nemesis, "nemesis", "", "faults to inject, comma-separated: partition, kill, pause, clock (clock needs a node built with -tags clockfault)")
 	fs.Float64Var(&f.NemesisInterval, "nemesis-interval", 10, "mean seconds between nemesis operations")
 	fs.Float64Var(&f.RecoveryTimeS, "recovery-time", 0, "seconds the final phase waits after healing every fault (default: twice the longest lease, at least 1; Maelstrom: 10)")
 	fs.BoolVar(&f.KillWithoutBootWait, "kill-without-boot-wait", false, "negative control: restart killed nodes without LEASE_BOOT_WAIT_MS")
+	fs.Var(optionalInt{&f.ClockDriftPPM}, "clock-drift-ppm", "clock nemesis: draw rates within 1 +- N ppm (default: the nodes' LEASE_DRIFT_PPM, 1000 unless set; more is the negative control)")
+	fs.Var(optionalInt{&f.ClockMaxOffsetMs}, "clock-max-offset-ms", "clock nemesis: draw wall-clock offsets within +-N ms (default: a quarter of the longest lease, the bound for token order across restarts; more is the negative control)")
 	fs.StringVar(&f.Availability, "availability", "", "least ok fraction for a valid run: a number in [0, 1], or total")
 	fs.BoolVar(&f.LogStderr, "log-stderr", false, "copy node stderr to the console")
 	fs.BoolVar(&f.LogNetSend, "log-net-send", false, "log every message sent (:send)")
@@ -112,6 +116,28 @@ func newTestFlagSet(f *testFlags) *pflag.FlagSet {
 	}
 	return fs
 }
+
+// optionalInt is a whole-number flag whose value stays nil while the flag
+// is not given (the default is worked out later).
+type optionalInt struct{ dst **int64 }
+
+func (o optionalInt) Set(s string) error {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return err
+	}
+	*o.dst = &v
+	return nil
+}
+
+func (o optionalInt) String() string {
+	if *o.dst == nil {
+		return ""
+	}
+	return strconv.FormatInt(**o.dst, 10)
+}
+
+func (o optionalInt) Type() string { return "int" }
 
 // parseError words a flag-parsing error as Maelstrom's tools.cli does.
 func parseError(err error) error {

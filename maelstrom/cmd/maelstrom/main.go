@@ -220,6 +220,7 @@ func (f *testFlags) runOptions() (harness.Options, error) {
 		TimeLimit: timeLimit, Concurrency: workers,
 		Faults: faults, NemesisInterval: interval, RecoveryTime: recovery,
 		KillWithoutBootWait: f.KillWithoutBootWait, AvailabilityMin: avail,
+		ClockDriftPPM: f.ClockDriftPPM, ClockMaxOffsetMs: f.ClockMaxOffsetMs,
 		Seed: f.Seed, StoreDir: f.Store, Config: f,
 	}, nil
 }

@@ -23,9 +23,10 @@ func testSeed(t *testing.T) string {
 	return strconv.FormatUint(testseed.Get(t), 10)
 }
 
-// fakeNode is the harness's scripted node program and cli this command,
-// both built once.
-var fakeNode, cli string
+// fakeNode is the harness's scripted node program, fakeClockNode the
+// same built with -tags clockfault (it follows its clock file), and cli
+// this command, all built once.
+var fakeNode, fakeClockNode, cli string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "maelstrom-cli-test-")
@@ -33,15 +34,16 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	fakeNode, cli = filepath.Join(dir, "fakenode"), filepath.Join(dir, "maelstrom")
-	for _, b := range [][2]string{{fakeNode, "../../harness/simnet/testdata/fakenode"}, {cli, "."}} {
-		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b[1], err, out)
+	fakeNode, fakeClockNode, cli = filepath.Join(dir, "fakenode"), filepath.Join(dir, "fakenode-clockfault"), filepath.Join(dir, "maelstrom")
+	const fake = "../../harness/simnet/testdata/fakenode"
+	for _, b := range [][]string{{"-o", fakeNode, fake}, {"-tags", "clockfault", "-o", fakeClockNode, fake}, {"-o", cli, "."}} {
+		if out, err := exec.Command("go", append([]string{"build"}, b...)...).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %v: %v\n%s", b, err, out)
 			os.Exit(2)
 		}
 	}
 	code := m.Run()
-	if left := running(fakeNode); len(left) > 0 {
+	if left := append(running(fakeNode), running(fakeClockNode)...); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "fake nodes still running after the tests: pids %v\n", left)
 		code = 1
 	}
@@ -161,6 +163,43 @@ func TestNemesisEndToEnd(t *testing.T) {
 	}
 }
 
+// TestClockNemesisEndToEnd: with a node built with -tags clockfault, the
+// clock nemesis runs (its ops in the history, its bounds in results.json,
+// the nodes' clock files in the run directory); with a normal build, the
+// run fails (255) and says how to build the right one.
+func TestClockNemesisEndToEnd(t *testing.T) {
+	args := func(bin, store string) []string {
+		return []string{"test", "-w", "lease", "--bin", bin, "--nodes", "n1", "--time-limit", "3", "--rate", "50",
+			"--nemesis", "clock", "--nemesis-interval", "0.2", "--lease-ms", "300", "--recovery-time", "0.6",
+			"--store", store, "--seed", testSeed(t), "--", "lease"}
+	}
+	store := filepath.Join(t.TempDir(), "store")
+	code, out := runCLI(t, args(fakeClockNode, store)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	hist, _ := os.ReadFile(filepath.Join(store, "latest", "history.jsonl"))
+	for _, f := range []string{"clock-skew", "clock-reset"} {
+		if !strings.Contains(string(hist), `"process":"nemesis","type":"info","f":"`+f+`","value":{"n1":{"offset_ms":`) {
+			t.Errorf("no %s with n1's offset and rate in the history", f)
+		}
+	}
+	var nem struct {
+		Clock map[string]any `json:"clock"`
+	}
+	_ = json.Unmarshal(results(t, store)["nemesis"], &nem)
+	if nem.Clock["within_bound"] != true || nem.Clock["max_offset_ms"] != 75.0 || nem.Clock["drift_ppm"] != 1000.0 || nem.Clock["node_drift_ppm"] != 1000.0 {
+		t.Errorf("results.json nemesis.clock %v, want 1000 ppm and 75 ms (300 ms leases), within the bound", nem.Clock)
+	}
+	if _, err := os.Stat(filepath.Join(store, "latest", "clock", "n1.json")); err != nil {
+		t.Error(err)
+	}
+	code, out = runCLI(t, args(fakeNode, filepath.Join(t.TempDir(), "store"))...)
+	if code != 255 || !strings.Contains(out, "go build -tags clockfault -o bin/lease-node-clockfault .") {
+		t.Errorf("a normal build under the clock nemesis: exit %d, want 255 saying how to build a clockfault node\n%s", code, out)
+	}
+}
+
 // TestBadArguments: every bad argument exits 254 before anything runs,
 // with Maelstrom's words where Maelstrom has them.
 func TestBadArguments(t *testing.T) {
@@ -184,7 +223,10 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"test", "--bin", fakeNode, "--latency", "1.5"}, `Error while parsing option "--latency 1.5"`},
 		{[]string{"test", "--bin", fakeNode, "--latency-dist", "exponential"}, "needs --latency > 0"},
 		{[]string{"test", "--bin", fakeNode, "--latency-dist", "normal", "--latency", "5"}, "unknown latency distribution"},
-		{[]string{"test", "--bin", fakeNode, "--nemesis", "clock"}, `Failed to validate "--nemesis clock": unknown fault "clock"`},
+		{[]string{"test", "--bin", fakeNode, "--nemesis", "clock,packet"}, `Failed to validate "--nemesis clock,packet": unknown fault "packet"`},
+		{[]string{"test", "--bin", fakeNode, "--clock-drift-ppm", "5000"}, "--clock-drift-ppm bounds the clock nemesis: it needs clock in --nemesis"},
+		{[]string{"test", "--bin", fakeNode, "--nemesis", "clock", "--clock-max-offset-ms", "-5"}, "--clock-max-offset-ms must be in 0.."},
+		{[]string{"test", "--bin", fakeNode, "--nemesis", "clock", "--clock-drift-ppm", "1e6"}, `Error while parsing option "--clock-drift-ppm 1e6": not a whole number`},
 		{[]string{"test", "--bin", fakeNode, "--nemesis-interval", "0"}, `Failed to validate "--nemesis-interval 0"`},
 		{[]string{"test", "--bin", fakeNode, "--recovery-time", "-1"}, `Failed to validate "--recovery-time -1"`},
 		{[]string{"test", "--bin", fakeNode, "--concurrency", "0"}, `Failed to validate "--concurrency 0"`},

@@ -12,11 +12,12 @@
 // Every node id is registered in the network before any program starts.
 // Each program is started with the canonical --bin path and the
 // positional arguments (ExecLauncher; Config.Launch), in the OS temp
-// directory, with the harness's environment plus Host.Env, in its own
-// process group. Node i gets init from client c(i) (msg_id 1, node_ids in
-// CLI order) and must answer init_ok within 10 s (InitTimeout). The init
-// clients are then closed and idle setup clients c(n)..c(2n-1) opened, so
-// worker clients start at c(2n), as in Maelstrom.
+// directory, with the harness's environment plus Host.Env and
+// Host.NodeEnv's variables for its node, in its own process group. Node
+// i gets init from client c(i) (msg_id 1, node_ids in CLI order) and
+// must answer init_ok within 10 s (InitTimeout). The init clients are
+// then closed and idle setup clients c(n)..c(2n-1) opened, so worker
+// clients start at c(2n), as in Maelstrom.
 //
 // # Faults (simnet.go)
 //
@@ -31,8 +32,11 @@
 // group (a node that is down or already paused is skipped); resume sends
 // SIGCONT to every paused node. Messages for a paused node wait in its
 // stdin pipe and then in the network, behind the message its delivery
-// loop is writing, and come out late after the resume. Packet and clock
-// faults are not supported (Supports).
+// loop is writing, and come out late after the resume. Clock faults are
+// the runner's (it writes each node's clock file); the network's part is
+// to give every program, at every start and restart, Host.NodeEnv's
+// variables for its node, which name that file. Packet faults are not
+// supported (Supports).
 //
 // # Node I/O (node.go)
 //

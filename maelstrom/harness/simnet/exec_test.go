@@ -284,7 +284,7 @@ func firstSeedPausingWith(t *testing.T, nodes []string, faults nemesis.Faults, i
 // that picks none of a small cluster's nodes would test nothing.
 func firstSeedHitting(t *testing.T, from uint64, nodes []string, faults nemesis.Faults, interval time.Duration, op string) uint64 {
 	for seed := from; seed < from+1000; seed++ {
-		s, _ := nemesis.NewSchedule(faults, interval, nil, rand.New(rand.NewPCG(harness.StreamSeed(seed, 5), 0)))
+		s, _ := nemesis.NewSchedule(faults, interval, nil, rand.New(rand.NewPCG(harness.StreamSeed(seed, 5), 0)), nil)
 		if s.Peek().F != op {
 			continue
 		}

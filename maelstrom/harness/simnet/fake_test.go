@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
+
+	"chunklease/internal/clock"
 )
 
 // inMsg is a message as an in-process fake node receives it.
@@ -66,12 +69,19 @@ func fakeLauncher(s script) (Launcher, *fakeNet) {
 
 // fakeLauncherEnv starts in-process nodes with a fresh script per launch,
 // made from the launch's extra environment: a script with state (a lease
-// table) forgets it when its node is killed and started again.
+// table) forgets it when its node is killed and started again. Like a
+// clockfault build, a node whose environment names a clock file logs
+// that it follows it.
 func fakeLauncherEnv(newScript func(env []string) script) (Launcher, *fakeNet) {
 	log := &fakeNet{received: map[string][]inMsg{}, launches: map[string][][]string{}}
 	return func(id string, env []string) (Proc, error) {
 		log.launched(id, env)
 		p := newFakeProc()
+		for _, kv := range env {
+			if path, ok := strings.CutPrefix(kv, clock.EnvFile+"="); ok {
+				p.notes = append(p.notes, clock.FollowingNote(path))
+			}
+		}
 		go p.run(id, newScript(env), log)
 		return p, nil
 	}, log
@@ -87,6 +97,7 @@ type fakeProc struct {
 	mu         sync.Mutex
 	killed     bool
 	gate       chan struct{} // non-nil while paused; closed by Resume and Kill
+	notes      []string      // stderr lines after the start line
 }
 
 func newFakeProc() *fakeProc {
@@ -102,6 +113,9 @@ func (p *fakeProc) run(self string, s script, log *fakeNet) {
 	defer p.outW.Close()
 	defer p.errW.Close()
 	fmt.Fprintf(p.errW, "fake %s started\n", self)
+	for _, note := range p.notes {
+		fmt.Fprintln(p.errW, note)
+	}
 	in := bufio.NewScanner(p.inR)
 	for in.Scan() {
 		p.waitWhilePaused()

@@ -67,10 +67,20 @@ func New(cfg Config) (*Network, error) {
 // Name is "sim".
 func (n *Network) Name() string { return "sim" }
 
-// Supports partitions, kills and pauses: the faults of Maelstrom's
-// process model.
+// Supports partitions, kills and pauses, the faults of Maelstrom's
+// process model, and clocks: it gives every program Host.NodeEnv, through
+// which the runner applies them.
 func (n *Network) Supports(f nemesis.Fault) bool {
-	return f == nemesis.Partition || f == nemesis.Kill || f == nemesis.Pause
+	return f == nemesis.Partition || f == nemesis.Kill || f == nemesis.Pause || f == nemesis.Clock
+}
+
+// envOf is node id's extra environment: base (Host.Env, or a restart's
+// Fault.Env), then Host.NodeEnv's for id.
+func (n *Network) envOf(id string, base []string) []string {
+	if n.host.NodeEnv == nil {
+		return base
+	}
+	return append(slices.Clone(base), n.host.NodeEnv(id)...)
 }
 
 // Start registers every node before any starts (so no node can send to a
@@ -96,7 +106,7 @@ func (n *Network) Start(ctx context.Context, host harness.Host) error {
 	cfg := nodeConfig{net: n.net, launch: n.cfg.Launch, logDir: filepath.Join(host.Dir, "node-logs"), log: host.Log,
 		mirror: n.cfg.LogStderr, strict: n.cfg.Strict, fail: n.fail.set, lateReply: n.lateReply}
 	for _, id := range host.Nodes {
-		nd, err := startNode(id, cfg, host.Env)
+		nd, err := startNode(id, cfg, n.envOf(id, host.Env))
 		if err != nil {
 			return err
 		}
@@ -182,7 +192,7 @@ func (n *Network) startKilled(ctx context.Context, env []string) harness.Applied
 		var wg sync.WaitGroup
 		for i, nd := range dead {
 			wg.Go(func() {
-				if errs[i] = nd.restart(env); errs[i] == nil {
+				if errs[i] = nd.restart(n.envOf(nd.id, env)); errs[i] == nil {
 					errs[i] = n.initNode(ctx, clients[i], nd.id)
 				}
 			})

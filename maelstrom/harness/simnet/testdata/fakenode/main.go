@@ -27,7 +27,10 @@
 //
 // Every mode writes "started <args> cwd=<dir> FAKE_ENV=<value>" on stderr
 // first, followed by the LEASE_* variables that are set, so tests can
-// check how it was launched.
+// check how it was launched, and then what lease-node's clocks say about
+// the clock-fault variables (package internal/clock): built with -tags
+// clockfault, it follows LEASE_CLOCK_FILE as lease-node does, and so
+// passes the harness's check for the clock nemesis.
 package main
 
 import (
@@ -39,6 +42,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"chunklease/internal/clock"
 )
 
 type message struct {
@@ -67,6 +72,15 @@ func main() {
 	}
 	cwd, _ := os.Getwd()
 	fmt.Fprintf(os.Stderr, "started %s cwd=%s FAKE_ENV=%s%s\n", strings.Join(os.Args[1:], " "), cwd, os.Getenv("FAKE_ENV"), leaseEnv())
+	clk, notes, err := clock.FromEnv(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	defer clk.Stop()
+	for _, note := range notes {
+		fmt.Fprintln(os.Stderr, note)
+	}
 	bootUntil := time.Now().Add(envMs("LEASE_BOOT_WAIT_MS"))
 	var unavailableAt time.Time // zero: never
 	if mode == "sleep" {
