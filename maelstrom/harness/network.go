@@ -59,12 +59,26 @@ type Host struct {
 	Dir   string   // the run directory; each node's stderr goes to Dir/node-logs/<id>.log
 	Nodes []string // node ids, in the CLI's order
 	Env   []string // extra environment of every node's program ("KEY=value")
-	Seed  uint64   // the network's own random stream (latency draws)
+	// NodeEnv, when not nil, is extra environment for node id's program
+	// at every start and restart, after Env and a restart's Fault.Env (a
+	// fault's per-node control, such as the clock fault's control file);
+	// nil: none.
+	NodeEnv func(id string) []string
+	Seed    uint64 // the network's own random stream (latency draws)
 	// Fail fails the run with err: a node crashed outside the kill
 	// nemesis, printed output the protocol forbids, never became ready.
 	Fail func(err error)
 	// Log writes a line to the console (warnings, --log-net-* lines).
 	Log func(line string)
+}
+
+// EnvOf is the extra environment of node id's program: env (Env at the
+// first start, a restart's Fault.Env after a kill) and then NodeEnv(id).
+func (h Host) EnvOf(id string, env []string) []string {
+	if h.NodeEnv == nil {
+		return env
+	}
+	return append(append([]string(nil), env...), h.NodeEnv(id)...)
 }
 
 // Client is one client identity of the harness.

@@ -7,8 +7,8 @@
 // # Faults
 //
 // --nemesis is a comma-separated set (ParseFaults): partition, kill,
-// pause. As in Maelstrom a fault named twice counts once; spaces around
-// names are ignored; an unknown name is an error.
+// pause, packet. As in Maelstrom a fault named twice counts once; spaces
+// around names are ignored; an unknown name is an error.
 //
 // # Grudges
 //
@@ -50,6 +50,13 @@
 //   - partition: stagger(interval, flip-flop(start-partition, repeat(
 //     stop-partition))); each start picks its shape uniformly from the
 //     four;
+//   - packet: stagger(interval, flip-flop(start-packet, repeat(
+//     stop-packet))), Jepsen's packet nemesis: each start picks a node
+//     specification uniformly and draws its settings (DrawPacket: a
+//     random non-empty subset of delay with jitter, loss, duplication and
+//     reordering, with whole-number values in fixed ranges); the runner
+//     picks the nodes, whose links to other nodes then carry the fault
+//     until the stop (every link back to normal);
 //   - process (kill and/or pause): stagger(interval, mix(pause/resume
 //     flip-flop, kill/start flip-flop)): at each of its times it picks one
 //     of the enabled flip-flops uniformly and takes that one's next op, so
@@ -57,22 +64,25 @@
 //     two interleave at random. kill and pause pick a node specification
 //     uniformly; start and resume act on all nodes.
 //
-// The packages run side by side (gen/any): the next op is the earlier of
-// the two packages' next ops, partitions first at a tie. Each package's
+// The packages run side by side (gen/any): the next op is the earliest of
+// the packages' next ops; at a tie partitions first, then packets, then
+// the process package. Each package's
 // first op is due at t=0 and each gap is uniform in [0, 2*interval), so
 // the mean gap within a package is the interval. FinalOps are the ops that
-// heal everything at the end, in Jepsen's order: stop-partition, resume,
-// start.
+// heal everything at the end, in Jepsen's order: stop-partition,
+// stop-packet, resume, start.
 //
-// All randomness comes from the *rand.Rand values the caller passes (one
-// for partition shapes and times, one for the process package), so a seed
-// fixes shapes, specifications and times, and enabling one fault leaves
-// the other's schedule unchanged.
+// All randomness comes from the *rand.Rand values the caller passes
+// (Streams: one per package), so a seed fixes shapes, specifications,
+// settings and times, and enabling one fault leaves the others' schedules
+// unchanged.
 //
 // Tests: grudge_test.go (every shape at 1, 2, 3, 4, 5 and 7 nodes, the
 // stochastic ring's guarantees), schedule_test.go (gap statistics,
 // alternation, first op at 0, shape frequencies), faults_test.go (fault
 // lists, node specifications at 0..7 nodes and the random subset's sizes,
 // the process package's alternation, mix and specification frequencies,
-// the merged schedule, the final ops).
+// the merged schedule, the final ops), packet_test.go (the packet
+// package's alternation, specifications and settings, the partition
+// schedule unchanged beside it, each behaviour's share of the draws).
 package nemesis

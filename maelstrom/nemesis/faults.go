@@ -15,14 +15,17 @@ const (
 	Partition Fault = "partition" // partitions of the network (grudge.go)
 	Kill      Fault = "kill"      // SIGKILL node processes, later start fresh ones
 	Pause     Fault = "pause"     // SIGSTOP node processes, later SIGCONT them
+	// Packet delays (with jitter), loses, duplicates and reorders the
+	// packets some nodes send, for a period (Jepsen's packet nemesis).
+	Packet Fault = "packet"
 )
 
 // KnownFaults lists the faults in the order help texts name them.
-var KnownFaults = []Fault{Partition, Kill, Pause}
+var KnownFaults = []Fault{Partition, Kill, Pause, Packet}
 
 // Faults is the set of faults a run injects.
 type Faults struct {
-	Partition, Kill, Pause bool
+	Partition, Kill, Pause, Packet bool
 }
 
 // ParseFaults reads --nemesis: a comma-separated list of faults. As in
@@ -41,6 +44,8 @@ func ParseFaults(s string) (Faults, error) {
 			f.Kill = true
 		case Pause:
 			f.Pause = true
+		case Packet:
+			f.Packet = true
 		default:
 			return Faults{}, fmt.Errorf("unknown fault %q: must be a comma-separated list of %s", strings.TrimSpace(name), faultNames())
 		}
@@ -57,7 +62,7 @@ func faultNames() string {
 }
 
 // Any reports whether some fault is enabled.
-func (f Faults) Any() bool { return f.Partition || f.Kill || f.Pause }
+func (f Faults) Any() bool { return f.Partition || f.Kill || f.Pause || f.Packet }
 
 // Process reports whether a process fault (kill or pause) is enabled:
 // Jepsen's db package.
@@ -83,6 +88,8 @@ func (f Faults) Has(k Fault) bool {
 		return f.Kill
 	case Pause:
 		return f.Pause
+	case Packet:
+		return f.Packet
 	}
 	return false
 }

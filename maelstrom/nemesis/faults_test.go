@@ -111,7 +111,7 @@ func TestRandomSubsetSizesAreUniform(t *testing.T) {
 // gaps are U[0, 2*interval), and specifications are uniform.
 func TestProcessSchedule(t *testing.T) {
 	const interval, n = time.Second, 20000
-	s, err := NewSchedule(Faults{Kill: true, Pause: true}, interval, nil, rand.New(rand.NewPCG(testSeed(t), 4)))
+	s, err := NewSchedule(Faults{Kill: true, Pause: true}, interval, Streams{Process: rand.New(rand.NewPCG(testSeed(t), 4))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,11 +174,11 @@ func TestProcessSchedule(t *testing.T) {
 func TestCombinedSchedule(t *testing.T) {
 	seed := testSeed(t)
 	all := Faults{Partition: true, Kill: true, Pause: true}
-	s, err := NewSchedule(all, time.Second, rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 2)))
+	s, err := NewSchedule(all, time.Second, Streams{Partition: rand.New(rand.NewPCG(seed, 1)), Process: rand.New(rand.NewPCG(seed, 2))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	alone, _ := NewSchedule(Faults{Partition: true}, time.Second, rand.New(rand.NewPCG(seed, 1)), nil)
+	alone, _ := NewSchedule(Faults{Partition: true}, time.Second, Streams{Partition: rand.New(rand.NewPCG(seed, 1))})
 	var prev Op
 	var partitions []Op
 	process := 0

@@ -16,11 +16,10 @@ const (
 	PauseOp        = "pause"  // SIGSTOP the chosen nodes
 	ResumeOp       = "resume" // SIGCONT every paused node
 
-	// The faults a real network adds (contract section 2). Their names
-	// are fixed here so that every network and the history agree; the
-	// schedule does not draw them yet (ParseFaults does not know them),
-	// and the simulated network does not apply them. An op carries its
-	// settings in Op.Settings (settings.go).
+	// The packet fault (settings.go: PacketSettings, drawn by the
+	// schedule) and the clock fault (ClockSettings; the schedule does not
+	// draw it yet, ParseFaults does not know it). An op carries its
+	// settings in Op.Settings.
 	StartPacket = "start-packet" // delay, jitter, loss, duplication, reordering on links (PacketSettings)
 	StopPacket  = "stop-packet"  // every link back to normal
 	ClockSkew   = "clock-skew"   // nodes' wall-clock offsets and rates (ClockSettings)
@@ -32,8 +31,9 @@ type Op struct {
 	At     time.Duration // when it is due, since the test started
 	F      string        // one of the op names above
 	Target Target        // a start-partition's shape
-	// Nodes is a kill's or pause's node specification; start and resume
-	// act on all nodes (SpecAll), as Jepsen's do.
+	// Nodes is a kill's, pause's or start-packet's node specification;
+	// start, resume and stop-packet act on all nodes (SpecAll), as
+	// Jepsen's do.
 	Nodes NodeSpec
 	// Settings are what the schedule drew for a fault whose op carries
 	// more than a shape or nodes (a packet fault's PacketSettings, a clock
@@ -43,12 +43,12 @@ type Op struct {
 }
 
 // Schedule yields the nemesis ops of the enabled faults in time order. It
-// is Jepsen's combined nemesis: the partition package and the process
-// package (kill and pause) are independent generators, each
-// stagger(interval, ...), combined with gen/any (the earlier op first; at
-// a tie, partitions first). Within the process package, each op picks
-// the kill/start or the pause/resume flip-flop uniformly (gen/mix) and
-// takes its next op. It is not safe for concurrent use.
+// is Jepsen's combined nemesis: the partition package, the packet package
+// and the process package (kill and pause) are independent generators,
+// each stagger(interval, ...), combined with gen/any (the earlier op
+// first; at a tie, in that order). Within the process package, each op
+// picks the kill/start or the pause/resume flip-flop uniformly (gen/mix)
+// and takes its next op. It is not safe for concurrent use.
 type Schedule struct {
 	streams []*stream
 }
@@ -69,12 +69,20 @@ type flipFlop struct {
 	end   Op
 }
 
+// Streams are the schedule's random sources, one per package, so that
+// enabling one fault leaves the others' schedules as they were. A
+// package's source may be nil when its faults are off.
+type Streams struct {
+	Partition *rand.Rand // partition shapes and times
+	Process   *rand.Rand // kill and pause: mode, node specification, times
+	Packet    *rand.Rand // packet: node specification, settings, times
+}
+
 // NewSchedule returns the schedule of faults for --nemesis-interval
-// interval (> 0). Partition targets come from partitionRNG, process ops
-// (mode and node specification) from processRNG, so enabling one fault
-// leaves the other's schedule as it was. Each package's first op is due
-// at t=0, and its ops are a uniform gap in [0, 2*interval) apart.
-func NewSchedule(faults Faults, interval time.Duration, partitionRNG, processRNG *rand.Rand) (*Schedule, error) {
+// interval (> 0), each package drawing from its own stream. Each
+// package's first op is due at t=0, and its ops are a uniform gap in
+// [0, 2*interval) apart.
+func NewSchedule(faults Faults, interval time.Duration, rngs Streams) (*Schedule, error) {
 	if interval <= 0 {
 		return nil, fmt.Errorf("nemesis interval must be > 0, got %v", interval)
 	}
@@ -83,7 +91,10 @@ func NewSchedule(faults Faults, interval time.Duration, partitionRNG, processRNG
 	}
 	s := &Schedule{}
 	if faults.Partition {
-		s.add(interval, partitionRNG, partitionFlipFlop())
+		s.add(interval, rngs.Partition, partitionFlipFlop())
+	}
+	if faults.Packet {
+		s.add(interval, rngs.Packet, packetFlipFlop())
 	}
 	var modes []*flipFlop
 	if faults.Pause { // Jepsen's order: pause/resume, then kill/start
@@ -93,7 +104,7 @@ func NewSchedule(faults Faults, interval time.Duration, partitionRNG, processRNG
 		modes = append(modes, processFlipFlop(KillOp, StartOp))
 	}
 	if len(modes) > 0 {
-		s.add(interval, processRNG, modes...)
+		s.add(interval, rngs.Process, modes...)
 	}
 	return s, nil
 }
@@ -110,6 +121,18 @@ func partitionFlipFlop() *flipFlop {
 			return Op{F: StartPartition, Target: Targets[rng.IntN(len(Targets))]} // rand-nth
 		},
 		end: Op{F: StopPartition},
+	}
+}
+
+// packetFlipFlop: start-packet on a node specification with settings
+// drawn from the stream (DrawPacket), stop-packet on every link.
+func packetFlipFlop() *flipFlop {
+	return &flipFlop{
+		begin: func(rng *rand.Rand) Op {
+			spec := NodeSpecs[rng.IntN(len(NodeSpecs))]
+			return Op{F: StartPacket, Nodes: spec, Settings: DrawPacket(rng)}
+		},
+		end: Op{F: StopPacket, Nodes: SpecAll},
 	}
 }
 
@@ -165,12 +188,15 @@ func (s *Schedule) first() int {
 
 // FinalOps are the ops that heal every fault at the end of a test, in
 // Jepsen's order (the packages' final generators one after the other):
-// stop-partition, then resume, then start. Each is performed whether or
-// not its fault is in force, as Jepsen does.
+// stop-partition, stop-packet, then resume, then start. Each is performed
+// whether or not its fault is in force, as Jepsen does.
 func FinalOps(faults Faults) []Op {
 	var ops []Op
 	if faults.Partition {
 		ops = append(ops, Op{F: StopPartition})
+	}
+	if faults.Packet {
+		ops = append(ops, Op{F: StopPacket, Nodes: SpecAll})
 	}
 	if faults.Pause {
 		ops = append(ops, Op{F: ResumeOp, Nodes: SpecAll})

@@ -1,14 +1,18 @@
 package nemesis
 
-// Settings of the faults a real network adds (contract section 2: the
-// packet fault and the clock fault). They are data only: the schedule
-// that draws them, and the networks that apply them, come with those
-// faults.
+import "math/rand/v2"
+
+// Settings of the faults that carry more than a shape or nodes (contract
+// section 2: the packet fault and the clock fault). They are data: the
+// schedule draws them (DrawPacket), the networks apply them and the
+// history records them.
 
 // PacketSettings are a packet fault's settings: for a period, the links
-// of Nodes delay each packet by DelayMs plus or minus JitterMs, and lose,
-// duplicate and reorder the given percentages of them (Jepsen's packet
-// nemesis over tc netem).
+// of Nodes delay each packet they carry to another node by DelayMs plus
+// or minus JitterMs, and lose, duplicate and reorder the given
+// percentages of them (Jepsen's packet nemesis over tc netem). The
+// schedule draws everything but Nodes, which the runner picks with the
+// op's node specification.
 type PacketSettings struct {
 	Nodes        []string `json:"nodes"`
 	DelayMs      int      `json:"delay_ms"`
@@ -28,4 +32,38 @@ type ClockSettings map[string]ClockShift
 type ClockShift struct {
 	OffsetMs int64   `json:"offset_ms"`
 	Rate     float64 `json:"rate"`
+}
+
+// DrawPacket draws a packet fault's settings, as Jepsen's packet nemesis
+// picks a random non-empty subset of its behaviours: each of delay,
+// loss, duplication and reordering is in with chance 1/2 (at least one
+// is), with whole-number values:
+//
+//	delay      10 to 100 ms in steps of 10, jitter 0 to half the delay
+//	loss       5 to 30 %
+//	duplicate  5 to 25 %
+//	reorder    10 to 30 %, with a delay (reordered packets overtake delayed ones)
+//
+// Delays stay well under the shortest lease the project tests (300 ms)
+// but reach a quorum round's scale; losses and duplicates are Jepsen's
+// default 20 %, give or take.
+func DrawPacket(rng *rand.Rand) PacketSettings {
+	between := func(lo, hi int) int { return lo + rng.IntN(hi-lo+1) }
+	const delay, loss, duplicate, reorder = 1, 2, 4, 8
+	in := between(1, 15) // a non-empty subset of the four
+	var s PacketSettings
+	if in&(delay|reorder) != 0 {
+		s.DelayMs = 10 * between(1, 10)
+		s.JitterMs = between(0, s.DelayMs/2)
+	}
+	if in&loss != 0 {
+		s.LossPct = float64(between(5, 30))
+	}
+	if in&duplicate != 0 {
+		s.DuplicatePct = float64(between(5, 25))
+	}
+	if in&reorder != 0 {
+		s.ReorderPct = float64(between(10, 30))
+	}
+	return s
 }

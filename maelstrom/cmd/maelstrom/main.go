@@ -13,6 +13,7 @@ import (
 
 	"chunklease/internal/cpuprof"
 	"chunklease/maelstrom/harness"
+	"chunklease/maelstrom/harness/nodeproc"
 	"chunklease/maelstrom/harness/simnet"
 	"chunklease/workloads"
 )
@@ -161,13 +162,13 @@ func asksHelp(args []string) bool {
 // options validates the flags and builds the run options, with the
 // simulated network running --bin.
 func (f *testFlags) options() (harness.Options, error) {
-	bin, binErr := simnet.CanonicalBin(f.Bin)
+	bin, binErr := nodeproc.CanonicalBin(f.Bin)
 	o, err := f.runOptions()
 	if err = errors.Join(binErr, err); err != nil {
 		return harness.Options{}, err
 	}
 	cfg := f.simConfig()
-	cfg.Launch = simnet.ExecLauncher(bin, f.Args)
+	cfg.Launch = nodeproc.ExecLauncher(bin, f.Args)
 	net, err := simnet.New(cfg)
 	if err != nil {
 		return harness.Options{}, err

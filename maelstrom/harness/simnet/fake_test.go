@@ -2,6 +2,7 @@ package simnet
 
 import (
 	"bufio"
+	"chunklease/maelstrom/harness/nodeproc"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -60,16 +61,16 @@ func (f *fakeNet) of(node string) []inMsg {
 
 // fakeLauncher starts in-process nodes that follow s. They use pipes and
 // goroutines only, so runs work inside a synctest bubble.
-func fakeLauncher(s script) (Launcher, *fakeNet) {
+func fakeLauncher(s script) (nodeproc.Launcher, *fakeNet) {
 	return fakeLauncherEnv(func([]string) script { return s })
 }
 
 // fakeLauncherEnv starts in-process nodes with a fresh script per launch,
 // made from the launch's extra environment: a script with state (a lease
 // table) forgets it when its node is killed and started again.
-func fakeLauncherEnv(newScript func(env []string) script) (Launcher, *fakeNet) {
+func fakeLauncherEnv(newScript func(env []string) script) (nodeproc.Launcher, *fakeNet) {
 	log := &fakeNet{received: map[string][]inMsg{}, launches: map[string][][]string{}}
-	return func(id string, env []string) (Proc, error) {
+	return func(id string, env []string) (nodeproc.Proc, error) {
 		log.launched(id, env)
 		p := newFakeProc()
 		go p.run(id, newScript(env), log)

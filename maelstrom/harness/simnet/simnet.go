@@ -11,14 +11,15 @@ import (
 	"time"
 
 	"chunklease/maelstrom/harness"
+	"chunklease/maelstrom/harness/nodeproc"
 	"chunklease/maelstrom/nemesis"
 	"chunklease/maelstrom/netsim"
 )
 
 // Config is how the simulated network runs its nodes.
 type Config struct {
-	Launch  Launcher       // starts a node program (ExecLauncher for --bin)
-	Latency netsim.Latency // node-to-node latency; client links have none
+	Launch  nodeproc.Launcher // starts a node program (nodeproc.ExecLauncher for --bin)
+	Latency netsim.Latency    // node-to-node latency; client links have none
 	// Strict fails the run on node output Maelstrom would reject; off,
 	// the node is muted instead, as Maelstrom does.
 	Strict     bool
@@ -96,7 +97,7 @@ func (n *Network) Start(ctx context.Context, host harness.Host) error {
 	cfg := nodeConfig{net: n.net, launch: n.cfg.Launch, logDir: filepath.Join(host.Dir, "node-logs"), log: host.Log,
 		mirror: n.cfg.LogStderr, strict: n.cfg.Strict, fail: n.fail.set, lateReply: n.lateReply}
 	for _, id := range host.Nodes {
-		nd, err := startNode(id, cfg, host.Env)
+		nd, err := startNode(id, cfg, host.EnvOf(id, host.Env))
 		if err != nil {
 			return err
 		}
@@ -128,12 +129,12 @@ func (n *Network) Apply(ctx context.Context, f harness.Fault) (harness.Applied, 
 	case nemesis.StopPartition:
 		n.net.Heal()
 	case nemesis.KillOp:
-		return harness.Applied{Nodes: n.hit(f.Nodes, (*node).kill)}, nil
+		return harness.Applied{Nodes: n.hit(f.Nodes, (*node).Kill)}, nil
 	case nemesis.PauseOp:
-		return harness.Applied{Nodes: n.hit(f.Nodes, (*node).pause)}, nil
+		return harness.Applied{Nodes: n.hit(f.Nodes, (*node).Pause)}, nil
 	case nemesis.ResumeOp:
 		now := time.Now()
-		return harness.Applied{Nodes: n.hit(n.host.Nodes, func(nd *node) bool { return nd.resume(now) })}, nil
+		return harness.Applied{Nodes: n.hit(n.host.Nodes, func(nd *node) bool { return nd.Resume(now) })}, nil
 	case nemesis.StartOp:
 		return n.startKilled(ctx, f.Env), nil
 	default:
@@ -160,7 +161,7 @@ func (n *Network) hit(ids []string, act func(*node) bool) []string {
 func (n *Network) startKilled(ctx context.Context, env []string) harness.Applied {
 	var dead []*node
 	for _, nd := range n.nodes {
-		if nd.down() {
+		if nd.Down() {
 			dead = append(dead, nd)
 		}
 	}
@@ -182,7 +183,7 @@ func (n *Network) startKilled(ctx context.Context, env []string) harness.Applied
 		var wg sync.WaitGroup
 		for i, nd := range dead {
 			wg.Go(func() {
-				if errs[i] = nd.restart(env); errs[i] == nil {
+				if _, errs[i] = nd.Restart(n.host.EnvOf(nd.id, env)); errs[i] == nil {
 					errs[i] = n.initNode(ctx, clients[i], nd.id)
 				}
 			})
@@ -209,7 +210,7 @@ func (n *Network) startKilled(ctx context.Context, env []string) harness.Applied
 // for.
 func (n *Network) Stop() {
 	for _, nd := range n.nodes {
-		nd.stopping.Store(true)
+		nd.SetStopping()
 	}
 	n.restarts.Wait()
 	n.mu.Lock()
@@ -237,7 +238,7 @@ func (n *Network) Observed() harness.Observed {
 	}
 	var kib int64
 	for _, nd := range n.nodes {
-		kib = max(kib, nd.peakMemoryKiB())
+		kib = max(kib, nd.PeakMemoryKiB())
 	}
 	o.NodePeakMiB = float64(kib) / 1024
 	return o
