@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"chunklease/history"
+	"chunklease/maelstrom/nemesis"
 	"chunklease/maelstrom/netsim"
 	"chunklease/report"
 	"chunklease/workloads"
@@ -163,8 +164,12 @@ func (r *runner) printSummary(res *report.Results, runErr error, invoked int) {
 			n.All.MsgCount, *n.All.MsgsPerOp, *n.Servers.MsgsPerOp, n.All.DropCount)
 	}
 	if n := res.Nemesis; n.Faults != "" {
-		fmt.Fprintf(w, "  nemesis %s: %d partitions, %d nodes killed, %d paused; %d late replies of paused nodes dropped\n",
-			n.Faults, n.Ops["start-partition"], n.NodesKilled, n.NodesPaused, n.LateRepliesDropped)
+		packets := ""
+		if r.o.Faults.Packet {
+			packets = fmt.Sprintf(", %d packet faults", n.Ops[nemesis.StartPacket])
+		}
+		fmt.Fprintf(w, "  nemesis %s: %d partitions, %d nodes killed, %d paused%s; %d late replies of paused nodes dropped\n",
+			n.Faults, n.Ops["start-partition"], n.NodesKilled, n.NodesPaused, packets, n.LateRepliesDropped)
 	}
 	if f := res.Final; f.Ran {
 		fmt.Fprintf(w, "  final phase: %d of %d final ops ok after healing and %.1f s of recovery\n", f.OK, f.Invoked, f.RecoveryWaitS)

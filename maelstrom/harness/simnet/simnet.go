@@ -68,10 +68,10 @@ func New(cfg Config) (*Network, error) {
 // Name is "sim".
 func (n *Network) Name() string { return "sim" }
 
-// Supports partitions, kills and pauses: the faults of Maelstrom's
-// process model.
+// Supports partitions, kills and pauses (the faults of Maelstrom's
+// process model) and packet faults (netsim's).
 func (n *Network) Supports(f nemesis.Fault) bool {
-	return f == nemesis.Partition || f == nemesis.Kill || f == nemesis.Pause
+	return f == nemesis.Partition || f == nemesis.Kill || f == nemesis.Pause || f == nemesis.Packet
 }
 
 // Start registers every node before any starts (so no node can send to a
@@ -120,8 +120,9 @@ func (n *Network) OpenClient() harness.Client { return n.newClient() }
 
 // Apply applies one fault: a partition is the grudge's drop sets (healed
 // all at once), kill and pause act on the chosen nodes that are up and
-// running, resume on every paused node, and start launches every killed
-// node again with a fresh init, in parallel, in the background.
+// running, resume on every paused node, start launches every killed node
+// again with a fresh init, in parallel, in the background, and a packet
+// fault goes on its nodes' links (netsim.StartPacket) until stop-packet.
 func (n *Network) Apply(ctx context.Context, f harness.Fault) (harness.Applied, error) {
 	switch f.F {
 	case nemesis.StartPartition:
@@ -137,10 +138,27 @@ func (n *Network) Apply(ctx context.Context, f harness.Fault) (harness.Applied, 
 		return harness.Applied{Nodes: n.hit(n.host.Nodes, func(nd *node) bool { return nd.Resume(now) })}, nil
 	case nemesis.StartOp:
 		return n.startKilled(ctx, f.Env), nil
+	case nemesis.StartPacket:
+		return n.startPacket(f.Settings)
+	case nemesis.StopPacket:
+		return harness.Applied{Nodes: n.net.StopPacket()}, nil
 	default:
 		return harness.Applied{}, fmt.Errorf("the simulated network cannot apply %q", f.F)
 	}
 	return harness.Applied{}, nil
+}
+
+// startPacket puts a packet fault's settings on the links of its nodes.
+func (n *Network) startPacket(settings any) (harness.Applied, error) {
+	s, ok := settings.(nemesis.PacketSettings)
+	if !ok {
+		return harness.Applied{}, fmt.Errorf("start-packet without packet settings (%T)", settings)
+	}
+	f := netsim.PacketFault{DelayMs: s.DelayMs, JitterMs: s.JitterMs, LossPct: s.LossPct, DuplicatePct: s.DuplicatePct, ReorderPct: s.ReorderPct}
+	if err := n.net.StartPacket(s.Nodes, f); err != nil {
+		return harness.Applied{}, err
+	}
+	return harness.Applied{Nodes: s.Nodes, Value: s}, nil
 }
 
 // hit applies act to the nodes ids names and lists those it acted on (a
@@ -221,6 +239,7 @@ func (n *Network) Stop() {
 	}
 	if n.net != nil {
 		n.net.Heal()
+		n.net.StopPacket()
 	}
 	for _, nd := range n.nodes {
 		nd.stop()
