@@ -90,6 +90,7 @@ func keyFigures(res *Results, nodes []string) [][2]string {
 	rows := [][2]string{
 		{"started", esc(res.Started.Format("2006-01-02 15:04:05 MST")) + fmt.Sprintf(", %.1f s in all", res.Duration.Seconds())},
 		{"nodes", esc(strings.Join(nodes, " "))},
+		{"network", esc(networkWords(res.Network))},
 		{"ops", fmt.Sprintf("%d completed: %d ok, %d fail, %d info; ok fraction %.3f", s.Count, s.OKCount, s.FailCount, s.InfoCount, res.Availability.OKFraction)},
 	}
 	if n := res.Net; n.All != nil && n.All.MsgsPerOp != nil {
@@ -107,6 +108,17 @@ func keyFigures(res *Results, nodes []string) [][2]string {
 	return rows
 }
 
+// networkWords says which network ran.
+func networkWords(name string) string {
+	switch name {
+	case "netns":
+		return "netns: every node `BIN serve` in its own Linux network namespace, HTTP clients, faults by the kernel (no message counts or message diagram: the kernel carries the messages; results.json network_observed has what it counted)"
+	case "sim", "":
+		return "sim: Maelstrom's process model over the simulated network"
+	}
+	return name
+}
+
 // leaseFigures are the lease workload's own figures, when it ran.
 func leaseFigures(res *Results) [][2]string {
 	var rows [][2]string
@@ -115,8 +127,11 @@ func leaseFigures(res *Results) [][2]string {
 		text := fmt.Sprintf("%d chunks, %d holdings, %d violations", lr.ChunkCount, t.Holdings, t.Violations)
 		if len(lr.Violations) > 0 {
 			v := lr.Violations[0]
-			text += fmt.Sprintf("; the first: %s on %s at %.3f s (<a href=\"%s\">timeline</a>, <a href=\"%s\">messages</a>)",
-				esc(v.Kind), esc(v.Chunk), float64(v.StartNs)/1e9, LeaseTimelineFile, MessagesFile)
+			text += fmt.Sprintf("; the first: %s on %s at %.3f s (<a href=\"%s\">timeline</a>", esc(v.Kind), esc(v.Chunk), float64(v.StartNs)/1e9, LeaseTimelineFile)
+			if slices.Contains(res.Reports, MessagesFile) { // a network without a journal draws none
+				text += fmt.Sprintf(", <a href=\"%s\">messages</a>", MessagesFile)
+			}
+			text += ")"
 		}
 		if lr.Details != "" {
 			text += fmt.Sprintf("; every chunk's holdings and violations: <a href=\"%s\">%s</a>", esc(lr.Details), esc(lr.Details))

@@ -144,4 +144,8 @@ type Observed struct {
 	StrayReplies       int64          // replies clients discarded as answering no request in flight
 	LateRepliesDropped int64          // replies to closed clients dropped because their node had been paused
 	NodePeakMiB        float64        // the largest peak resident memory of a node program; 0 when unknown
+	// Network is what this network alone observes (the real one: what
+	// the kernel and its delay paths counted per node), written to
+	// results.json as "network_observed"; nil: nothing.
+	Network any
 }

@@ -24,8 +24,8 @@ func (n *Network) initAll(ctx context.Context, clients []*client) error {
 			if err != nil {
 				return err
 			}
-		case <-n.fail.ch:
-			return n.fail.err
+		case <-n.fail.Done():
+			return n.fail.Err()
 		case <-ctx.Done():
 			return harness.ErrInterrupted
 		}

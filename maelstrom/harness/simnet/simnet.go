@@ -38,7 +38,7 @@ type Network struct {
 	cfg  Config
 	host harness.Host
 	net  *network
-	fail failure
+	fail *nodeproc.Failure
 
 	mu         sync.Mutex // guards the clients
 	nextClient int
@@ -81,7 +81,7 @@ func (n *Network) Supports(f nemesis.Fault) bool {
 // does, so worker clients start at c(2n).
 func (n *Network) Start(ctx context.Context, host harness.Host) error {
 	n.host = host
-	n.fail = failure{report: host.Fail, ch: make(chan struct{})}
+	n.fail = nodeproc.NewFailure(host.Fail)
 	sim, err := netsim.New(n.cfg.Latency, host.Seed)
 	if err != nil {
 		return err
@@ -95,7 +95,7 @@ func (n *Network) Start(ctx context.Context, host harness.Host) error {
 		initClients[i] = n.newClient()
 	}
 	cfg := nodeConfig{net: n.net, launch: n.cfg.Launch, logDir: filepath.Join(host.Dir, "node-logs"), log: host.Log,
-		mirror: n.cfg.LogStderr, strict: n.cfg.Strict, fail: n.fail.set, lateReply: n.lateReply}
+		mirror: n.cfg.LogStderr, strict: n.cfg.Strict, fail: n.fail.Set, lateReply: n.lateReply}
 	for _, id := range host.Nodes {
 		nd, err := startNode(id, cfg, host.EnvOf(id, host.Env))
 		if err != nil {
@@ -261,20 +261,6 @@ func (n *Network) Observed() harness.Observed {
 	}
 	o.NodePeakMiB = float64(kib) / 1024
 	return o
-}
-
-// failure records the first thing that makes the run fail, for Start to
-// stop waiting, and reports it to the runner.
-type failure struct {
-	once   sync.Once
-	err    error
-	ch     chan struct{} // closed when err is set
-	report func(error)
-}
-
-func (f *failure) set(err error) {
-	f.once.Do(func() { f.err = err; close(f.ch) })
-	f.report(err)
 }
 
 var _ harness.Network = (*Network)(nil)

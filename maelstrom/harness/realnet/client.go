@@ -1,0 +1,139 @@
+package realnet
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"syscall"
+	"time"
+
+	"chunklease/maelstrom/harness"
+)
+
+// The client side of the contract's section 3: a request body as the
+// workload renders it ({"type": T, fields...}) becomes POST /v1/T with
+// the fields alone; the answer's body is what the workload reads, as if
+// the node had sent it over Maelstrom's protocol.
+
+// maxReplyBytes bounds a reply body; the service's replies are small.
+const maxReplyBytes = 1 << 20
+
+// probeTimeout bounds one readiness probe.
+const probeTimeout = time.Second
+
+// newClients returns the harness's HTTP clients, both dialling from the
+// lab's client namespace: one for the workers (connections kept alive,
+// timeouts from each call's context) and one for readiness probes.
+func (n *Network) newClients() (workers, probes *http.Client) {
+	dial := n.lab.Client().DialContext
+	workers = &http.Client{Transport: &http.Transport{DialContext: dial, MaxIdleConnsPerHost: 64,
+		IdleConnTimeout: 30 * time.Second, DisableCompression: true}}
+	probes = &http.Client{Timeout: probeTimeout, Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true}}
+	return workers, probes
+}
+
+// client is one client identity of the harness (harness.Client). It
+// holds nothing of its own: a call's reply is read within the call, so
+// nothing can come late after Close.
+type client struct{ net *Network }
+
+// Call sends req to node as POST /v1/<type> and maps the answer (Reply).
+func (c *client) Call(ctx context.Context, node string, req json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	if c.net.node(node) == nil {
+		return nil, fmt.Errorf("no node %q in this run", node)
+	}
+	typ, body, err := SplitRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	url := c.net.clientURL(node) + "/v1/" + typ
+	hreq, err := http.NewRequestWithContext(callCtx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	resp, err := c.net.http.Do(hreq)
+	if err == nil {
+		var data []byte
+		data, err = io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
+		resp.Body.Close()
+		if err == nil {
+			return Reply(node, typ, resp.StatusCode, data)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return Unanswered(node, err)
+}
+
+// Close retires the client; there is nothing to discard.
+func (c *client) Close() {}
+
+// SplitRequest turns a workload's request body into the endpoint's type
+// and the HTTP body: the same object without "type" and "msg_id".
+func SplitRequest(req json.RawMessage) (typ string, body []byte, err error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(req, &fields); err != nil {
+		return "", nil, fmt.Errorf("request %s is not a JSON object: %w", req, err)
+	}
+	if err := json.Unmarshal(fields["type"], &typ); err != nil || typ == "" {
+		return "", nil, fmt.Errorf("request %s has no type", req)
+	}
+	delete(fields, "type")
+	delete(fields, "msg_id")
+	body, err = json.Marshal(fields)
+	return typ, body, err
+}
+
+// Reply maps an HTTP answer to the reply body the workloads understand,
+// as the contract's section 3 maps error codes to statuses:
+//
+//	200                         the _ok body, as it is
+//	400 401 404 405 409 413 503 the {type:"error",code,text} body, as it is (503 is code 11: fail)
+//	504                         harness.ErrTimeout: the request may have taken effect (info)
+//
+// An answer that is not such a body (not JSON, no type, an error body
+// with 200 or a success with an error status) is an error naming the node,
+// the endpoint and the answer: the run fails, as it does on a line
+// Maelstrom rejects.
+func Reply(node, typ string, status int, data []byte) (json.RawMessage, error) {
+	if status == http.StatusGatewayTimeout {
+		return nil, fmt.Errorf("%w: node %s answered %s with HTTP 504 (its quorum timed out; the request may have taken effect)", harness.ErrTimeout, node, typ)
+	}
+	var b struct {
+		Type string `json:"type"`
+	}
+	err := json.Unmarshal(data, &b)
+	switch {
+	case err != nil || b.Type == "":
+		return nil, fmt.Errorf("node %s answered POST /v1/%s with HTTP %d and a body that is not a reply object with a type: %.300q", node, typ, status, data)
+	case (status == http.StatusOK) != (b.Type != "error"):
+		return nil, fmt.Errorf("node %s answered POST /v1/%s with HTTP %d and a %q body: a success is 200, an error body any other status", node, typ, status, b.Type)
+	}
+	return json.RawMessage(data), nil
+}
+
+// Unanswered maps a request that got no HTTP answer. A refused
+// connection sent nothing (the node is down): a definite error 11, which
+// the workloads record as fail. Anything else (a connection broken or
+// reset after the request went out, no answer in time) may have taken
+// effect: harness.ErrTimeout, info.
+func Unanswered(node string, err error) (json.RawMessage, error) {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		text := fmt.Sprintf("node %s refused the connection (it is down); nothing was sent", node)
+		body, _ := json.Marshal(struct {
+			Type string `json:"type"`
+			Code int    `json:"code"`
+			Text string `json:"text"`
+		}{"error", 11, text})
+		return body, nil
+	}
+	return nil, fmt.Errorf("%w: no answer from node %s: %v", harness.ErrTimeout, node, err)
+}
