@@ -65,6 +65,9 @@ go test -count=1 -run 'TestSimulation|TestNegativeControls' -v ./lease/ | grep -
 step "harness runs against the node (runs kept in store/checks/)"
 scripts/harness_checks.sh
 
+step "real network (--network netns, root): a short lease run under every fault, and its negative control (about 60 s)"
+scripts/netns_checks.sh
+
 step "report pages in a browser"
 if command -v chromium >/dev/null 2>&1 || [ -n "${CHROMIUM:-}" ]; then
   scripts/check_report.sh store/checks/lease-5-nodes-partitions/latest \
