@@ -42,6 +42,11 @@ func (n *Network) newClients() (workers, probes *http.Client) {
 type client struct{ net *Network }
 
 // Call sends req to node as POST /v1/<type> and maps the answer (Reply).
+// A node that refuses the connection (it is down) is dialled again every
+// redialEvery until the call's time is up, as a Maelstrom client's
+// message to a dead node waits out the timeout: a worker bound to a
+// killed node does not spin through failures that starve the others of
+// ops. If it never connected, nothing was sent: a definite failure.
 func (c *client) Call(ctx context.Context, node string, req json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
 	if c.net.node(node) == nil {
 		return nil, fmt.Errorf("no node %q in this run", node)
@@ -53,12 +58,37 @@ func (c *client) Call(ctx context.Context, node string, req json.RawMessage, tim
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	url := c.net.clientURL(node) + "/v1/" + typ
-	hreq, err := http.NewRequestWithContext(callCtx, http.MethodPost, url, bytes.NewReader(body))
+	for {
+		reply, err := c.post(callCtx, node, url, typ, body)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return reply, err
+		}
+		select {
+		case <-time.After(redialEvery):
+		case <-callCtx.Done():
+			return Unanswered(node, err)
+		}
+	}
+}
+
+// redialEvery is how often a call dials a node that refused it again.
+const redialEvery = 100 * time.Millisecond
+
+// post makes one attempt: the mapped answer, or (nil, the transport's
+// error) when the connection was refused.
+func (c *client) post(ctx context.Context, node, url, typ string, body []byte) (json.RawMessage, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	resp, err := c.net.http.Do(hreq)
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return nil, err
+	}
 	if err == nil {
 		var data []byte
 		data, err = io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
@@ -66,9 +96,6 @@ func (c *client) Call(ctx context.Context, node string, req json.RawMessage, tim
 		if err == nil {
 			return Reply(node, typ, resp.StatusCode, data)
 		}
-	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
 	}
 	return Unanswered(node, err)
 }
@@ -121,13 +148,13 @@ func Reply(node, typ string, status int, data []byte) (json.RawMessage, error) {
 }
 
 // Unanswered maps a request that got no HTTP answer. A refused
-// connection sent nothing (the node is down): a definite error 11, which
-// the workloads record as fail. Anything else (a connection broken or
+// connection sent nothing (the node is down, and stayed down for the
+// call's time): a definite error 11, which the workloads record as fail. Anything else (a connection broken or
 // reset after the request went out, no answer in time) may have taken
 // effect: harness.ErrTimeout, info.
 func Unanswered(node string, err error) (json.RawMessage, error) {
 	if errors.Is(err, syscall.ECONNREFUSED) {
-		text := fmt.Sprintf("node %s refused the connection (it is down); nothing was sent", node)
+		text := fmt.Sprintf("node %s refused every connection until the client timeout (it is down); nothing was sent", node)
 		body, _ := json.Marshal(struct {
 			Type string `json:"type"`
 			Code int    `json:"code"`

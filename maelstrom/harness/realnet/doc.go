@@ -57,7 +57,9 @@
 //	                                 (503 is code 11: fail; 409 is 22: fail; ...)
 //	504                              harness.ErrTimeout: may have happened (info;
 //	                                 fail for an idempotent check, as the workloads classify)
-//	connection refused               a code-11 error body: nothing was sent (the node is down): fail
+//	connection refused               dialled again every 100 ms until the timeout, as a
+//	                                 Maelstrom client waits on a dead node; never
+//	                                 connected: a code-11 error body, nothing was sent: fail
 //	no answer in time, a connection  harness.ErrTimeout (info)
 //	broken or reset
 //
