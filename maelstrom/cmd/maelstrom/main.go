@@ -60,7 +60,9 @@ const testUsage = `Usage: maelstrom test [OPTIONS ...] [-- NODE-ARGS ...]
 
 Runs the node program (--bin) as Maelstrom does, drives a workload through
 a simulated network with the chosen faults, checks the history and writes
-store/<workload>/<time>/ (store/latest points at the last run). Options may
+store/<workload>/<time>/ (store/latest points at the last run). With
+--network netns (root), every node runs as BIN serve in its own Linux
+network namespace and every fault is the kernel's. Options may
 come before or after other words; words that are not options, and every
 word after --, are passed to the node program.
 

@@ -184,7 +184,7 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"test", "--bin", fakeNode, "--latency", "1.5"}, `Error while parsing option "--latency 1.5"`},
 		{[]string{"test", "--bin", fakeNode, "--latency-dist", "exponential"}, "needs --latency > 0"},
 		{[]string{"test", "--bin", fakeNode, "--latency-dist", "normal", "--latency", "5"}, "unknown latency distribution"},
-		{[]string{"test", "--bin", fakeNode, "--nemesis", "clock"}, `Failed to validate "--nemesis clock": unknown fault "clock"`},
+		{[]string{"test", "--bin", fakeNode, "--nemesis", "clock"}, `Failed to validate "--nemesis clock": unknown fault "clock": must be a comma-separated list of partition, kill, pause, packet`},
 		{[]string{"test", "--bin", fakeNode, "--nemesis-interval", "0"}, `Failed to validate "--nemesis-interval 0"`},
 		{[]string{"test", "--bin", fakeNode, "--recovery-time", "-1"}, `Failed to validate "--recovery-time -1"`},
 		{[]string{"test", "--bin", fakeNode, "--concurrency", "0"}, `Failed to validate "--concurrency 0"`},
@@ -194,6 +194,10 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"test", "--bin", fakeNode, "--servers", "0"}, "--servers, --chunks and --lease-ms must be >= 1"},
 		{[]string{"test", "--bin", fakeNode, "-w", "master", "--lease-ms", "0"}, "--lease-ms must be >= 1 (got 0)"},
 		{[]string{"test", "--bin", fakeNode, "--nodes-file", "/nonexistent/nodes"}, "--nodes-file: open /nonexistent/nodes"},
+		{[]string{"test", "--bin", fakeNode, "--network", "docker"}, `Failed to validate "--network docker": Must be sim or netns`},
+		{[]string{"test", "--bin", fakeNode, "--network", "netns", "-w", "echo"}, "whose HTTP API has no echo"},
+		{[]string{"test", "--bin", fakeNode, "--network", "netns", "--latency", "5", "--latency-dist", "uniform"}, "latency is a constant delay"},
+		{[]string{"test", "--bin", fakeNode, "--network", "netns", "--log-net-recv"}, "--log-net-send and --log-net-recv need --network sim"},
 	}
 	for _, c := range cases {
 		code, out := runCLI(t, append(c.args, "--store", store)...)

@@ -1,7 +1,6 @@
 package simnet
 
 import (
-	"chunklease/maelstrom/harness/nodeproc"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"chunklease/maelstrom/harness"
+	"chunklease/maelstrom/harness/nodeproc"
 	"chunklease/maelstrom/nemesis"
 	"chunklease/workloads"
 	"chunklease/workloads/echo"

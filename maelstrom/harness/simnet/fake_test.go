@@ -2,11 +2,12 @@ package simnet
 
 import (
 	"bufio"
-	"chunklease/maelstrom/harness/nodeproc"
 	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
+
+	"chunklease/maelstrom/harness/nodeproc"
 )
 
 // inMsg is a message as an in-process fake node receives it.

@@ -2,7 +2,6 @@ package simnet
 
 import (
 	"bytes"
-	"chunklease/maelstrom/harness/nodeproc"
 	"context"
 	"fmt"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"chunklease/maelstrom/harness"
+	"chunklease/maelstrom/harness/nodeproc"
 	"chunklease/maelstrom/netsim"
 	"chunklease/workloads/echo"
 )
