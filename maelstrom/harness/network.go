@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"chunklease/maelstrom/nemesis"
@@ -132,6 +133,26 @@ type Applied struct {
 	// Done, when not nil, delivers the outcome of an action still in
 	// flight (a start), once; nil means the action is complete.
 	Done <-chan error
+}
+
+// Restarting is how a network reports a start it performs in the
+// background: Applied lists ids, the nodes it brings back, and its Done
+// delivers restart's outcome once restart returns, on a goroutine that
+// wg tracks (so that Stop can wait for it). With no ids there is nothing
+// to do: Applied lists none and has no Done.
+func Restarting(ids []string, wg *sync.WaitGroup, restart func() error) Applied {
+	a := Applied{Nodes: append([]string{}, ids...)}
+	if len(ids) == 0 {
+		return a
+	}
+	done := make(chan error, 1)
+	a.Done = done
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		done <- restart()
+	}()
+	return a
 }
 
 // Observed is what the network saw during the run. The message counts

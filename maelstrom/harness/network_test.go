@@ -181,7 +181,7 @@ func TestFaultSettingsReachTheNetwork(t *testing.T) {
 	r := &runner{o: Options{Nodes: []string{"n1"}}, net: net, hist: history.NewWriter(&buf), start: time.Now()}
 	r.failure.ch = make(chan struct{})
 	r.nemesis.ctx = context.Background()
-	drawn := nemesis.PacketSettings{DelayMs: 50, LossPct: 10}
+	drawn := nemesis.PacketSettings{LinkFault: nemesis.LinkFault{DelayMs: 50, LossPct: 10}}
 	r.perform(nemesis.Op{F: nemesis.StartPacket, Nodes: nemesis.SpecAll, Settings: drawn})
 	if err := r.failure.get(); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,9 @@
 package nemesis
 
-import "math/rand/v2"
+import (
+	"fmt"
+	"math/rand/v2"
+)
 
 // Settings of the faults that carry more than a shape or nodes (contract
 // section 2: the packet fault and the clock fault). They are data: the
@@ -8,18 +11,35 @@ import "math/rand/v2"
 // history records them.
 
 // PacketSettings are a packet fault's settings: for a period, the links
-// of Nodes delay each packet they carry to another node by DelayMs plus
-// or minus JitterMs, and lose, duplicate and reorder the given
-// percentages of them (Jepsen's packet nemesis over tc netem). The
-// schedule draws everything but Nodes, which the runner picks with the
-// op's node specification.
+// of Nodes carry every packet they send to another node with LinkFault
+// (Jepsen's packet nemesis over tc netem). The schedule draws the
+// LinkFault, the runner picks Nodes with the op's node specification.
+// In the history the fields are flat: {"nodes": [...], "delay_ms": ...}.
 type PacketSettings struct {
-	Nodes        []string `json:"nodes"`
-	DelayMs      int      `json:"delay_ms"`
-	JitterMs     int      `json:"jitter_ms"`
-	LossPct      float64  `json:"loss_pct"`
-	DuplicatePct float64  `json:"duplicate_pct"`
-	ReorderPct   float64  `json:"reorder_pct"`
+	Nodes []string `json:"nodes"`
+	LinkFault
+}
+
+// LinkFault is what a faulty link does to each packet: delay it by
+// DelayMs plus or minus JitterMs, and lose, duplicate and reorder the
+// given percentages of them. Each network converts it to its own type
+// with the same fields (netsim.PacketFault, netns.PacketFault).
+type LinkFault struct {
+	DelayMs      int     `json:"delay_ms"`
+	JitterMs     int     `json:"jitter_ms"`
+	LossPct      float64 `json:"loss_pct"`
+	DuplicatePct float64 `json:"duplicate_pct"`
+	ReorderPct   float64 `json:"reorder_pct"`
+}
+
+// PacketOf reads a start-packet's settings from the Settings a network
+// gets with the fault (harness.Fault.Settings).
+func PacketOf(settings any) (PacketSettings, error) {
+	s, ok := settings.(PacketSettings)
+	if !ok {
+		return s, fmt.Errorf("start-packet without packet settings (%T)", settings)
+	}
+	return s, nil
 }
 
 // ClockSettings are a clock fault's settings: each node's wall-clock

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"chunklease/internal/proctest"
 	"chunklease/internal/testseed"
 )
 
@@ -41,32 +42,12 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
-	if left := running(fakeNode); len(left) > 0 {
+	if left := proctest.Running(fakeNode); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "fake nodes still running after the tests: pids %v\n", left)
 		code = 1
 	}
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// running lists the pids of live processes (not zombies) running the
-// program at path: every run must have stopped all of its nodes.
-func running(path string) []int {
-	var pids []int
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		cmdline, err := os.ReadFile(p)
-		if err != nil || !bytes.HasPrefix(cmdline, []byte(path+"\x00")) {
-			continue
-		}
-		stat, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
-		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
-			continue
-		}
-		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		pids = append(pids, pid)
-	}
-	return pids
 }
 
 // runCLI runs the command line and returns its status and output.

@@ -1,6 +1,9 @@
 package nodeproc
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // Failure is the first thing that went wrong with a network's nodes (a
 // program that exited on its own, output the protocol forbids). Every
@@ -37,4 +40,31 @@ func (f *Failure) Err() error {
 	default:
 		return nil
 	}
+}
+
+// AwaitEach runs each(ctx, i) for i in [0, n) on goroutines of their own
+// (a node's init or readiness) and waits until all returned nil, one
+// returned an error (that error), a failure was set (the failure), or ctx
+// ended (ctx's error). The goroutines still running are cancelled when it
+// returns.
+func (f *Failure) AwaitEach(ctx context.Context, n int, each func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, n)
+	for i := range n {
+		go func() { errs <- each(ctx, i) }()
+	}
+	for range n {
+		select {
+		case err := <-errs:
+			if err != nil {
+				return err
+			}
+		case <-f.Done():
+			return f.Err()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }

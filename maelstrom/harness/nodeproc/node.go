@@ -234,6 +234,20 @@ func (n *Node) Restart(env []string) (*Incarnation, error) {
 // Down reports whether the node has no running program (it was killed).
 func (n *Node) Down() bool { return n.Current() == nil }
 
+// DownOf lists the nodes that are down (killed and not started again), in
+// order, and their ids: what a start brings back.
+func DownOf[N interface {
+	Down() bool
+	ID() string
+}](nodes []N) (down []N, ids []string) {
+	for _, nd := range nodes {
+		if nd.Down() {
+			down, ids = append(down, nd), append(ids, nd.ID())
+		}
+	}
+	return down, ids
+}
+
 // Pause stops the running program; false when it is down or paused.
 func (n *Node) Pause() bool {
 	n.mu.Lock()

@@ -46,12 +46,11 @@ func (n *Network) Apply(ctx context.Context, f harness.Fault) (harness.Applied, 
 // and delay where their packets arrive, duplication where they leave
 // (package netns says exactly how, on a kernel without netem).
 func (n *Network) startPacket(settings any) (harness.Applied, error) {
-	s, ok := settings.(nemesis.PacketSettings)
-	if !ok {
-		return harness.Applied{}, fmt.Errorf("start-packet without packet settings (%T)", settings)
+	s, err := nemesis.PacketOf(settings)
+	if err != nil {
+		return harness.Applied{}, err
 	}
-	f := netns.PacketFault{DelayMs: s.DelayMs, JitterMs: s.JitterMs, LossPct: s.LossPct, DuplicatePct: s.DuplicatePct, ReorderPct: s.ReorderPct}
-	if err := n.lab.StartPacket(s.Nodes, f); err != nil {
+	if err := n.lab.StartPacket(s.Nodes, netns.PacketFault(s.LinkFault)); err != nil {
 		return harness.Applied{}, err
 	}
 	n.packet = append(n.packet[:0], s.Nodes...)
@@ -63,27 +62,8 @@ func (n *Network) startPacket(settings any) (harness.Applied, error) {
 // answers /healthz (its acceptor then stays silent for its boot wait).
 // A node that does not come back fails the run.
 func (n *Network) startKilled(ctx context.Context, env []string) harness.Applied {
-	var dead []*nodeproc.Node
-	for _, nd := range n.nodes {
-		if nd.Down() {
-			dead = append(dead, nd)
-		}
-	}
-	a := harness.Applied{Nodes: []string{}}
-	if len(dead) == 0 {
-		return a
-	}
-	for _, nd := range dead {
-		a.Nodes = append(a.Nodes, nd.ID())
-	}
-	done := make(chan error, 1)
-	a.Done = done
-	n.restarts.Add(1)
-	go func() {
-		defer n.restarts.Done()
-		done <- n.restart(ctx, dead, env)
-	}()
-	return a
+	dead, ids := nodeproc.DownOf(n.nodes)
+	return harness.Restarting(ids, &n.restarts, func() error { return n.restart(ctx, dead, env) })
 }
 
 // restart launches each of dead again with env and waits until all

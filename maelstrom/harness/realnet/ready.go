@@ -29,25 +29,13 @@ const probeEvery = 50 * time.Millisecond
 // or a node's time (Config.ReadyTimeout) runs out: that node is named
 // with what it last answered and its log's last lines.
 func (n *Network) awaitAll(ctx context.Context, ids []string, path string) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make(chan error, len(ids))
-	for _, id := range ids {
-		go func() { errs <- n.await(ctx, id, path) }()
+	err := n.fail.AwaitEach(ctx, len(ids), func(ctx context.Context, i int) error {
+		return n.await(ctx, ids[i], path)
+	})
+	if ctx.Err() != nil {
+		return harness.ErrInterrupted
 	}
-	for range ids {
-		select {
-		case err := <-errs:
-			if err != nil {
-				return err
-			}
-		case <-n.fail.Done():
-			return n.fail.Err()
-		case <-ctx.Done():
-			return harness.ErrInterrupted
-		}
-	}
-	return nil
+	return err
 }
 
 // await probes node id at path until it answers 200 or its time runs out.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"chunklease/internal/proctest"
 	"chunklease/internal/testseed"
 	"chunklease/maelstrom/harness"
 	"chunklease/maelstrom/nemesis"
@@ -99,32 +100,12 @@ func assertNothingLeft(t *testing.T, before rootState, prefix, bin string) {
 	if strings.Contains(string(out), prefix) {
 		t.Errorf("namespaces of the run are left (%s):\n%s", prefix, out)
 	}
-	if left := running(bin); len(left) > 0 {
+	if left := proctest.Running(bin); len(left) > 0 {
 		t.Errorf("node programs still running: pids %v", left)
 	}
 	if now := viewRoot(t); now != before {
 		t.Errorf("the root namespace changed:\nnft before:\n%s\nnft now:\n%s\ntc before:\n%s\ntc now:\n%s", before.nft, now.nft, before.tc, now.tc)
 	}
-}
-
-// running lists the live processes (not zombies) whose program is bin.
-func running(bin string) []int {
-	var pids []int
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		cmdline, err := os.ReadFile(p)
-		if err != nil || !bytes.HasPrefix(cmdline, []byte(bin+"\x00")) {
-			continue
-		}
-		pid := 0
-		fmt.Sscanf(filepath.Base(filepath.Dir(p)), "%d", &pid)
-		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-			if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && f[0] != "Z" {
-				pids = append(pids, pid)
-			}
-		}
-	}
-	return pids
 }
 
 // leaseRun is a lease run of seconds on nodes with faults, on the real
@@ -225,7 +206,7 @@ func TestNodeNeverReady(t *testing.T) {
 		if _, err := fmt.Sscanf(string(log), "silent node pid %d", &pid); err != nil {
 			t.Fatalf("node-logs/%s.log: %q (%v)", id, log, err)
 		}
-		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !bytes.Contains(stat, []byte(") Z ")) {
+		if proctest.Alive(pid) {
 			t.Errorf("node %s's program %d is still running", id, pid)
 		}
 	}
@@ -344,7 +325,7 @@ func TestNodeKilledInTheFinalPhase(t *testing.T) {
 // nodePID finds the running program of node id (bin serve -id id ...).
 func nodePID(t *testing.T, bin, id string) int {
 	t.Helper()
-	for _, pid := range running(bin) {
+	for _, pid := range proctest.Running(bin) {
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		if strings.Contains(string(cmdline), "\x00-id\x00"+id+"\x00") {
 			return pid
@@ -422,9 +403,9 @@ func TestStaleLabOfAKilledHarness(t *testing.T) {
 		t.Fatalf("no namespace %s* after the harness was killed:\n%s", prefix, out)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for len(running(node)) > 0 { // the kernel kills them (Pdeathsig): poll, bounded
+	for len(proctest.Running(node)) > 0 { // the kernel kills them (Pdeathsig): poll, bounded
 		if time.Now().After(deadline) {
-			t.Fatalf("node programs %v survived their harness", running(node))
+			t.Fatalf("node programs %v survived their harness", proctest.Running(node))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

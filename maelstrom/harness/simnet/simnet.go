@@ -148,17 +148,14 @@ func (n *Network) Apply(ctx context.Context, f harness.Fault) (harness.Applied, 
 	return harness.Applied{}, nil
 }
 
-// startPacket puts a packet fault's settings on the links of its nodes.
+// startPacket puts a packet fault's settings on the links of its nodes;
+// the completion records the settings applied.
 func (n *Network) startPacket(settings any) (harness.Applied, error) {
-	s, ok := settings.(nemesis.PacketSettings)
-	if !ok {
-		return harness.Applied{}, fmt.Errorf("start-packet without packet settings (%T)", settings)
+	s, err := nemesis.PacketOf(settings)
+	if err == nil {
+		err = n.net.StartPacket(s.Nodes, netsim.PacketFault(s.LinkFault))
 	}
-	f := netsim.PacketFault{DelayMs: s.DelayMs, JitterMs: s.JitterMs, LossPct: s.LossPct, DuplicatePct: s.DuplicatePct, ReorderPct: s.ReorderPct}
-	if err := n.net.StartPacket(s.Nodes, f); err != nil {
-		return harness.Applied{}, err
-	}
-	return harness.Applied{Nodes: s.Nodes, Value: s}, nil
+	return harness.Applied{Nodes: s.Nodes, Value: s}, err
 }
 
 // hit applies act to the nodes ids names and lists those it acted on (a
@@ -177,26 +174,12 @@ func (n *Network) hit(ids []string, act func(*node) bool) []string {
 // a new client, in parallel, on its own goroutine. A node that fails to
 // start or to answer init fails the run, as a failed init does at start.
 func (n *Network) startKilled(ctx context.Context, env []string) harness.Applied {
-	var dead []*node
-	for _, nd := range n.nodes {
-		if nd.Down() {
-			dead = append(dead, nd)
-		}
-	}
-	a := harness.Applied{Nodes: []string{}}
-	if len(dead) == 0 {
-		return a
-	}
+	dead, ids := nodeproc.DownOf(n.nodes)
 	clients := make([]*client, len(dead))
-	for i, nd := range dead {
+	for i := range dead {
 		clients[i] = n.newClient()
-		a.Nodes = append(a.Nodes, nd.id)
 	}
-	done := make(chan error, 1)
-	a.Done = done
-	n.restarts.Add(1)
-	go func() {
-		defer n.restarts.Done()
+	return harness.Restarting(ids, &n.restarts, func() error {
 		errs := make([]error, len(dead))
 		var wg sync.WaitGroup
 		for i, nd := range dead {
@@ -210,15 +193,13 @@ func (n *Network) startKilled(ctx context.Context, env []string) harness.Applied
 		for _, c := range clients {
 			c.Close()
 		}
-		var err error
 		for i, nd := range dead {
-			if errs[i] != nil && err == nil {
-				err = fmt.Errorf("restarting node %s: %w", nd.id, errs[i])
+			if errs[i] != nil {
+				return fmt.Errorf("restarting node %s: %w", nd.id, errs[i])
 			}
 		}
-		done <- err
-	}()
-	return a
+		return nil
+	})
 }
 
 // Stop ends the test: from now on node output is moot, a restart still
