@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,12 +38,18 @@ func (n *Network) newClients() (workers, probes *http.Client) {
 	return workers, probes
 }
 
-// client is one client identity of the harness (harness.Client). It
-// holds nothing of its own: a call's reply is read within the call, so
-// nothing can come late after Close.
-type client struct{ net *Network }
+// client is one client identity of the harness (harness.Client): it
+// numbers its requests from 1, as a Maelstrom client numbers its msg_id,
+// and each reply body gets the request's number as in_reply_to, so that
+// a workload reads it as it reads a Maelstrom reply. A call's reply is
+// read within the call, so nothing can come late after Close.
+type client struct {
+	net       *Network
+	lastMsgID atomic.Int64
+}
 
-// Call sends req to node as POST /v1/<type> and maps the answer (Reply).
+// Call sends req to node as POST /v1/<type> and maps the answer (Reply,
+// Unanswered), with in_reply_to added to the reply body.
 // A node that refuses the connection (it is down) is dialled again every
 // redialEvery until the call's time is up, as a Maelstrom client's
 // message to a dead node waits out the timeout: a worker bound to a
@@ -55,6 +63,17 @@ func (c *client) Call(ctx context.Context, node string, req json.RawMessage, tim
 	if err != nil {
 		return nil, err
 	}
+	msgID := c.lastMsgID.Add(1)
+	reply, err := c.send(ctx, node, typ, body, timeout)
+	if reply != nil {
+		reply, err = withInReplyTo(reply, msgID)
+	}
+	return reply, err
+}
+
+// send posts body to node's endpoint typ until it connects (at most
+// until timeout) and maps the outcome.
+func (c *client) send(ctx context.Context, node, typ string, body []byte, timeout time.Duration) (json.RawMessage, error) {
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	url := c.net.clientURL(node) + "/v1/" + typ
@@ -72,6 +91,16 @@ func (c *client) Call(ctx context.Context, node string, req json.RawMessage, tim
 			return Unanswered(node, err)
 		}
 	}
+}
+
+// withInReplyTo adds "in_reply_to": msgID to a reply object.
+func withInReplyTo(reply json.RawMessage, msgID int64) (json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(reply, &fields); err != nil {
+		return nil, fmt.Errorf("reply %.300q is not a JSON object: %w", reply, err)
+	}
+	fields["in_reply_to"] = json.RawMessage(strconv.FormatInt(msgID, 10))
+	return json.Marshal(fields)
 }
 
 // redialEvery is how often a call dials a node that refused it again.

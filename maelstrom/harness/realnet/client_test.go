@@ -117,3 +117,20 @@ func TestUnansweredRequests(t *testing.T) {
 		t.Errorf("no answer in time: %v, want a timeout", err)
 	}
 }
+
+// TestRepliesAnswerTheirRequest: every reply body gets in_reply_to, the
+// client's request number from 1, as a Maelstrom reply carries it.
+func TestRepliesAnswerTheirRequest(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"type":"master_start_ok"}`, `{"in_reply_to":3,"type":"master_start_ok"}`},
+		{`{}`, `{"in_reply_to":3}`},
+		{`{"type":"error","code":11,"text":"x","in_reply_to":9}`, `{"code":11,"in_reply_to":3,"text":"x","type":"error"}`},
+	} {
+		if got, err := withInReplyTo(json.RawMessage(c.in), 3); err != nil || string(got) != c.want {
+			t.Errorf("withInReplyTo(%s) = %s, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+	if _, err := withInReplyTo(json.RawMessage(`[1]`), 3); err == nil {
+		t.Error("a reply that is no object was accepted")
+	}
+}

@@ -50,10 +50,12 @@
 // "msg_id", as POST /v1/<type> to the node's client address, dialled
 // from the client namespace (Lab.Client().DialContext), with the 5 s
 // client timeout; connections are kept alive and shared. The answer
-// becomes what the workloads already read (Reply, Unanswered):
+// becomes what the workloads already read (Reply, Unanswered), with
+// "in_reply_to" added (the client numbers its requests from 1, as a
+// Maelstrom client numbers its msg_id):
 //
-//	HTTP 200                         the _ok body as it is: ok
-//	400 401 404 405 409 413 503      the {type:"error",code,text} body as it is
+//	HTTP 200                         the _ok body: ok
+//	400 401 404 405 409 413 503      the {type:"error",code,text} body
 //	                                 (503 is code 11: fail; 409 is 22: fail; ...)
 //	504                              harness.ErrTimeout: may have happened (info;
 //	                                 fail for an idempotent check, as the workloads classify)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -83,7 +82,7 @@ func (n *Network) launch(id string, env []string) (nodeproc.Proc, error) {
 	}
 	args = append(args, n.cfg.Args...)
 	return nodeproc.StartExec(nodeproc.Command{Bin: n.cfg.Bin, Args: args, Env: env,
-		Start: func(cmd *exec.Cmd) error { return ns.Start(cmd) }})
+		Start: ns.Start})
 }
 
 // clientURL is the base URL of node id's client API.

@@ -23,6 +23,7 @@ import (
 	"chunklease/maelstrom/netns"
 	"chunklease/workloads"
 	"chunklease/workloads/lease"
+	"chunklease/workloads/master"
 )
 
 // The tests below build a real lab: they need root, and skip naming it
@@ -173,6 +174,36 @@ func TestShortRunUnderEveryFault(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out.Dir, name)); err != nil {
 			t.Errorf("missing %s: %v", name, err)
 		}
+	}
+	assertNothingLeft(t, before, observedLab(t, out.Results), node)
+}
+
+// TestMasterRunUnderFaults: the master workload through the same HTTP
+// clients (master_start, master_stop, master_status are endpoints too),
+// under partitions and packet faults (kills are the lease run's: a kill
+// each second leaves no majority long enough to elect): valid, with a
+// master some of the time, and nothing left.
+func TestMasterRunUnderFaults(t *testing.T) {
+	node, _ := binaries(t)
+	before := viewRoot(t)
+	o, console := leaseRun(t, node, 3, 8, nemesis.Faults{Partition: true, Packet: true})
+	wl, err := master.FromParams(workloads.Params{Rate: 40, Workers: 6, Seed: harness.WorkloadSeed(o.Seed), LeaseMs: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Workload = wl
+	out := harness.Run(context.Background(), o)
+	if out.Exit != harness.ExitValid {
+		t.Fatalf("exit %d (%v), want valid\n%s", out.Exit, out.Err, console)
+	}
+	raw, _ := json.Marshal(out.Results.WorkloadStats)
+	var st struct {
+		Mastership struct {
+			Overall struct{ Fraction float64 } `json:"overall"`
+		} `json:"mastership"`
+	}
+	if err := json.Unmarshal(raw, &st); err != nil || st.Mastership.Overall.Fraction == 0 {
+		t.Errorf("no master at any time (%v): %s", err, raw)
 	}
 	assertNothingLeft(t, before, observedLab(t, out.Results), node)
 }
