@@ -7,13 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"chunklease/maelstrom/harness"
+	"chunklease/maelstrom/netns"
 )
 
 // The client side of the contract's section 3: a request body as the
@@ -31,11 +34,55 @@ const probeTimeout = time.Second
 // lab's client namespace: one for the workers (connections kept alive,
 // timeouts from each call's context) and one for readiness probes.
 func (n *Network) newClients() (workers, probes *http.Client) {
-	dial := n.lab.Client().DialContext
+	n.dials = &dials{ns: n.lab.Client()}
+	dial := n.dials.DialContext
 	workers = &http.Client{Transport: &http.Transport{DialContext: dial, MaxIdleConnsPerHost: 64,
 		IdleConnTimeout: 30 * time.Second, DisableCompression: true}}
 	probes = &http.Client{Timeout: probeTimeout, Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true}}
 	return workers, probes
+}
+
+// dials dials from the client namespace and keeps count, so that the lab
+// is closed only once no dial is in flight: a dial enters the namespace
+// on a thread of its own, and an HTTP transport dials on goroutines that
+// outlive a cancelled request (netns: Close must come after the last use
+// of the lab).
+type dials struct {
+	ns       *netns.Namespace
+	mu       sync.Mutex
+	closed   bool
+	inFlight sync.WaitGroup
+}
+
+// dialTimeout bounds one dial; inside the lab a connect is answered at
+// once (the client's packets are never dropped), so it only bounds the
+// wait for the lab to close.
+const dialTimeout = 2 * time.Second
+
+var errClosing = errors.New("the real network is shutting down")
+
+// DialContext dials address from the client namespace (http.Transport's
+// DialContext), unless the lab is closing.
+func (d *dials) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil, errClosing
+	}
+	d.inFlight.Add(1)
+	d.mu.Unlock()
+	defer d.inFlight.Done()
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	return d.ns.DialContext(ctx, network, address)
+}
+
+// close refuses new dials and waits for those in flight.
+func (d *dials) close() {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	d.inFlight.Wait()
 }
 
 // client is one client identity of the harness (harness.Client): it

@@ -49,6 +49,7 @@ type Network struct {
 	byID     map[string]int   // node id -> index in host.Nodes
 	launched map[string]bool  // the node's first program was started (guarded by mu)
 	packet   []string         // the nodes whose links have a packet fault
+	dials    *dials           // every dial from the client namespace
 	http     *http.Client     // the harness's clients, from the client namespace
 	probe    *http.Client     // readiness probes, short timeouts
 	restarts sync.WaitGroup   // starts in flight
@@ -143,6 +144,7 @@ func (n *Network) stop() {
 	}
 	n.restarts.Wait()
 	if n.http != nil {
+		n.dials.close() // before the lab goes: no thread may enter a namespace being deleted
 		n.http.CloseIdleConnections()
 		n.probe.CloseIdleConnections()
 	}
