@@ -89,7 +89,10 @@ EOF
   [ "$got" = "True" ] || { echo "netns check '$1': $2 does not hold" >&2; exit 1; }
 }
 
-faults=(-w lease --node-count 3 --time-limit 20 --rate 30 --lease-ms 1000
+# Five workers a node: a request to a killed or paused node holds its
+# worker up to the 5 s client timeout, and every f must complete ok some
+# time (Jepsen's stats checker).
+faults=(-w lease --node-count 3 --concurrency 5n --time-limit 20 --rate 30 --lease-ms 1000
   --nemesis partition,kill,pause,packet --nemesis-interval 2)
 expect 0 netns-lease-every-fault "${faults[@]}"
 run=netns-lease-every-fault
