@@ -100,7 +100,7 @@ func (n *Network) Start(ctx context.Context, host harness.Host) error {
 		if ctx.Err() != nil {
 			return harness.ErrInterrupted
 		}
-		return fmt.Errorf("the real network: %w", err)
+		return err // netns says what is missing (root, a kernel feature)
 	}
 	n.lab = lab
 	if n.cfg.LatencyMs > 0 {
