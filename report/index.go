@@ -94,6 +94,7 @@ func keyFigures(res *Results, nodes []string) [][2]string {
 	rows := [][2]string{
 		{"started", esc(res.Started.Format("2006-01-02 15:04:05 MST")) + fmt.Sprintf(", %.1f s in all", res.Duration.Seconds())},
 		{"nodes", esc(strings.Join(nodes, " "))},
+		{"network", esc(networkWords(res.Network))},
 		{"ops", fmt.Sprintf("%d completed: %d ok, %d fail, %d info; ok fraction %.3f", s.Count, s.OKCount, s.FailCount, s.InfoCount, res.Availability.OKFraction)},
 	}
 	if n := res.Net; n.All != nil && n.All.MsgsPerOp != nil {
@@ -163,7 +164,7 @@ func checkerFigures(res *Results) [][2]string {
 	var rows [][2]string
 	if f.Violations > 0 {
 		links := []string{fmt.Sprintf("<a href=\"%s\">timeline</a>", f.Timeline)}
-		if res.Workload == "lease" {
+		if slices.Contains(res.Reports, MessagesFile) { // a network without a journal draws none
 			links = append(links, fmt.Sprintf("<a href=\"%s\">messages</a>", MessagesFile))
 		}
 		if f.Details != "" {
@@ -177,6 +178,17 @@ func checkerFigures(res *Results) [][2]string {
 		rows = append(rows, [2]string{"history problems", fmt.Sprintf("%d; the first: <code>%s</code>", f.Problems, esc(f.FirstProblem))})
 	}
 	return rows
+}
+
+// networkWords says which network ran.
+func networkWords(name string) string {
+	switch name {
+	case "netns":
+		return "netns: every node `BIN serve` in its own Linux network namespace, HTTP clients, faults by the kernel (no message counts or message diagram: the kernel carries the messages; results.json network_observed has what it counted)"
+	case "sim", "":
+		return "sim: Maelstrom's process model over the simulated network"
+	}
+	return name
 }
 
 // leaseFigures are the lease workload's own figures, when it ran.

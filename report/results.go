@@ -32,6 +32,13 @@ type Results struct {
 	Valid    bool
 	Error    string // why the run failed; "" when it did not (written as null)
 	Workload string
+	// Network is the network that ran ("sim": the simulated one; "netns":
+	// nodes in Linux network namespaces, faults by the kernel).
+	Network string
+	// NetworkObserved is what that network alone observed (the real one:
+	// per node, what its delay path and its namespace's TCP counters
+	// saw); nil when nothing.
+	NetworkObserved any
 	// Checker is the workload checker's verdict, written under the
 	// workload's name ("lease", "echo"); nil when the checker did not run.
 	Checker      any
@@ -102,10 +109,10 @@ func (r Results) MarshalJSON() ([]byte, error) {
 		value any
 	}{
 		{"valid", r.Valid}, {"error", errText}, {"exit_code", r.ExitCode},
-		{"workload", r.Workload}, {r.Workload, r.Checker}, {"checks", r.Checks},
+		{"workload", r.Workload}, {"network", r.Network}, {r.Workload, r.Checker}, {"checks", r.Checks},
 		{"stats", r.Stats}, {"availability", r.Availability}, {"workload_stats", r.WorkloadStats},
 		{"nemesis", r.Nemesis}, {"final", r.Final},
-		{"net", r.Net}, {"perf", r.Perf}, {"reports", r.Reports},
+		{"net", r.Net}, {"network_observed", r.NetworkObserved}, {"perf", r.Perf}, {"reports", r.Reports},
 		{"seed", r.Seed}, {"command", r.Command}, {"config", r.Config},
 		{"started", r.Started.Format(time.RFC3339Nano)}, {"duration_s", r.Duration.Seconds()},
 		{"timing", r.Timing}, {"memory", r.Memory},

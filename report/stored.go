@@ -13,15 +13,18 @@ import (
 // StoredRun is what a stored results.json tells about its run beyond
 // the history.
 type StoredRun struct {
-	Workload  string          `json:"workload"`
-	Error     *string         `json:"error"`
-	Command   []string        `json:"command"`
-	Config    json.RawMessage `json:"config"`
-	Seed      uint64          `json:"seed"`
-	Started   time.Time       `json:"started"`
-	DurationS float64         `json:"duration_s"`
-	Final     FinalPhase      `json:"final"`
-	Net       struct {
+	Workload string `json:"workload"`
+	Network  string `json:"network"` // "" in runs stored before networks were named: the simulated one
+	// NetworkObserved is kept as the live run wrote it.
+	NetworkObserved json.RawMessage `json:"network_observed"`
+	Error           *string         `json:"error"`
+	Command         []string        `json:"command"`
+	Config          json.RawMessage `json:"config"`
+	Seed            uint64          `json:"seed"`
+	Started         time.Time       `json:"started"`
+	DurationS       float64         `json:"duration_s"`
+	Final           FinalPhase      `json:"final"`
+	Net             struct {
 		All          *netsim.Counts `json:"all"` // nil: the network did not count messages
 		Clients      *netsim.Counts `json:"clients"`
 		Servers      *netsim.Counts `json:"servers"`

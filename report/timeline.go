@@ -28,7 +28,8 @@ var serverPalette = []string{"#4C78A8", "#59A14F", "#F28E2B", "#B07AA1", "#76B7B
 	"#B6992D", "#D37295", "#79706E", "#86BCB6", "#E15759"}
 
 // faultColours shade each fault kind, on the page and in the plots.
-var faultColours = map[string]string{workloads.FaultPartition: "#E9C46A", workloads.FaultKill: "#E76F51", workloads.FaultPause: "#8AB6D6"}
+var faultColours = map[string]string{workloads.FaultPartition: "#E9C46A", workloads.FaultKill: "#E76F51", workloads.FaultPause: "#8AB6D6",
+	workloads.FaultPacket: "#B5A6D9"}
 
 // FaultColour is the colour pictures shade a fault kind with.
 func FaultColour(kind string) string { return faultColours[kind] }

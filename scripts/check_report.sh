@@ -21,7 +21,9 @@
 #                        violations listed with their nodes and each of
 #                        the first violation's two nodes with a bar under
 #                        a violation mark of its own lane
-#   messages.svg         panels, columns, the legend of the arrows; every
+#   messages.svg         (not for the real network, "network": "netns",
+#                        which draws none) panels, columns, the legend of
+#                        the arrows; every
 #                        lease_grant and lease_renew label shows server=,
 #                        every lease_grant_ok label primary= (un-cut); for
 #                        an invalid lease run the violation's ops marked
@@ -281,8 +283,11 @@ check_run() {
   local arg=$1 dir
   dir=$(cd "$arg" && pwd -P) || { fail "$arg: no such run directory"; return; }
   echo "--- $arg ($dir)"
-  local f workload valid
-  for f in history.jsonl results.json index.html messages.svg latency-raw.png rate.png; do
+  local f workload valid network diagram=messages.svg
+  network=$(grep -m1 -oE '"network": *"[^"]*"' "$dir/results.json" | sed -E 's/.*"([^"]*)"$/\1/')
+  # The real network carries no journal to draw messages from.
+  [ "$network" != netns ] || diagram=""
+  for f in history.jsonl results.json index.html $diagram latency-raw.png rate.png; do
     [ -s "$dir/$f" ] || fail "$f is missing"
   done
   workload=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["workload"])' "$dir/results.json")
@@ -335,7 +340,7 @@ check_run() {
       probe "$dir" master-timeline.html && py probe-master "$valid"
     fi
   fi
-  if open_page "$dir" messages.svg 1400,1200; then
+  if [ -n "$diagram" ] && open_page "$dir" messages.svg 1400,1200; then
     need messages.svg "diagram panels" 1 'class="panel"'
     need messages.svg "columns" 2 'class="col"'
     need messages.svg "the legend of the arrows" 1 'class="legend"'

@@ -96,6 +96,9 @@ go test -count=1 -run 'TestSimulation|TestNegativeControls' -v ./lease/ | grep -
 step "harness runs against the node (runs kept in store/checks/)"
 scripts/harness_checks.sh
 
+step "real network (--network netns, root): a short lease run under every fault, and its negative control (about 60 s)"
+scripts/netns_checks.sh
+
 step "Chromium for the report pages (scripts/setup_browser.sh when it is missing)"
 if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
   # About 25 s on the project's machine (155 MB from Debian's mirrors).

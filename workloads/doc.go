@@ -59,7 +59,8 @@
 // to the end). FaultIntervals are the times some fault was in force: a
 // partition, a node killed (from the completion of a kill that hit nodes
 // to the completion of the next start) or paused (to the next resume),
-// merged where they overlap. Availability is ok completions over
+// or a packet fault on some node's links (from a start-packet that named
+// nodes to the next stop-packet), merged where they overlap. Availability is ok completions over
 // invocations per f and overall, for all ops and split by whether the op
 // was invoked inside a partition and inside a fault (1 when nothing was
 // invoked, as Maelstrom); latency percentiles (nearest rank, ms) of ok

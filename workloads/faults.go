@@ -15,14 +15,15 @@ const (
 	FaultPartition = "partition"
 	FaultKill      = "kill"
 	FaultPause     = "pause"
+	FaultPacket    = "packet"
 )
 
 // FaultKinds lists the kinds in the order pictures show them.
-var FaultKinds = []string{FaultPartition, FaultKill, FaultPause}
+var FaultKinds = []string{FaultPartition, FaultKill, FaultPause, FaultPacket}
 
 // faultOps maps each nemesis f to its kind and whether it begins the
 // fault (Jepsen's names: start-partition/stop-partition, kill/start,
-// pause/resume).
+// pause/resume, start-packet/stop-packet).
 var faultOps = map[string]struct {
 	kind  string
 	begin bool
@@ -30,17 +31,19 @@ var faultOps = map[string]struct {
 	StartPartition: {FaultPartition, true}, StopPartition: {FaultPartition, false},
 	"kill": {FaultKill, true}, "start": {FaultKill, false},
 	"pause": {FaultPause, true}, "resume": {FaultPause, false},
+	StartPacket: {FaultPacket, true}, StopPacket: {FaultPacket, false},
 }
 
 // Fault is one period of a nemesis fault, for the report pictures.
 type Fault struct {
-	Kind    string // FaultPartition, FaultKill or FaultPause
+	Kind    string // FaultPartition, FaultKill, FaultPause or FaultPacket
 	StartNs int64  // the first nemesis op of the step
 	EndNs   int64  // the last op of the step that ended it; math.MaxInt64 if none did
 	// Nodes are the nodes cut off (a partition: the smaller side of a
-	// split, every node of a ring), killed or paused.
+	// split, every node of a ring), killed, paused, or whose links had a
+	// packet fault.
 	Nodes  []string
-	Detail string // e.g. "majority: n0 n1 | n2 n3 n4"
+	Detail string // e.g. "majority: n0 n1 | n2 n3 n4", "packet n1 n2: delay 50ms ±10ms, loss 20%"
 }
 
 // Faults reads the nemesis ops of a history into fault periods, in order
@@ -141,6 +144,40 @@ func (f *Fault) addValue(raw json.RawMessage, nodes map[string]bool) {
 	}
 	slices.SortFunc(f.Nodes, CompareNatural)
 	f.Detail = f.Kind + " " + strings.Join(f.Nodes, " ")
+	if f.Kind == FaultPacket {
+		f.Detail = strings.TrimSpace(f.Detail) + packetDetail(raw)
+	}
+}
+
+// packetDetail says what a start-packet's settings do, in netem's words:
+// ": delay 50ms ±10ms, loss 20%, duplicate 5%, reorder 10%".
+func packetDetail(raw json.RawMessage) string {
+	var s struct {
+		DelayMs      int     `json:"delay_ms"`
+		JitterMs     int     `json:"jitter_ms"`
+		LossPct      float64 `json:"loss_pct"`
+		DuplicatePct float64 `json:"duplicate_pct"`
+		ReorderPct   float64 `json:"reorder_pct"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	var parts []string
+	if s.DelayMs > 0 || s.JitterMs > 0 {
+		parts = append(parts, fmt.Sprintf("delay %dms ±%dms", s.DelayMs, s.JitterMs))
+	}
+	for _, p := range []struct {
+		name string
+		pct  float64
+	}{{"loss", s.LossPct}, {"duplicate", s.DuplicatePct}, {"reorder", s.ReorderPct}} {
+		if p.pct > 0 {
+			parts = append(parts, fmt.Sprintf("%s %g%%", p.name, p.pct))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, ", ")
 }
 
 // addPartition reads a start-partition value: the target name (the

@@ -65,3 +65,32 @@ func TestDescribeGrudge(t *testing.T) {
 		}
 	}
 }
+
+// TestPacketFaults: a packet fault is a fault period on the nodes its
+// completion names, with its settings in the detail; it counts in the
+// fault intervals, and a stop-packet that restored links is a heal.
+func TestPacketFaults(t *testing.T) {
+	h := []history.Op{
+		{Time: 0, Process: history.Process{ID: 0}, Type: history.Invoke, F: "check", Node: "n1", Value: json.RawMessage(`{}`)},
+		{Time: 0, Process: history.Process{ID: 1}, Type: history.Invoke, F: "check", Node: "n2", Value: json.RawMessage(`{}`)},
+		nemesisOp(100, history.Info, StartPacket, `{"nodes":"minority","delay_ms":50,"jitter_ms":10,"loss_pct":20,"duplicate_pct":0,"reorder_pct":0}`),
+		nemesisOp(101, history.Info, StartPacket, `{"nodes":["n1","n2"],"delay_ms":50,"jitter_ms":10,"loss_pct":20,"duplicate_pct":0,"reorder_pct":0}`),
+		nemesisOp(300, history.Info, StopPacket, `"all"`),
+		nemesisOp(301, history.Info, StopPacket, `["n1","n2"]`),
+		nemesisOp(400, history.Info, StartPacket, `{"nodes":null,"delay_ms":0,"jitter_ms":0,"loss_pct":0,"duplicate_pct":5,"reorder_pct":0}`),
+		nemesisOp(401, history.Info, StartPacket, `{"nodes":[],"delay_ms":0,"jitter_ms":0,"loss_pct":0,"duplicate_pct":5,"reorder_pct":0}`),
+		nemesisOp(500, history.Info, StopPacket, `"all"`),
+		nemesisOp(501, history.Info, StopPacket, `[]`),
+	}
+	got := Faults(h)
+	if len(got) != 2 || got[1].Detail != "packet: duplicate 5%" || got[0].Kind != FaultPacket || got[0].StartNs != 100e6 || got[0].EndNs != 301e6 ||
+		!slices.Equal(got[0].Nodes, []string{"n1", "n2"}) || got[0].Detail != "packet n1 n2: delay 50ms ±10ms, loss 20%" {
+		t.Errorf("faults %+v", got)
+	}
+	if iv := FaultIntervals(h); len(iv) != 1 || iv[0] != (Interval{101e6, 301e6}) {
+		t.Errorf("fault intervals %+v, want the first packet fault only (the second hit no node)", iv)
+	}
+	if heals := Heals(h); len(heals) != 1 || heals[0] != (Heal{StopPacket, 301e6}) {
+		t.Errorf("heals %+v, want the first stop-packet", heals)
+	}
+}

@@ -13,10 +13,12 @@ import (
 const (
 	StartPartition = "start-partition"
 	StopPartition  = "stop-partition"
-	NemesisKill    = "kill"   // completion value: the nodes killed
-	NemesisStart   = "start"  // completion value: the nodes started again
-	NemesisPause   = "pause"  // completion value: the nodes paused
-	NemesisResume  = "resume" // completion value: the nodes resumed
+	NemesisKill    = "kill"         // completion value: the nodes killed
+	NemesisStart   = "start"        // completion value: the nodes started again
+	NemesisPause   = "pause"        // completion value: the nodes paused
+	NemesisResume  = "resume"       // completion value: the nodes resumed
+	StartPacket    = "start-packet" // completion value: the settings applied, with "nodes"
+	StopPacket     = "stop-packet"  // completion value: the nodes whose links were restored
 )
 
 // Interval is a time span in nanoseconds since the test started. A
@@ -66,7 +68,7 @@ func Partitions(ops []history.Op) []Interval {
 type NemesisStep struct {
 	F      string
 	DoneNs int64           // the completion's time; MaxInt64 if it never completed
-	Nodes  []string        // the completion's value read as a list of nodes (kill, start, pause, resume)
+	Nodes  []string        // the nodes the completion names (kill, start, pause, resume: its list; start-packet: its "nodes")
 	Value  json.RawMessage // the completion's value
 }
 
@@ -89,7 +91,11 @@ func NemesisSteps(ops []history.Op) []NemesisStep {
 		}
 		st := &steps[len(steps)-1]
 		st.DoneNs, st.Value = op.Time, op.Value
-		_ = json.Unmarshal(op.Value, &st.Nodes) // partitions and null values are no node lists
+		if json.Unmarshal(op.Value, &st.Nodes) != nil { // partitions and null values are no node lists
+			var settings struct{ Nodes []string }
+			_ = json.Unmarshal(op.Value, &settings)
+			st.Nodes = settings.Nodes
+		}
 		pending = false
 	}
 	return steps
@@ -115,21 +121,23 @@ func processDown(steps []NemesisStep, begin, end string) []Interval {
 }
 
 // FaultIntervals returns the intervals during which some fault was in
-// force: a partition, a killed node not yet started again, or a paused
-// node not yet resumed. Each fault counts from the completion of the op
-// that caused it to the completion of the op that healed it; overlapping
-// faults merge into one interval.
+// force: a partition, a killed node not yet started again, a paused node
+// not yet resumed, or a packet fault on some node's links. Each fault
+// counts from the completion of the op that caused it to the completion
+// of the op that healed it; overlapping faults merge into one interval.
 func FaultIntervals(ops []history.Op) []Interval {
 	steps := NemesisSteps(ops)
 	all := Partitions(ops)
 	all = append(all, processDown(steps, NemesisKill, NemesisStart)...)
 	all = append(all, processDown(steps, NemesisPause, NemesisResume)...)
+	all = append(all, processDown(steps, StartPacket, StopPacket)...)
 	return UniteSpans(all)
 }
 
 // Heal is a nemesis op that ended a fault in force: a stop-partition
 // that healed a partition, a start that brought killed nodes back (after
-// their fresh init), a resume that woke paused nodes.
+// their fresh init), a resume that woke paused nodes, a stop-packet that
+// put faulty links back to normal.
 type Heal struct {
 	F    string `json:"f"`
 	AtNs int64  `json:"at_ns"` // the op's completion
@@ -146,7 +154,7 @@ func Heals(ops []history.Op) []Heal {
 			partitioned = true
 		case StopPartition:
 			healed, partitioned = partitioned, false
-		case NemesisStart, NemesisResume:
+		case NemesisStart, NemesisResume, StopPacket:
 			healed = len(st.Nodes) > 0
 		}
 		if healed && st.DoneNs != math.MaxInt64 {
@@ -170,7 +178,8 @@ type Stats struct {
 
 // Availability is the ok fraction of client ops, overall and split by
 // whether the op was invoked inside a partition, and inside any fault
-// (a partition, a killed or a paused node: FaultIntervals).
+// (a partition, a killed or a paused node, a packet fault:
+// FaultIntervals).
 type Availability struct {
 	Overall          OKFractions `json:"overall"`
 	InsidePartition  OKFractions `json:"inside_partition"`

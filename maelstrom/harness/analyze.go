@@ -94,10 +94,25 @@ func (r *runner) observedRun() Observed {
 		return r.observed
 	}
 	o := Observed{StrayReplies: s.Net.StrayReplies, LateRepliesDropped: s.Nemesis.LateRepliesDropped, NodePeakMiB: s.Memory.NodePeakMiB}
+	if len(s.NetworkObserved) > 0 && string(s.NetworkObserved) != "null" {
+		o.Network = s.NetworkObserved
+	}
 	if s.Net.All != nil && s.Net.Clients != nil && s.Net.Servers != nil {
 		o.Messages = &netsim.Stats{All: *s.Net.All, Clients: *s.Net.Clients, Servers: *s.Net.Servers}
 	}
 	return o
+}
+
+// networkName names the network that ran: the live one, or the stored
+// run's ("sim" for runs stored before networks were named).
+func (r *runner) networkName() string {
+	switch {
+	case r.stored == nil:
+		return r.net.Name()
+	case r.stored.Network != "":
+		return r.stored.Network
+	}
+	return "sim"
 }
 
 // messageCount is the number of messages the run's network carried, or

@@ -1,11 +1,14 @@
 // Package harness is the project's Maelstrom-compatible test runner: it
 // drives a workload (package workloads and its sub-packages) against the
 // nodes of a Network with Jepsen's combined nemesis (package nemesis:
-// partitions, kills, pauses, clocks), records the history (package history),
-// has the workload judge it and package report draw it. It neither
-// starts processes nor carries messages itself: a Network does (the
-// seam, network.go), and package simnet is the one the CLI uses today
-// (Maelstrom's process model over a simulated network). The CLI is
+// partitions, kills, pauses, clocks, packet faults), records the history
+// (package history), has the workload judge it and package report draw
+// it. It neither starts processes nor carries messages itself: a Network
+// does (the seam, network.go): package simnet (Maelstrom's process model
+// over a simulated network, --network sim, the default) or package
+// realnet (every node `BIN serve` in its own Linux network namespace,
+// faults by the kernel, --network netns). Both supervise their node
+// programs with package nodeproc. The CLI is
 // maelstrom/cmd/maelstrom; the model is /work/shared/maelstrom-spec.md,
 // sections A to G, and the contract's section 2.
 //
@@ -18,9 +21,9 @@
 // owns the nodes and how clients and faults reach them:
 //
 //   - Start(ctx, Host) brings the nodes up and ready (Host: the run
-//     directory for node logs, node ids, environment, per-node
-//     environment at every start and restart (NodeEnv), the network's
-//     seed, Fail to fail the run, Log for console lines);
+//     directory for node logs, node ids, environment, NodeEnv for a
+//     node's own extra environment at every start and restart, the
+//     network's seed, Fail to fail the run, Log for console lines);
 //   - OpenClient gives a Client (Call(ctx, node, request, timeout): the
 //     reply body, or ErrTimeout when none came; Close retires it after an
 //     indefinite outcome, as Maelstrom's process model does);
@@ -35,21 +38,22 @@
 //     is what it saw: message counts and a journal where it carries
 //     every message (results.json's net counts, messages per op and
 //     messages.svg exist only then), replies it discarded, the largest
-//     node's peak memory.
+//     node's peak memory, and what that network alone observes
+//     (results.json "network_observed").
 //
-// A second network (every node as `BIN serve` in its own Linux network
-// namespace, clients over HTTP: POST /v1/<type> with the request body
-// minus type and msg_id, 200 the _ok body, 4xx/5xx an error body, 504 or
-// a broken connection ErrTimeout; partitions as packet filter drops
-// computed from the same grudges; kill and pause by signals) implements
-// the same interface; nothing on the runner's side changes. The clock
-// fault is the runner's own, for every network that passes Host.NodeEnv
-// on (and says so in Supports): see Clock below. The packet fault a real
-// network adds (delay, jitter, loss, duplication, reordering on links)
-// has its history names and settings in package nemesis
-// (StartPacket/StopPacket with PacketSettings): once the schedule draws
-// them (nemesis.Op.Settings) and FinalOps heals them, the runner applies
-// and records them like any other fault
+// results.json and index.html name the network that ran ("network":
+// "sim" or "netns"). The real network (package realnet: clients over
+// HTTP, POST /v1/<type> with the request body minus type and msg_id, 200
+// the _ok body, 4xx/5xx an error body, 504 or a broken connection
+// ErrTimeout; partitions as packet filter drops computed from the same
+// grudges; kill and pause by signals) implements the same interface;
+// nothing on the runner's side changes. The clock fault is the runner's
+// own, for every network that passes Host.NodeEnv on (and says so in
+// Supports): see Clock below. The packet fault (delay, jitter, loss,
+// duplication, reordering on links) has its history names and settings
+// in package nemesis (StartPacket/StopPacket with PacketSettings): the
+// schedule draws them (nemesis.Op.Settings), FinalOps heals them, and the
+// runner applies and records them like any other fault
 // (TestFaultSettingsReachTheNetwork). TestAnotherNetworkPlugsIn runs the
 // unchanged runner on an in-memory network that counts no messages.
 //
@@ -74,9 +78,9 @@
 //  4. Final phase (final.go), only for workloads with final ops
 //     (workloads.Finisher), as Maelstrom's final generator: the nemesis
 //     heals every fault it can cause, in Jepsen's order, each recorded
-//     whether or not the fault is in force: stop-partition, clock-reset
-//     (every node's clock), resume (every paused node), start (every
-//     killed node). Then the harness waits the
+//     whether or not the fault is in force: stop-partition, stop-packet,
+//     clock-reset (every node's clock), resume (every paused node), start
+//     (every killed node). Then the harness waits the
 //     recovery time (--recovery-time; by default twice the workload's
 //     longest lease, at least 1 s, where Maelstrom waits a fixed 10 s)
 //     and invokes each final op once, op i on worker i mod concurrency. A
@@ -112,12 +116,13 @@
 //
 // # Nemesis (nemesis.go)
 //
-// --nemesis is a set of faults: partition, kill, pause, clock. The
-// schedule is Jepsen's combined nemesis (package nemesis): the partition
-// package, the process package (kill and pause mixed) and the clock
-// package each stagger their ops with --nemesis-interval, the first at
-// t=0. Like Jepsen's nemesis, it performs one op at a time, each written
-// as an invoke and a completion of type info with process "nemesis":
+// --nemesis is a set of faults: partition, kill, pause, clock, packet.
+// The schedule is Jepsen's combined nemesis (package nemesis): the
+// partition package, the packet package, the process package (kill and
+// pause mixed) and the clock package each stagger their ops with
+// --nemesis-interval, the first at t=0. Like Jepsen's nemesis, it
+// performs one op at a time, each written as an invoke and a completion
+// of type info with process "nemesis":
 //
 //	f                invoke value                     completion value
 //	start-partition  the shape ("majority", ...)      ["isolated", grudge]
@@ -128,9 +133,13 @@
 //	resume           "all"                            the nodes resumed
 //	clock-skew       each affected node's clock       each affected node's clock once in force
 //	clock-reset      every node at offset 0, rate 1   the same
+//	start-packet     the settings drawn, with "nodes" the settings applied, with "nodes"
+//	                 the node spec (null for random)  the nodes picked
+//	stop-packet      "all"                            the nodes whose links were restored
 //
 // Node specs are Jepsen's: a random non-empty subset (null), one,
-// minority-third, minority, majority, all. The runner picks the nodes;
+// minority-third, minority, majority, all. The runner picks the nodes (a
+// packet fault's too, from a stream of its own);
 // the network kills (a node already down is skipped) or pauses them (a
 // node down or already paused is skipped), and resumes every paused node
 // or starts every killed one: a start's completion is recorded once every
@@ -212,8 +221,9 @@
 //     journal of its first and latest messages) and the ops in flight,
 //     not by the run's length;
 //   - a seed fixes the latency draws, the nemesis schedule, shapes, node
-//     specs, grudges, chosen nodes and clock settings, and the workload's
-//     choices (WorkloadSeed);
+//     specs, grudges, chosen nodes, clock and packet settings, and the
+//     workload's choices (WorkloadSeed); on the real network not the
+//     timing, the kernel's loss and duplicate draws, or the interleaving;
 //   - Run returns only after the network stopped: every program it
 //     started, restarted ones included, killed and reaped.
 //
@@ -236,5 +246,5 @@
 // bad options, a strobe's flips in virtual time), console_test.go (the
 // progress line). The whole runs over the simulated
 // network, with in-process fake nodes and real processes, are package
-// simnet's tests.
+// simnet's tests; over the real network, package realnet's.
 package harness

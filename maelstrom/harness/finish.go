@@ -38,7 +38,8 @@ func (r *runner) conclude(runErr error, ranFor time.Duration, analysisStart time
 		runErr = an.judgeErr
 	}
 	res := &report.Results{
-		Workload: r.o.Workload.Name(), Seed: r.o.Seed, Command: r.o.Command, Config: r.o.Config,
+		Workload: r.o.Workload.Name(), Network: r.networkName(), NetworkObserved: r.observedRun().Network,
+		Seed: r.o.Seed, Command: r.o.Command, Config: r.o.Config,
 		Started: r.started, Stats: an.tally.opStats(), Availability: an.tally.availability(r.o.AvailabilityMin),
 		Nemesis: r.nemesisResult(an.facts), Final: r.finalPhaseResult(),
 		Net: computeNet(r.observedRun().Messages, an.tally.invoked), Reports: []string{},
@@ -176,6 +177,9 @@ func (r *runner) printSummary(res *report.Results, runErr error, invoked int) {
 		fmt.Fprintf(w, "  network: %d messages, %.1f per op (%.1f node-to-node); %d dropped by partitions\n",
 			n.All.MsgCount, *n.All.MsgsPerOp, *n.Servers.MsgsPerOp, n.All.DropCount)
 	}
+	if o, ok := r.observedRun().Network.(interface{ Summary() string }); ok {
+		fmt.Fprintf(w, "  network %s: %s\n", res.Network, o.Summary())
+	}
 	if n := res.Nemesis; n.Faults != "" {
 		fmt.Fprintf(w, "  nemesis %s: %s\n", n.Faults, nemesisLine(n))
 	}
@@ -216,7 +220,7 @@ func nemesisLine(n report.NemesisResult) string {
 	for _, k := range workloads.FaultKinds {
 		if strings.Contains(n.Faults, k) {
 			parts = append(parts, report.Plural(n.Periods[k], map[string]string{workloads.FaultPartition: "partition",
-				workloads.FaultKill: "kill period", workloads.FaultPause: "pause period"}[k]))
+				workloads.FaultKill: "kill period", workloads.FaultPause: "pause period", workloads.FaultPacket: "packet fault"}[k]))
 		}
 	}
 	line := strings.Join(parts, ", ")

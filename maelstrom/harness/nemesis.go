@@ -36,8 +36,8 @@ func (w *nemesisWork) pending(done <-chan error, record func()) {
 // faultState is what the nemesis has in force, as the runner saw it
 // applied: for the progress line.
 type faultState struct {
-	partition      string // the target in force, "" when healed
-	killed, paused []string
+	partition              string // the target in force, "" when healed
+	killed, paused, packet []string
 }
 
 // fireNemesis performs every nemesis op due by now and before the cutoff,
@@ -88,10 +88,20 @@ func invokeValue(op nemesis.Op, f Fault) any {
 		return nil
 	case nemesis.KillOp, nemesis.PauseOp:
 		return nodeSpecValue(op.Nodes)
-	case nemesis.StartOp, nemesis.ResumeOp:
+	case nemesis.StartOp, nemesis.ResumeOp, nemesis.StopPacket:
 		return op.Nodes
+	case nemesis.StartPacket:
+		return packetInvoke{Nodes: nodeSpecValue(op.Nodes), PacketSettings: op.Settings.(nemesis.PacketSettings)}
 	}
 	return op.Settings
+}
+
+// packetInvoke is a start-packet's invoke value: the settings drawn, with
+// the node specification (null: a random subset) where the completion
+// names the nodes.
+type packetInvoke struct {
+	Nodes any `json:"nodes"`
+	nemesis.PacketSettings
 }
 
 // choose makes op's random choices: the fault action the network gets.
@@ -110,6 +120,10 @@ func (r *runner) choose(op nemesis.Op) (Fault, error) {
 			return f, fmt.Errorf("a %s op in a run without the clock fault", op.F)
 		}
 		f.Settings, err = nemesis.DrawClock(op, r.o.Nodes, r.clock.now, r.clock.draw, r.o.NemesisInterval, r.clock.rng)
+	case nemesis.StartPacket:
+		settings := op.Settings.(nemesis.PacketSettings)
+		settings.Nodes, err = nemesis.PickNodes(op.Nodes, r.o.Nodes, r.packetRNG)
+		f.Nodes, f.Settings = settings.Nodes, settings
 	}
 	return f, err
 }
@@ -180,6 +194,10 @@ func (r *runner) note(f string, target nemesis.Target, nodes []string) {
 		st.paused = union(st.paused, nodes)
 	case nemesis.ResumeOp:
 		st.paused = slices.DeleteFunc(st.paused, func(n string) bool { return slices.Contains(nodes, n) })
+	case nemesis.StartPacket:
+		st.packet = union(st.packet, nodes)
+	case nemesis.StopPacket:
+		st.packet = nil
 	}
 }
 
@@ -245,6 +263,9 @@ func (r *runner) showProgress(now time.Duration) {
 		if skewed := r.clock.skewed(); len(skewed) > 0 {
 			faults = append(faults, "clocks "+strings.Join(skewed, " "))
 		}
+	}
+	if len(r.faults.packet) > 0 {
+		faults = append(faults, "packet "+strings.Join(r.faults.packet, " "))
 	}
 	if len(faults) == 0 {
 		faults = append(faults, "none")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"chunklease/maelstrom/nemesis"
@@ -65,7 +66,7 @@ type Host struct {
 	// at every start and restart, after Env and a restart's Fault.Env (the
 	// clock nemesis's LEASE_CLOCK_FILE). A network that passes it on
 	// supports the clock fault: the runner applies that fault itself,
-	// through the files it names.
+	// through the files it names. nil: none.
 	NodeEnv func(id string) []string
 	Seed    uint64 // the network's own random stream (latency draws)
 	// Fail fails the run with err: a node crashed outside the kill
@@ -73,6 +74,15 @@ type Host struct {
 	Fail func(err error)
 	// Log writes a line to the console (warnings, --log-net-* lines).
 	Log func(line string)
+}
+
+// EnvOf is the extra environment of node id's program: env (Env at the
+// first start, a restart's Fault.Env after a kill) and then NodeEnv(id).
+func (h Host) EnvOf(id string, env []string) []string {
+	if h.NodeEnv == nil {
+		return env
+	}
+	return append(append([]string(nil), env...), h.NodeEnv(id)...)
 }
 
 // Client is one client identity of the harness.
@@ -129,6 +139,26 @@ type Applied struct {
 	Done <-chan error
 }
 
+// Restarting is how a network reports a start it performs in the
+// background: Applied lists ids, the nodes it brings back, and its Done
+// delivers restart's outcome once restart returns, on a goroutine that
+// wg tracks (so that Stop can wait for it). With no ids there is nothing
+// to do: Applied lists none and has no Done.
+func Restarting(ids []string, wg *sync.WaitGroup, restart func() error) Applied {
+	a := Applied{Nodes: append([]string{}, ids...)}
+	if len(ids) == 0 {
+		return a
+	}
+	done := make(chan error, 1)
+	a.Done = done
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		done <- restart()
+	}()
+	return a
+}
+
 // Observed is what the network saw during the run. The message counts
 // and the journal exist only where the network carries every message
 // itself (the simulated one): without them results.json has no message
@@ -139,4 +169,8 @@ type Observed struct {
 	StrayReplies       int64          // replies clients discarded as answering no request in flight
 	LateRepliesDropped int64          // replies to closed clients dropped because their node had been paused
 	NodePeakMiB        float64        // the largest peak resident memory of a node program; 0 when unknown
+	// Network is what this network alone observes (the real one: what
+	// the kernel and its delay paths counted per node), written to
+	// results.json as "network_observed"; nil: nothing.
+	Network any
 }

@@ -196,28 +196,30 @@ func TestUnsupportedFaultIsABadArgument(t *testing.T) {
 }
 
 // TestFaultSettingsReachTheNetwork: a fault the schedule draws settings
-// for (the real network's packet fault) goes to the network with them,
-// and the history records the settings and what the network applied,
-// with no change to the runner.
+// for (the packet fault) goes to the network with them and the nodes the
+// runner picked, and the history records the settings with the node
+// specification, then what the network applied.
 func TestFaultSettingsReachTheNetwork(t *testing.T) {
 	net := &memNetwork{}
 	var buf bytes.Buffer
 	r := &runner{o: Options{Nodes: []string{"n1"}}, net: net, hist: history.NewWriter(&buf), start: time.Now()}
 	r.failure.ch = make(chan struct{})
 	r.nemesis.ctx = context.Background()
-	settings := nemesis.PacketSettings{Nodes: []string{"n1"}, DelayMs: 50, LossPct: 10}
-	r.perform(nemesis.Op{F: nemesis.StartPacket, Settings: settings})
+	drawn := nemesis.PacketSettings{LinkFault: nemesis.LinkFault{DelayMs: 50, LossPct: 10}}
+	r.perform(nemesis.Op{F: nemesis.StartPacket, Nodes: nemesis.SpecAll, Settings: drawn})
 	if err := r.failure.get(); err != nil {
 		t.Fatal(err)
 	}
-	if len(net.applied) != 1 || !reflect.DeepEqual(net.applied[0].Settings, settings) {
+	settings := drawn
+	settings.Nodes = []string{"n1"} // the runner picks them with the spec
+	if len(net.applied) != 1 || !reflect.DeepEqual(net.applied[0].Settings, settings) || !slices.Equal(net.applied[0].Nodes, settings.Nodes) {
 		t.Fatalf("the network got %+v", net.applied)
 	}
 	ops, err := history.ReadHistory(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`{"nodes":["n1"],"delay_ms":50,"jitter_ms":0,"loss_pct":10,"duplicate_pct":0,"reorder_pct":0}`,
+	want := []string{`{"nodes":"all","delay_ms":50,"jitter_ms":0,"loss_pct":10,"duplicate_pct":0,"reorder_pct":0}`,
 		`{"applied":{"nodes":["n1"],"delay_ms":50,"jitter_ms":0,"loss_pct":10,"duplicate_pct":0,"reorder_pct":0}}`}
 	if len(ops) != 2 || ops[0].F != nemesis.StartPacket || string(ops[0].Value) != want[0] || string(ops[1].Value) != want[1] {
 		t.Errorf("history %+v", ops)

@@ -21,7 +21,7 @@ type Options struct {
 
 	TimeLimit       time.Duration  // no op is invoked after first op + TimeLimit
 	Concurrency     int            // client workers; worker i talks to Nodes[i % n]
-	Faults          nemesis.Faults // --nemesis partition,kill,pause,clock
+	Faults          nemesis.Faults // --nemesis partition,kill,pause,clock,packet
 	NemesisInterval time.Duration  // mean gap between nemesis ops of each package
 	// RecoveryTime is how long the final phase waits after healing every
 	// fault before the workload's final ops; zero means DefaultRecoveryTime
@@ -159,7 +159,8 @@ func WorkloadSeed(seed uint64) int64 {
 // streams (splitmix64 of seed + stream): 1 the network's (latency
 // draws), 2 partition shapes and times, 3 grudges, 4 the workload
 // (WorkloadSeed), 5 the process faults' schedule, 6 the nodes they hit,
-// 7 the clock faults' schedule, 8 their nodes and settings.
+// 7 the clock faults' schedule, 8 their nodes and settings, 9 the packet
+// faults' schedule and settings, 10 the nodes they hit.
 func StreamSeed(seed, stream uint64) uint64 {
 	z := seed + stream*0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9

@@ -68,6 +68,7 @@ type runner struct {
 	schedule  *nemesis.Schedule // nil without --nemesis
 	grudgeRNG *rand.Rand
 	procRNG   *rand.Rand // the nodes a kill or pause hits
+	packetRNG *rand.Rand // the nodes a packet fault hits
 	faults    faultState // what is in force, for the progress line
 	nemesis   nemesisWork
 	clock     *clockWork // the clock nemesis's files and draws; nil without it
@@ -128,14 +129,12 @@ func (r *runner) prepare() error {
 	r.hist = history.NewStreamWriter(r.histBuf)
 	r.net = r.o.Network
 	if r.o.Faults.Any() {
-		partRNG := rand.New(rand.NewPCG(StreamSeed(r.o.Seed, 2), 0))
-		schedRNG := rand.New(rand.NewPCG(StreamSeed(r.o.Seed, 5), 0))
-		clockRNG := rand.New(rand.NewPCG(StreamSeed(r.o.Seed, 7), 0))
-		if r.schedule, err = nemesis.NewSchedule(r.o.Faults, r.o.NemesisInterval, partRNG, schedRNG, clockRNG); err != nil {
+		stream := func(n uint64) *rand.Rand { return rand.New(rand.NewPCG(StreamSeed(r.o.Seed, n), 0)) }
+		streams := nemesis.Streams{Partition: stream(2), Process: stream(5), Clock: stream(7), Packet: stream(9)}
+		if r.schedule, err = nemesis.NewSchedule(r.o.Faults, r.o.NemesisInterval, streams); err != nil {
 			return err
 		}
-		r.grudgeRNG = rand.New(rand.NewPCG(StreamSeed(r.o.Seed, 3), 0))
-		r.procRNG = rand.New(rand.NewPCG(StreamSeed(r.o.Seed, 6), 0))
+		r.grudgeRNG, r.procRNG, r.packetRNG = stream(3), stream(6), stream(10)
 	}
 	if err := r.prepareClock(); err != nil {
 		return err

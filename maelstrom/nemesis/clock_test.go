@@ -15,7 +15,7 @@ import (
 // resets over every node.
 func TestClockSchedule(t *testing.T) {
 	const interval, n = time.Second, 30000
-	s, err := NewSchedule(Faults{Clock: true}, interval, nil, nil, rand.New(rand.NewPCG(testSeed(t), 9)))
+	s, err := NewSchedule(Faults{Clock: true}, interval, Streams{Clock: rand.New(rand.NewPCG(testSeed(t), 9))})
 	if err != nil {
 		t.Fatal(err)
 	}

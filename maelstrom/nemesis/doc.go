@@ -8,7 +8,7 @@
 // # Faults
 //
 // --nemesis is a comma-separated set (ParseFaults): partition, kill,
-// pause, clock. As in Maelstrom a fault named twice counts once; spaces
+// pause, clock, packet. As in Maelstrom a fault named twice counts once; spaces
 // around names are ignored; an unknown name is an error.
 //
 // # Grudges
@@ -51,6 +51,13 @@
 //   - partition: stagger(interval, flip-flop(start-partition, repeat(
 //     stop-partition))); each start picks its shape uniformly from the
 //     four;
+//   - packet: stagger(interval, flip-flop(start-packet, repeat(
+//     stop-packet))), Jepsen's packet nemesis: each start picks a node
+//     specification uniformly and draws its settings (DrawPacket: a
+//     random non-empty subset of delay with jitter, loss, duplication and
+//     reordering, with whole-number values in fixed ranges); the runner
+//     picks the nodes, whose links to other nodes then carry the fault
+//     until the stop (every link back to normal);
 //   - process (kill and/or pause): stagger(interval, mix(pause/resume
 //     flip-flop, kill/start flip-flop)): at each of its times it picks one
 //     of the enabled flip-flops uniformly and takes that one's next op, so
@@ -63,16 +70,17 @@
 //     uniform node specification.
 //
 // The packages run side by side (gen/any): the next op is the earliest of
-// the packages' next ops (partition, then process, then clock at a tie).
-// Each package's first op is due at t=0 and each gap is uniform in
-// [0, 2*interval), so the mean gap within a package is the interval.
-// FinalOps are the ops that heal everything at the end, in Jepsen's
-// order: stop-partition, clock-reset, resume, start.
+// the packages' next ops; at a tie partitions first, then packets, then
+// the process package, then clocks. Each package's first op is due at
+// t=0 and each gap is uniform in [0, 2*interval), so the mean gap within
+// a package is the interval. FinalOps are the ops that heal everything at
+// the end, in Jepsen's order: stop-partition, stop-packet, clock-reset,
+// resume, start.
 //
-// All randomness comes from the *rand.Rand values the caller passes (one
-// for partition shapes and times, one for the process package, one for
-// the clock package), so a seed fixes shapes, specifications and times,
-// and enabling one fault leaves the others' schedules unchanged.
+// All randomness comes from the *rand.Rand values the caller passes
+// (Streams: one per package), so a seed fixes shapes, specifications,
+// settings and times, and enabling one fault leaves the others' schedules
+// unchanged.
 //
 // # Clocks (clock.go)
 //
@@ -115,5 +123,7 @@
 // others, the final ops), clock_test.go (the clock package's mix and
 // specifications, every draw within its bounds and half at them, strobe
 // shapes, the offset bound's table and its property against the token
-// bound, rates written exactly).
+// bound, rates written exactly), packet_test.go (the packet package's
+// alternation, specifications and settings, the partition schedule
+// unchanged beside it, each behaviour's share of the draws).
 package nemesis

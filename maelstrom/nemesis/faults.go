@@ -16,14 +16,17 @@ const (
 	Kill      Fault = "kill"      // SIGKILL node processes, later start fresh ones
 	Pause     Fault = "pause"     // SIGSTOP node processes, later SIGCONT them
 	Clock     Fault = "clock"     // skew nodes' wall clocks and clock rates, later reset them (clock.go)
+	// Packet delays (with jitter), loses, duplicates and reorders the
+	// packets some nodes send, for a period (Jepsen's packet nemesis).
+	Packet Fault = "packet"
 )
 
 // KnownFaults lists the faults in the order help texts name them.
-var KnownFaults = []Fault{Partition, Kill, Pause, Clock}
+var KnownFaults = []Fault{Partition, Kill, Pause, Clock, Packet}
 
 // Faults is the set of faults a run injects.
 type Faults struct {
-	Partition, Kill, Pause, Clock bool
+	Partition, Kill, Pause, Clock, Packet bool
 }
 
 // ParseFaults reads --nemesis: a comma-separated list of faults. As in
@@ -44,6 +47,8 @@ func ParseFaults(s string) (Faults, error) {
 			f.Pause = true
 		case Clock:
 			f.Clock = true
+		case Packet:
+			f.Packet = true
 		default:
 			return Faults{}, fmt.Errorf("unknown fault %q: must be a comma-separated list of %s", strings.TrimSpace(name), faultNames())
 		}
@@ -60,7 +65,7 @@ func faultNames() string {
 }
 
 // Any reports whether some fault is enabled.
-func (f Faults) Any() bool { return f.Partition || f.Kill || f.Pause || f.Clock }
+func (f Faults) Any() bool { return f.Partition || f.Kill || f.Pause || f.Clock || f.Packet }
 
 // Process reports whether a process fault (kill or pause) is enabled:
 // Jepsen's db package.
@@ -88,6 +93,8 @@ func (f Faults) Has(k Fault) bool {
 		return f.Pause
 	case Clock:
 		return f.Clock
+	case Packet:
+		return f.Packet
 	}
 	return false
 }

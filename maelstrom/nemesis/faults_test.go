@@ -3,6 +3,7 @@ package nemesis
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +23,8 @@ func TestParseFaults(t *testing.T) {
 		{"pause,kill,partition", Faults{Partition: true, Kill: true, Pause: true}, ""},
 		{"partition,clock", Faults{Partition: true, Clock: true}, ""},
 		{"clock,kill,pause,partition", Faults{Partition: true, Kill: true, Pause: true, Clock: true}, ""},
-		{"partition,packet", Faults{}, `unknown fault "packet"`},
+		{"partition,packet", Faults{Partition: true, Packet: true}, ""},
+		{"partition,netem", Faults{}, `unknown fault "netem"`},
 		{"partition,", Faults{}, `unknown fault ""`},
 	}
 	for _, c := range cases {
@@ -113,7 +115,7 @@ func TestRandomSubsetSizesAreUniform(t *testing.T) {
 // gaps are U[0, 2*interval), and specifications are uniform.
 func TestProcessSchedule(t *testing.T) {
 	const interval, n = time.Second, 20000
-	s, err := NewSchedule(Faults{Kill: true, Pause: true}, interval, nil, rand.New(rand.NewPCG(testSeed(t), 4)), nil)
+	s, err := NewSchedule(Faults{Kill: true, Pause: true}, interval, Streams{Process: rand.New(rand.NewPCG(testSeed(t), 4))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,42 +173,45 @@ func TestProcessSchedule(t *testing.T) {
 	}
 }
 
-// TestCombinedSchedule: partitions, process faults and clock faults are
-// independent staggers merged in time order; all begin at t=0,
-// partitions first, then process, then clock; and each package's ops are
-// the ones it draws alone.
+// TestCombinedSchedule: partitions, packet faults, process faults and
+// clock faults are independent staggers merged in time order; all begin
+// at t=0, partitions first, then packets, then process, then clock; and
+// each package's ops are the ones it draws alone.
 func TestCombinedSchedule(t *testing.T) {
 	seed := testSeed(t)
 	rng := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, stream)) }
-	all := Faults{Partition: true, Kill: true, Pause: true, Clock: true}
-	s, err := NewSchedule(all, time.Second, rng(1), rng(2), rng(3))
+	all := Faults{Partition: true, Kill: true, Pause: true, Clock: true, Packet: true}
+	s, err := NewSchedule(all, time.Second, Streams{Partition: rng(1), Process: rng(2), Clock: rng(3), Packet: rng(4)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	alone := map[string]*Schedule{}
-	alone["partition"], _ = NewSchedule(Faults{Partition: true}, time.Second, rng(1), nil, nil)
-	alone["process"], _ = NewSchedule(Faults{Kill: true, Pause: true}, time.Second, nil, rng(2), nil)
-	alone["clock"], _ = NewSchedule(Faults{Clock: true}, time.Second, nil, nil, rng(3))
+	alone["partition"], _ = NewSchedule(Faults{Partition: true}, time.Second, Streams{Partition: rng(1)})
+	alone["process"], _ = NewSchedule(Faults{Kill: true, Pause: true}, time.Second, Streams{Process: rng(2)})
+	alone["clock"], _ = NewSchedule(Faults{Clock: true}, time.Second, Streams{Clock: rng(3)})
+	alone["packet"], _ = NewSchedule(Faults{Packet: true}, time.Second, Streams{Packet: rng(4)})
 	pkg := func(op Op) string {
 		switch op.F {
 		case StartPartition, StopPartition:
 			return "partition"
 		case ClockSkew, ClockReset:
 			return "clock"
+		case StartPacket, StopPacket:
+			return "packet"
 		}
 		return "process"
 	}
 	var prev Op
 	counts := map[string]int{}
-	for i := range 3000 {
+	for i := range 4000 {
 		op := s.Pop()
 		if op.At < prev.At {
 			t.Fatalf("op %d at %v before the previous at %v", i, op.At, prev.At)
 		}
-		if want := []string{"partition", "process", "clock"}; i < 3 && (op.At != 0 || pkg(op) != want[i]) {
+		if want := []string{"partition", "packet", "process", "clock"}; i < 4 && (op.At != 0 || pkg(op) != want[i]) {
 			t.Fatalf("op %d is %+v, want the first %s op at 0", i, op, want[i])
 		}
-		if want := alone[pkg(op)].Pop(); op != want {
+		if want := alone[pkg(op)].Pop(); !reflect.DeepEqual(op, want) {
 			t.Fatalf("%s op %d is %+v with every fault, %+v alone", pkg(op), counts[pkg(op)], op, want)
 		}
 		counts[pkg(op)]++
@@ -214,7 +219,7 @@ func TestCombinedSchedule(t *testing.T) {
 	}
 	for name, n := range counts {
 		if n < 800 {
-			t.Errorf("%d %s ops of 3000 (%v): the packages must share the time", n, name, counts)
+			t.Errorf("%d %s ops of 4000 (%v): the packages must share the time", n, name, counts)
 		}
 	}
 }

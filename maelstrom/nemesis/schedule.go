@@ -21,11 +21,8 @@ const (
 	ClockSkew  = "clock-skew"  // chosen nodes' wall-clock offsets and rates (ClockSettings)
 	ClockReset = "clock-reset" // every clock back to normal
 
-	// The packet fault of a real network (contract section 2). Its names
-	// are fixed here so that every network and the history agree; the
-	// schedule does not draw it yet (ParseFaults does not know it), and
-	// the simulated network does not apply it. An op carries its settings
-	// in Op.Settings (settings.go).
+	// The packet fault (settings.go: PacketSettings, drawn by the
+	// schedule). An op carries its settings in Op.Settings.
 	StartPacket = "start-packet" // delay, jitter, loss, duplication, reordering on links (PacketSettings)
 	StopPacket  = "stop-packet"  // every link back to normal
 )
@@ -35,9 +32,9 @@ type Op struct {
 	At     time.Duration // when it is due, since the test started
 	F      string        // one of the op names above
 	Target Target        // a start-partition's shape
-	// Nodes is a kill's, pause's or clock-skew's node specification;
-	// start, resume and clock-reset act on all nodes (SpecAll), as
-	// Jepsen's start and resume do.
+	// Nodes is a kill's, pause's, clock-skew's or start-packet's node
+	// specification; start, resume, clock-reset and stop-packet act on
+	// all nodes (SpecAll), as Jepsen's do.
 	Nodes NodeSpec
 	// Clock is a clock-skew's mode: a bump or a strobe.
 	Clock ClockMode
@@ -49,15 +46,14 @@ type Op struct {
 }
 
 // Schedule yields the nemesis ops of the enabled faults in time order. It
-// is Jepsen's combined nemesis: the partition package, the process
-// package (kill and pause) and the clock package are independent
-// generators, each stagger(interval, ...), combined with gen/any (the
-// earlier op first; at a tie, partitions first, then process, then
-// clock). Within the process package, each op picks the kill/start or
-// the pause/resume flip-flop uniformly (gen/mix) and takes its next op;
-// the clock package picks a reset, a bump or a strobe uniformly (Jepsen's
-// clock-gen: mix of reset-gen, bump-gen and strobe-gen). It is not safe
-// for concurrent use.
+// is Jepsen's combined nemesis: the partition package, the packet
+// package, the process package (kill and pause) and the clock package are
+// independent generators, each stagger(interval, ...), combined with
+// gen/any (the earlier op first; at a tie, in that order). Within the
+// process package, each op picks the kill/start or the pause/resume
+// flip-flop uniformly (gen/mix) and takes its next op; the clock package
+// picks a reset, a bump or a strobe uniformly (Jepsen's clock-gen: mix of
+// reset-gen, bump-gen and strobe-gen). It is not safe for concurrent use.
 type Schedule struct {
 	streams []*stream
 }
@@ -91,13 +87,21 @@ func (m *flipFlop) next(rng *rand.Rand) Op {
 	return m.end
 }
 
+// Streams are the schedule's random sources, one per package, so that
+// enabling one fault leaves the others' schedules as they were. A
+// package's source may be nil when its faults are off.
+type Streams struct {
+	Partition *rand.Rand // partition shapes and times
+	Process   *rand.Rand // kill and pause: mode, node specification, times
+	Clock     *rand.Rand // clock: kind of op, node specification, times
+	Packet    *rand.Rand // packet: node specification, settings, times
+}
+
 // NewSchedule returns the schedule of faults for --nemesis-interval
-// interval (> 0). Partition targets come from partitionRNG, process ops
-// (mode and node specification) from processRNG, clock ops from clockRNG,
-// so enabling one fault leaves the others' schedules as they were. Each
+// interval (> 0), each package drawing from its own stream. Each
 // package's first op is due at t=0, and its ops are a uniform gap in
 // [0, 2*interval) apart.
-func NewSchedule(faults Faults, interval time.Duration, partitionRNG, processRNG, clockRNG *rand.Rand) (*Schedule, error) {
+func NewSchedule(faults Faults, interval time.Duration, rngs Streams) (*Schedule, error) {
 	if interval <= 0 {
 		return nil, fmt.Errorf("nemesis interval must be > 0, got %v", interval)
 	}
@@ -106,7 +110,10 @@ func NewSchedule(faults Faults, interval time.Duration, partitionRNG, processRNG
 	}
 	s := &Schedule{}
 	if faults.Partition {
-		s.add(interval, partitionRNG, partitionFlipFlop())
+		s.add(interval, rngs.Partition, partitionFlipFlop())
+	}
+	if faults.Packet {
+		s.add(interval, rngs.Packet, packetFlipFlop())
 	}
 	var modes []mode
 	if faults.Pause { // Jepsen's order: pause/resume, then kill/start
@@ -116,10 +123,10 @@ func NewSchedule(faults Faults, interval time.Duration, partitionRNG, processRNG
 		modes = append(modes, processFlipFlop(KillOp, StartOp))
 	}
 	if len(modes) > 0 {
-		s.add(interval, processRNG, modes...)
+		s.add(interval, rngs.Process, modes...)
 	}
 	if faults.Clock {
-		s.add(interval, clockRNG, clockMix{})
+		s.add(interval, rngs.Clock, clockMix{})
 	}
 	return s, nil
 }
@@ -136,6 +143,18 @@ func partitionFlipFlop() *flipFlop {
 			return Op{F: StartPartition, Target: Targets[rng.IntN(len(Targets))]} // rand-nth
 		},
 		end: Op{F: StopPartition},
+	}
+}
+
+// packetFlipFlop: start-packet on a node specification with settings
+// drawn from the stream (DrawPacket), stop-packet on every link.
+func packetFlipFlop() *flipFlop {
+	return &flipFlop{
+		begin: func(rng *rand.Rand) Op {
+			spec := NodeSpecs[rng.IntN(len(NodeSpecs))]
+			return Op{F: StartPacket, Nodes: spec, Settings: DrawPacket(rng)}
+		},
+		end: Op{F: StopPacket, Nodes: SpecAll},
 	}
 }
 
@@ -185,13 +204,16 @@ func (s *Schedule) first() int {
 
 // FinalOps are the ops that heal every fault at the end of a test, in
 // Jepsen's order (the packages' final generators one after the other):
-// stop-partition, then clock-reset, then resume, then start (so nodes
-// started again begin with true clocks). Each is performed whether or
-// not its fault is in force, as Jepsen does.
+// stop-partition, stop-packet, then clock-reset, then resume, then start
+// (so nodes started again begin with true clocks). Each is performed
+// whether or not its fault is in force, as Jepsen does.
 func FinalOps(faults Faults) []Op {
 	var ops []Op
 	if faults.Partition {
 		ops = append(ops, Op{F: StopPartition})
+	}
+	if faults.Packet {
+		ops = append(ops, Op{F: StopPacket, Nodes: SpecAll})
 	}
 	if faults.Clock {
 		ops = append(ops, Op{F: ClockReset, Nodes: SpecAll})

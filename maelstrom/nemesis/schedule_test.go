@@ -9,7 +9,7 @@ import (
 
 func TestSchedule(t *testing.T) {
 	const interval, n = 2 * time.Second, 20000
-	s, err := NewSchedule(Faults{Partition: true}, interval, rand.New(rand.NewPCG(testSeed(t), 3)), nil, nil)
+	s, err := NewSchedule(Faults{Partition: true}, interval, Streams{Partition: rand.New(rand.NewPCG(testSeed(t), 3))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,10 +55,10 @@ func TestSchedule(t *testing.T) {
 
 func TestScheduleRejectsZeroIntervalAndNoFaults(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	if _, err := NewSchedule(Faults{Partition: true}, 0, rng, rng, rng); err == nil {
+	if _, err := NewSchedule(Faults{Partition: true}, 0, Streams{Partition: rng, Process: rng}); err == nil {
 		t.Error("interval 0 accepted")
 	}
-	if _, err := NewSchedule(Faults{}, time.Second, rng, rng, rng); err == nil {
+	if _, err := NewSchedule(Faults{}, time.Second, Streams{Partition: rng, Process: rng}); err == nil {
 		t.Error("a schedule without faults accepted")
 	}
 }

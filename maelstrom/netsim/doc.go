@@ -33,6 +33,20 @@
 // dropped even if its deadline falls after the heal. Heal clears every
 // drop set at once.
 //
+// Packet faults (packet.go; Jepsen's packet nemesis): StartPacket puts a
+// PacketFault on some nodes' links until StopPacket. Each message such a
+// node sends to another node (never to a client) is drawn, at Send: lost
+// with LossPct (counted as a drop), duplicated with DuplicatePct (the two
+// copies, same id, each drawn for loss and delay on their own), and,
+// unless drawn reordered with ReorderPct, held DelayMs ± JitterMs
+// (uniform, never below 0) beyond its latency. The draws come from their
+// own stream of the seed, so the latency draws are the same with and
+// without packet faults. Head-of-line blocking applies: a reordered or
+// less delayed message overtakes the queued ones, not the one the
+// receiver's loop is already waiting for, and a delayed node message
+// holds back the client requests queued behind it at that receiver (on
+// the real network client packets never wait behind node packets).
+//
 // # Guarantees
 //
 //   - ids are unique and increase in send order (Send holds the lock while
@@ -55,6 +69,8 @@
 // notices a virtual clock and waits with Go timers only there.
 //
 // Tests: latency_test.go (each distribution's statistics, seeded),
+// packet_test.go (loss, delay, jitter, duplication and reordering shares
+// and windows, client links spared, latency draws unchanged, bad faults),
 // net_test.go (ids, validation, drop at dequeue, heal, client zero latency,
 // head-of-line ordering, statistics), wait_test.go (virtual clock detected,
 // never early on the real clock). BenchmarkDeliveryLateness measures the

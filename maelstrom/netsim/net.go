@@ -33,6 +33,8 @@ type Net struct {
 	inboxes map[string]*inbox
 	closed  map[string]bool            // clients closed so far
 	drops   map[string]map[string]bool // receiver -> senders it drops
+	packet  map[string]PacketFault     // sender -> the fault on its link (packet.go)
+	prng    *rand.Rand                 // packet-fault draws, in send order
 	stats   Stats
 	journal journal // bounded record of the messages, for the report (journal.go)
 	// precise: deliveries end their wait on a kernel timer (wait.go);
@@ -49,6 +51,7 @@ func New(lat Latency, seed uint64) (*Net, error) {
 	n := &Net{
 		latency: lat,
 		rng:     rand.New(rand.NewPCG(seed, 0x6e6574)), // stream "net"
+		prng:    rand.New(rand.NewPCG(seed, packetStream)),
 		inboxes: map[string]*inbox{},
 		closed:  map[string]bool{},
 		drops:   map[string]map[string]bool{},
@@ -100,17 +103,28 @@ func (n *Net) Send(src, dest string, body json.RawMessage) (Message, error) {
 	m := Message{ID: n.nextID, Src: src, Dest: dest, Body: body}
 	n.nextID++
 	var delay time.Duration
-	if !IsClient(src) && !IsClient(dest) {
+	betweenNodes := !IsClient(src) && !IsClient(dest)
+	if betweenNodes {
 		delay = n.latency.sample(n.rng)
 	}
 	in := n.inboxes[dest]
-	heap.Push(&in.queue, pending{deadline: time.Now().Add(delay), msg: m})
 	n.note(m, sent)
+	if f, faulty := n.packet[src]; faulty && betweenNodes {
+		n.sendFaulty(in, m, delay, f)
+	} else {
+		n.push(in, m, delay)
+	}
+	return m, nil
+}
+
+// push queues m on in for delivery after delay and wakes the receiver.
+// The network's lock is held.
+func (n *Net) push(in *inbox, m Message, delay time.Duration) {
+	heap.Push(&in.queue, pending{deadline: time.Now().Add(delay), msg: m})
 	select {
 	case in.ready <- struct{}{}:
 	default: // the receiver has already been told the inbox is not empty
 	}
-	return m, nil
 }
 
 // check validates one endpoint name of a message being sent.

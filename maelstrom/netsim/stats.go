@@ -9,12 +9,14 @@ type Stats struct {
 }
 
 // Counts are the counts of one traffic group. Every accepted message is
-// sent once and then either delivered, dropped by a partition, or still
-// queued (or lost to a closed endpoint) when the test ends.
+// sent once and then either delivered, dropped (by a partition, or lost
+// by a packet fault), or still queued (or lost to a closed endpoint)
+// when the test ends; a packet fault's duplicate is one more delivery or
+// drop of the same message.
 type Counts struct {
 	SendCount int64 `json:"send_count"` // accepted sends
 	RecvCount int64 `json:"recv_count"` // deliveries
-	DropCount int64 `json:"drop_count"` // dropped by a partition at dequeue
+	DropCount int64 `json:"drop_count"` // dropped by a partition at dequeue, or lost by a packet fault
 	// MsgCount is the number of distinct messages seen: every message is
 	// sent exactly once, so it equals SendCount.
 	MsgCount int64 `json:"msg_count"`

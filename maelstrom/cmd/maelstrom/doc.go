@@ -4,8 +4,11 @@
 //	  --rate 100 --concurrency 10 --latency 10 --nemesis partition,kill,pause --nemesis-interval 2
 //
 // It starts the node program once per node, drives a workload through a
-// simulated network with the chosen faults, checks the history and writes
-// store/<workload>/<timestamp>/ (store/latest points at the last run).
+// simulated network (--network sim, the default) or a real one
+// (--network netns: every node `BIN serve` in its own Linux network
+// namespace, faults by the kernel; root) with the chosen faults, checks
+// the history and writes store/<workload>/<timestamp>/ (store/latest
+// points at the last run).
 //
 // # Commands and exit status
 //
@@ -45,15 +48,17 @@
 // Maelstrom's flags, with its defaults: --bin, --node-count (nodes n0..),
 // --nodes, -n/--node, --nodes-file, --time-limit (whole seconds),
 // --rate, --concurrency N|Kn, --latency, --latency-dist, --nemesis (a
-// set of partition, kill, pause, clock; clock needs a node built with
-// -tags clockfault), --nemesis-interval, --availability,
+// set of partition, kill, pause, clock, packet; clock needs a node built
+// with -tags clockfault), --nemesis-interval, --availability,
 // --log-stderr, --log-net-send, --log-net-recv, --test-count, and Jepsen's
 // SSH options, accepted without effect and hidden from the help as they
 // have no effect in Maelstrom either. The default workload is lease (in
 // Maelstrom, lin-kv, which this harness does not run).
 //
-// The harness's own: --seed (printed at start; replays latencies, faults
-// and workload choices), --strict (default true; false mutes a node that
+// The harness's own: --network sim|netns (netns refuses the echo
+// workload, a --latency-dist other than constant and --log-net-*: 254),
+// --seed (printed at start; replays latencies, faults and workload
+// choices), --strict (default true; false mutes a node that
 // prints a bad line, as Maelstrom does), --store DIR (default store),
 // --recovery-time (the final phase's wait; default twice the longest
 // lease, at least 1 s), --kill-without-boot-wait (the kill nemesis's
@@ -71,7 +76,8 @@
 // main.go (commands, help, runs), workloads.go (the table of workloads:
 // each -w name and its constructor; adding a workload is one line there,
 // docs/adding-a-workload.md), analyze.go (the analyze command). The
-// simulated network (package harness/simnet) runs --bin. Tests:
+// simulated network (package harness/simnet) or the real one (package
+// harness/realnet) runs --bin. Tests:
 // main_test.go runs whole tests through run with the simulated network's
 // scripted fake node (echo valid and invalid, a single-table lease node
 // valid on one node and split-brained on three, partitions), analyze on

@@ -20,6 +20,7 @@ import (
 // and defaults, plus the lease workload's and the harness's own.
 type testFlags struct {
 	Workload            string   `json:"workload"`
+	Network             string   `json:"network"`
 	Bin                 string   `json:"bin"`
 	Args                []string `json:"args"`
 	NodeCount           int      `json:"node_count"`
@@ -73,6 +74,7 @@ func newTestFlagSet(f *testFlags) *pflag.FlagSet {
 	fs.BoolVarP(&f.help, "help", "h", false, "print this help and exit")
 	fs.StringVarP(&f.Workload, "workload", "w", "lease", "workload: lease, echo, master or lease-bench")
 	fs.StringVar(&f.Bin, "bin", "", "the node program to test (required)")
+	fs.StringVar(&f.Network, "network", "sim", "sim: Maelstrom's simulated network; netns: each node runs as BIN serve in its own Linux network namespace, faults by the kernel (needs root)")
 	fs.IntVar(&f.NodeCount, "node-count", 0, "run this many nodes, named n0, n1, ... (overrides --nodes)")
 	fs.StringVar(&f.nodeList, "nodes", "", "comma-separated node ids (default n1,n2,n3,n4,n5)")
 	fs.StringArrayVarP(&f.nodeFlags, "node", "n", nil, "add one node id (repeatable)")
@@ -82,7 +84,7 @@ func newTestFlagSet(f *testFlags) *pflag.FlagSet {
 	fs.StringVar(&f.Concurrency, "concurrency", "1n", "client workers: N, or Kn for K times the node count")
 	fs.IntVar(&f.LatencyMs, "latency", 0, "mean node-to-node latency in milliseconds")
 	fs.StringVar(&f.LatencyDist, "latency-dist", "constant", "latency distribution: constant, uniform or exponential")
-	fs.StringVar(&f.Nemesis, "nemesis", "", "faults to inject, comma-separated: partition, kill, pause, clock (clock needs a node built with -tags clockfault)")
+	fs.StringVar(&f.Nemesis, "nemesis", "", "faults to inject, comma-separated: partition, kill, pause, clock, packet (clock needs a node built with -tags clockfault)")
 	fs.Float64Var(&f.NemesisInterval, "nemesis-interval", 10, "mean seconds between nemesis operations")
 	fs.Float64Var(&f.RecoveryTimeS, "recovery-time", 0, "seconds the final phase waits after healing every fault (default: twice the longest lease, at least 1; Maelstrom: 10)")
 	fs.BoolVar(&f.KillWithoutBootWait, "kill-without-boot-wait", false, "negative control: restart killed nodes without LEASE_BOOT_WAIT_MS")
@@ -259,8 +261,8 @@ func (f *testFlags) latency() (netsim.Latency, error) {
 	return l, l.Validate()
 }
 
-// faults parses --nemesis: a comma-separated set of partition, kill and
-// pause.
+// faults parses --nemesis: a comma-separated set of partition, kill,
+// pause and packet.
 func (f *testFlags) faults() (nemesis.Faults, error) {
 	faults, err := nemesis.ParseFaults(f.Nemesis)
 	if err != nil {
@@ -294,6 +296,30 @@ func (f *testFlags) checkCounts() error {
 	}
 	if f.TestCount < 1 {
 		errs = append(errs, invalid("test-count", f.TestCount, "Must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// networkProblems checks --network and what the real network cannot do:
+// it runs the nodes' HTTP API (lease-node serve), which has no echo; its
+// latency is a constant delay; it carries no journal to log.
+func (f *testFlags) networkProblems() error {
+	switch f.Network {
+	case "sim", "":
+		return nil
+	case "netns":
+	default:
+		return invalid("network", f.Network, "Must be sim or netns")
+	}
+	var errs []error
+	if f.Workload == "echo" {
+		errs = append(errs, invalid("workload", f.Workload, "The netns network runs lease-node serve, whose HTTP API has no echo: use lease, master or lease-bench"))
+	}
+	if f.LatencyDist != "constant" {
+		errs = append(errs, invalid("latency-dist", f.LatencyDist, "The netns network's latency is a constant delay on every node-to-node packet"))
+	}
+	if f.LogNetSend || f.LogNetRecv {
+		errs = append(errs, errors.New("--log-net-send and --log-net-recv need --network sim: on the netns network the kernel carries the messages and the harness sees none"))
 	}
 	return errors.Join(errs...)
 }

@@ -13,6 +13,8 @@ import (
 
 	"chunklease/internal/cpuprof"
 	"chunklease/maelstrom/harness"
+	"chunklease/maelstrom/harness/nodeproc"
+	"chunklease/maelstrom/harness/realnet"
 	"chunklease/maelstrom/harness/simnet"
 	"chunklease/workloads"
 )
@@ -58,7 +60,9 @@ const testUsage = `Usage: maelstrom test [OPTIONS ...] [-- NODE-ARGS ...]
 
 Runs the node program (--bin) as Maelstrom does, drives a workload through
 a simulated network with the chosen faults, checks the history and writes
-store/<workload>/<time>/ (store/latest points at the last run). Options may
+store/<workload>/<time>/ (store/latest points at the last run). With
+--network netns (root), every node runs as BIN serve in its own Linux
+network namespace and every fault is the kernel's. Options may
 come before or after other words; words that are not options, and every
 word after --, are passed to the node program.
 
@@ -163,21 +167,28 @@ func asksHelp(args []string) bool {
 }
 
 // options validates the flags and builds the run options, with the
-// simulated network running --bin.
+// chosen network running --bin.
 func (f *testFlags) options() (harness.Options, error) {
-	bin, binErr := simnet.CanonicalBin(f.Bin)
+	bin, binErr := nodeproc.CanonicalBin(f.Bin)
 	o, err := f.runOptions()
 	if err = errors.Join(binErr, err); err != nil {
 		return harness.Options{}, err
 	}
-	cfg := f.simConfig()
-	cfg.Launch = simnet.ExecLauncher(bin, f.Args)
-	net, err := simnet.New(cfg)
-	if err != nil {
+	if o.Network, err = f.network(bin); err != nil {
 		return harness.Options{}, err
 	}
-	o.Network = net
 	return o, nil
+}
+
+// network is the --network that runs bin: the simulated one (Maelstrom's
+// process model), or the real one (bin serve in network namespaces).
+func (f *testFlags) network(bin string) (harness.Network, error) {
+	if f.Network == "netns" {
+		return realnet.New(realnet.Config{Bin: bin, Args: f.Args, LatencyMs: f.LatencyMs, LogStderr: f.LogStderr})
+	}
+	cfg := f.simConfig()
+	cfg.Launch = nodeproc.ExecLauncher(bin, f.Args)
+	return simnet.New(cfg)
 }
 
 // simConfig is the simulated network's configuration from the flags,
@@ -210,6 +221,7 @@ func (f *testFlags) runOptions() (harness.Options, error) {
 	avail, err := f.availability()
 	collect(err)
 	collect(f.checkCounts())
+	collect(f.networkProblems())
 	wl, err := f.workload(workers)
 	collect(err)
 	if err := errors.Join(errs...); err != nil {

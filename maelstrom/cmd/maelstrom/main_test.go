@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"chunklease/internal/proctest"
 	"chunklease/internal/testseed"
 )
 
@@ -43,32 +44,12 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
-	if left := append(running(fakeNode), running(fakeClockNode)...); len(left) > 0 {
+	if left := append(proctest.Running(fakeNode), proctest.Running(fakeClockNode)...); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "fake nodes still running after the tests: pids %v\n", left)
 		code = 1
 	}
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// running lists the pids of live processes (not zombies) running the
-// program at path: every run must have stopped all of its nodes.
-func running(path string) []int {
-	var pids []int
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		cmdline, err := os.ReadFile(p)
-		if err != nil || !bytes.HasPrefix(cmdline, []byte(path+"\x00")) {
-			continue
-		}
-		stat, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
-		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
-			continue
-		}
-		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		pids = append(pids, pid)
-	}
-	return pids
 }
 
 // runCLI runs the command line and returns its status and output.
@@ -223,7 +204,7 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"test", "--bin", fakeNode, "--latency", "1.5"}, `Error while parsing option "--latency 1.5"`},
 		{[]string{"test", "--bin", fakeNode, "--latency-dist", "exponential"}, "needs --latency > 0"},
 		{[]string{"test", "--bin", fakeNode, "--latency-dist", "normal", "--latency", "5"}, "unknown latency distribution"},
-		{[]string{"test", "--bin", fakeNode, "--nemesis", "clock,packet"}, `Failed to validate "--nemesis clock,packet": unknown fault "packet"`},
+		{[]string{"test", "--bin", fakeNode, "--nemesis", "clock,netem"}, `Failed to validate "--nemesis clock,netem": unknown fault "netem": must be a comma-separated list of partition, kill, pause, clock, packet`},
 		{[]string{"test", "--bin", fakeNode, "--clock-drift-ppm", "5000"}, "--clock-drift-ppm bounds the clock nemesis: it needs clock in --nemesis"},
 		{[]string{"test", "--bin", fakeNode, "--nemesis", "clock", "--clock-max-offset-ms", "-5"}, "--clock-max-offset-ms must be in 0.."},
 		{[]string{"test", "--bin", fakeNode, "--nemesis", "clock", "--clock-drift-ppm", "1e6"}, `Error while parsing option "--clock-drift-ppm 1e6": not a whole number`},
@@ -236,6 +217,10 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"test", "--bin", fakeNode, "--servers", "0"}, "--servers, --chunks and --lease-ms must be >= 1"},
 		{[]string{"test", "--bin", fakeNode, "-w", "master", "--lease-ms", "0"}, "--lease-ms must be >= 1 (got 0)"},
 		{[]string{"test", "--bin", fakeNode, "--nodes-file", "/nonexistent/nodes"}, "--nodes-file: open /nonexistent/nodes"},
+		{[]string{"test", "--bin", fakeNode, "--network", "docker"}, `Failed to validate "--network docker": Must be sim or netns`},
+		{[]string{"test", "--bin", fakeNode, "--network", "netns", "-w", "echo"}, "whose HTTP API has no echo"},
+		{[]string{"test", "--bin", fakeNode, "--network", "netns", "--latency", "5", "--latency-dist", "uniform"}, "latency is a constant delay"},
+		{[]string{"test", "--bin", fakeNode, "--network", "netns", "--log-net-recv"}, "--log-net-send and --log-net-recv need --network sim"},
 	}
 	for _, c := range cases {
 		code, out := runCLI(t, append(c.args, "--store", store)...)

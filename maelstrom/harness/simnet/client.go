@@ -181,7 +181,7 @@ func (n *Network) lateReply(nd *node, client string) bool {
 	n.mu.Lock()
 	opened, ok := n.opened[client]
 	n.mu.Unlock()
-	if !ok || !nd.pausedSince(opened) {
+	if !ok || !nd.PausedSince(opened) {
 		return false
 	}
 	n.lateReplies.Add(1)

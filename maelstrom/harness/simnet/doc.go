@@ -11,13 +11,13 @@
 //
 // Every node id is registered in the network before any program starts.
 // Each program is started with the canonical --bin path and the
-// positional arguments (ExecLauncher; Config.Launch), in the OS temp
-// directory, with the harness's environment plus Host.Env and
-// Host.NodeEnv's variables for its node, in its own process group. Node
-// i gets init from client c(i) (msg_id 1, node_ids in CLI order) and
-// must answer init_ok within 10 s (InitTimeout). The init clients are
-// then closed and idle setup clients c(n)..c(2n-1) opened, so worker
-// clients start at c(2n), as in Maelstrom.
+// positional arguments (nodeproc.ExecLauncher; Config.Launch), in the OS
+// temp directory, with the harness's environment plus Host.Env and
+// Host.NodeEnv(id) (a restart: the fault's Env and Host.NodeEnv(id)), in
+// its own process group. Node i gets init from client c(i) (msg_id 1, node_ids in
+// CLI order) and must answer init_ok within 10 s (InitTimeout). The init
+// clients are then closed and idle setup clients c(n)..c(2n-1) opened, so
+// worker clients start at c(2n), as in Maelstrom.
 //
 // # Faults (simnet.go)
 //
@@ -32,21 +32,26 @@
 // group (a node that is down or already paused is skipped); resume sends
 // SIGCONT to every paused node. Messages for a paused node wait in its
 // stdin pipe and then in the network, behind the message its delivery
-// loop is writing, and come out late after the resume. Clock faults are
-// the runner's (it writes each node's clock file); the network's part is
-// to give every program, at every start and restart, Host.NodeEnv's
-// variables for its node, which name that file. Packet faults are not
-// supported (Supports).
+// loop is writing, and come out late after the resume. start-packet puts
+// the op's settings on its nodes' links (netsim.StartPacket: added delay
+// with jitter, loss, duplication, reordering of the messages they send to
+// other nodes) and stop-packet takes every packet fault off
+// (netsim.StopPacket). Clock faults are the runner's (it writes each
+// node's clock file); the network's part is to give every program, at
+// every start and restart, Host.NodeEnv's variables for its node, which
+// name that file.
 //
 // # Node I/O (node.go)
 //
-// Each node id has a delivery goroutine (network -> the running
-// program's stdin, one JSON line per message with the global id) for the
-// whole test, and each program it runs (an incarnation) has a stdout
-// reader, a stderr reader (every line to node-logs/<id>.log, shared by
-// the incarnations, and to the console with --log-stderr) and an exit
-// watcher. Every stdout line goes through Maelstrom's checks (envelope.go
-// and the network's registration check). In strict mode (the default) the
+// The programs of a node are supervised by package nodeproc (launch,
+// stderr to node-logs/<id>.log and, with --log-stderr, the console; exit
+// watching; kill, pause and resume by process group; reaping), which the
+// real network shares. What is this network's own: each node id has a
+// delivery goroutine (network -> the running program's stdin, one JSON
+// line per message with the global id) for the whole test, and each
+// program it runs (an incarnation) has a stdout reader. Every stdout
+// line goes through Maelstrom's checks (envelope.go and the network's
+// registration check). In strict mode (the default) the
 // first bad line fails the run at once with a diagnostic that names the
 // node and quotes the line; with Strict off the node is muted instead (its
 // stdout is never read again), as Maelstrom does. A program that exits

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"chunklease/maelstrom/harness"
+	"chunklease/maelstrom/harness/nodeproc"
 	"chunklease/maelstrom/nemesis"
 	"chunklease/workloads"
 	"chunklease/workloads/echo"
@@ -49,7 +50,7 @@ func TestLaunchLikeMaelstrom(t *testing.T) {
 	if err := os.Symlink(fakeNodeBin, link); err != nil {
 		t.Fatal(err)
 	}
-	bin, err := CanonicalBin(link)
+	bin, err := nodeproc.CanonicalBin(link)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestLaunchLikeMaelstrom(t *testing.T) {
 		t.Fatalf("canonical bin %s, want %s", bin, want)
 	}
 	o, rec, _ := execOptions(t, "echo", 1)
-	o.Launch = rec.wrap(ExecLauncher(bin, []string{"echo", "extra-arg"}))
+	o.Launch = rec.wrap(nodeproc.ExecLauncher(bin, []string{"echo", "extra-arg"}))
 	out := runExec(t, o, rec)
 	if out.Exit != harness.ExitValid {
 		t.Fatalf("exit %d: %v", out.Exit, out.Err)
@@ -76,21 +77,6 @@ func TestLaunchLikeMaelstrom(t *testing.T) {
 }
 
 func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] + "\n" }
-
-func TestCanonicalBinErrors(t *testing.T) {
-	dir := t.TempDir()
-	plain := filepath.Join(dir, "plain")
-	os.WriteFile(plain, []byte("x"), 0o644)
-	for bin, want := range map[string]string{
-		filepath.Join(dir, "missing"): "no such file",
-		dir:                           "is a directory",
-		plain:                         "not executable",
-	} {
-		if _, err := CanonicalBin(bin); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("CanonicalBin(%s) = %v, want %q", bin, err, want)
-		}
-	}
-}
 
 // TestStrictRejectsEachBadOutput: every kind of line Maelstrom rejects
 // fails the run at once, naming the node and quoting the line.
@@ -144,7 +130,7 @@ func TestEarlyExitIsReported(t *testing.T) {
 			t.Parallel()
 			o, rec, _ := execOptions(t, "exit-after-init="+strconv.Itoa(status), 2)
 			out := runExec(t, o, rec)
-			var exit *ExitError
+			var exit *nodeproc.ExitError
 			if out.Exit != harness.ExitFailed || !errors.As(out.Err, &exit) {
 				t.Fatalf("exit %d, err %v; want exit 2 with an ExitError", out.Exit, out.Err)
 			}
@@ -284,7 +270,7 @@ func firstSeedPausingWith(t *testing.T, nodes []string, faults nemesis.Faults, i
 // that picks none of a small cluster's nodes would test nothing.
 func firstSeedHitting(t *testing.T, from uint64, nodes []string, faults nemesis.Faults, interval time.Duration, op string) uint64 {
 	for seed := from; seed < from+1000; seed++ {
-		s, _ := nemesis.NewSchedule(faults, interval, nil, rand.New(rand.NewPCG(harness.StreamSeed(seed, 5), 0)), nil)
+		s, _ := nemesis.NewSchedule(faults, interval, nemesis.Streams{Process: rand.New(rand.NewPCG(harness.StreamSeed(seed, 5), 0))})
 		if s.Peek().F != op {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"chunklease/internal/clock"
+	"chunklease/maelstrom/harness/nodeproc"
 )
 
 // inMsg is a message as an in-process fake node receives it.
@@ -63,7 +64,7 @@ func (f *fakeNet) of(node string) []inMsg {
 
 // fakeLauncher starts in-process nodes that follow s. They use pipes and
 // goroutines only, so runs work inside a synctest bubble.
-func fakeLauncher(s script) (Launcher, *fakeNet) {
+func fakeLauncher(s script) (nodeproc.Launcher, *fakeNet) {
 	return fakeLauncherEnv(func([]string) script { return s })
 }
 
@@ -72,9 +73,9 @@ func fakeLauncher(s script) (Launcher, *fakeNet) {
 // table) forgets it when its node is killed and started again. Like a
 // clockfault build, a node whose environment names a clock file logs
 // that it follows it.
-func fakeLauncherEnv(newScript func(env []string) script) (Launcher, *fakeNet) {
+func fakeLauncherEnv(newScript func(env []string) script) (nodeproc.Launcher, *fakeNet) {
 	log := &fakeNet{received: map[string][]inMsg{}, launches: map[string][][]string{}}
-	return func(id string, env []string) (Proc, error) {
+	return func(id string, env []string) (nodeproc.Proc, error) {
 		log.launched(id, env)
 		p := newFakeProc()
 		for _, kv := range env {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -382,6 +383,52 @@ func TestSimNoFinalPhaseForEcho(t *testing.T) {
 		out := runSim(context.Background(), o)
 		if out.Results.Final.Ran || out.Results.Final.Valid != nil || out.Results.Checks.Final != nil {
 			t.Errorf("final phase %+v for echo", out.Results.Final)
+		}
+	})
+}
+
+// TestSimPacketFault: start-packet and stop-packet alternate; each start
+// records the drawn settings with its node specification and completes
+// with the same settings on the nodes picked (netsim took them), each
+// stop names the links it restored, and the final phase ends with
+// stop-packet (after a stop too: it heals whether or not a fault is in
+// force) before the reads. The run stays valid.
+func TestSimPacketFault(t *testing.T) {
+	seed := testSeed(t)
+	synctest.Test(t, func(t *testing.T) {
+		o, _ := leaseSimOptions(t, nemesis.Faults{Packet: true}, 2*time.Second, seed)
+		out := runSim(context.Background(), o)
+		checkLeaseValid(t, out)
+		steps := nemesisSteps(t, readHistory(t, out.Dir))
+		applied := []string{} // the nodes of the packet fault in force
+		for i, st := range steps {
+			want := []string{nemesis.StartPacket, nemesis.StopPacket}[i%2]
+			final := i == len(steps)-1 && st[0].F == nemesis.StopPacket // the final phase's, in force or not
+			if st[0].F != want && !final {
+				t.Fatalf("nemesis step %d is %s, want %s", i, st[0].F, want)
+			}
+			if st[0].F == nemesis.StopPacket {
+				if got := nodesOf(t, st[1].Value); !slices.Equal(got, applied) {
+					t.Errorf("stop-packet restored %v, want %v", got, applied)
+				}
+				applied = []string{}
+				continue
+			}
+			var drawn, done struct {
+				Nodes json.RawMessage `json:"nodes"`
+				nemesis.PacketSettings
+			}
+			if json.Unmarshal(st[0].Value, &drawn) != nil || json.Unmarshal(st[1].Value, &done) != nil {
+				t.Fatalf("start-packet values %s, %s", st[0].Value, st[1].Value)
+			}
+			applied = nodesOf(t, done.Nodes)
+			drawn.PacketSettings.Nodes, done.PacketSettings.Nodes = nil, nil
+			if !reflect.DeepEqual(drawn.PacketSettings, done.PacketSettings) || (len(applied) > 0 && !slices.Equal(applied, []string{"n1"})) {
+				t.Errorf("start-packet drew %s and applied %s", st[0].Value, st[1].Value)
+			}
+		}
+		if len(steps) < 4 || steps[len(steps)-1][0].F != nemesis.StopPacket || out.Results.Nemesis.Ops[nemesis.StartPacket] < 2 {
+			t.Errorf("%d nemesis steps, the last %s; want several packet faults, healed at the end", len(steps), steps[len(steps)-1][0].F)
 		}
 	})
 }

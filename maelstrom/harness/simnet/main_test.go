@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"chunklease/maelstrom/harness"
+	"chunklease/maelstrom/harness/nodeproc"
 	"chunklease/maelstrom/netsim"
 	"chunklease/workloads/echo"
 )
@@ -45,8 +46,8 @@ type pidRecorder struct {
 	pids []int
 }
 
-func (p *pidRecorder) wrap(l Launcher) Launcher {
-	return func(id string, env []string) (Proc, error) {
+func (p *pidRecorder) wrap(l nodeproc.Launcher) nodeproc.Launcher {
+	return func(id string, env []string) (nodeproc.Proc, error) {
 		proc, err := l(id, env)
 		if err == nil {
 			p.mu.Lock()
@@ -104,7 +105,7 @@ func execOptions(t *testing.T, mode string, nodes int) (testRun, *pidRecorder, *
 		Stdout:      &out,
 		Stderr:      &out,
 	}, Config: Config{
-		Launch:  rec.wrap(ExecLauncher(fakeNodeBin, []string{mode})),
+		Launch:  rec.wrap(nodeproc.ExecLauncher(fakeNodeBin, []string{mode})),
 		Latency: netsim.Latency{MeanMs: 1, Dist: netsim.Constant},
 		Strict:  true,
 	}}, rec, &out

@@ -12,25 +12,13 @@ import (
 // initAll sends every init at once and waits for all answers, a node
 // failure or the user's interrupt.
 func (n *Network) initAll(ctx context.Context, clients []*client) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make(chan error, len(clients))
-	for i, id := range n.host.Nodes {
-		go func() { errs <- n.initNode(ctx, clients[i], id) }()
+	err := n.fail.AwaitEach(ctx, len(clients), func(ctx context.Context, i int) error {
+		return n.initNode(ctx, clients[i], n.host.Nodes[i])
+	})
+	if ctx.Err() != nil {
+		return harness.ErrInterrupted
 	}
-	for range clients {
-		select {
-		case err := <-errs:
-			if err != nil {
-				return err
-			}
-		case <-n.fail.ch:
-			return n.fail.err
-		case <-ctx.Done():
-			return harness.ErrInterrupted
-		}
-	}
-	return nil
+	return err
 }
 
 // initRequest is Maelstrom's init body.

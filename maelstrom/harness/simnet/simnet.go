@@ -11,14 +11,15 @@ import (
 	"time"
 
 	"chunklease/maelstrom/harness"
+	"chunklease/maelstrom/harness/nodeproc"
 	"chunklease/maelstrom/nemesis"
 	"chunklease/maelstrom/netsim"
 )
 
 // Config is how the simulated network runs its nodes.
 type Config struct {
-	Launch  Launcher       // starts a node program (ExecLauncher for --bin)
-	Latency netsim.Latency // node-to-node latency; client links have none
+	Launch  nodeproc.Launcher // starts a node program (nodeproc.ExecLauncher for --bin)
+	Latency netsim.Latency    // node-to-node latency; client links have none
 	// Strict fails the run on node output Maelstrom would reject; off,
 	// the node is muted instead, as Maelstrom does.
 	Strict     bool
@@ -37,7 +38,7 @@ type Network struct {
 	cfg  Config
 	host harness.Host
 	net  *network
-	fail failure
+	fail *nodeproc.Failure
 
 	mu         sync.Mutex // guards the clients
 	nextClient int
@@ -67,20 +68,15 @@ func New(cfg Config) (*Network, error) {
 // Name is "sim".
 func (n *Network) Name() string { return "sim" }
 
-// Supports partitions, kills and pauses, the faults of Maelstrom's
-// process model, and clocks: it gives every program Host.NodeEnv, through
-// which the runner applies them.
+// Supports partitions, kills and pauses (the faults of Maelstrom's
+// process model), packet faults (netsim's) and clocks: it gives every
+// program Host.NodeEnv, through which the runner applies them.
 func (n *Network) Supports(f nemesis.Fault) bool {
-	return f == nemesis.Partition || f == nemesis.Kill || f == nemesis.Pause || f == nemesis.Clock
-}
-
-// envOf is node id's extra environment: base (Host.Env, or a restart's
-// Fault.Env), then Host.NodeEnv's for id.
-func (n *Network) envOf(id string, base []string) []string {
-	if n.host.NodeEnv == nil {
-		return base
+	switch f {
+	case nemesis.Partition, nemesis.Kill, nemesis.Pause, nemesis.Packet, nemesis.Clock:
+		return true
 	}
-	return append(slices.Clone(base), n.host.NodeEnv(id)...)
+	return false
 }
 
 // Start registers every node before any starts (so no node can send to a
@@ -90,7 +86,7 @@ func (n *Network) envOf(id string, base []string) []string {
 // does, so worker clients start at c(2n).
 func (n *Network) Start(ctx context.Context, host harness.Host) error {
 	n.host = host
-	n.fail = failure{report: host.Fail, ch: make(chan struct{})}
+	n.fail = nodeproc.NewFailure(host.Fail)
 	sim, err := netsim.New(n.cfg.Latency, host.Seed)
 	if err != nil {
 		return err
@@ -104,9 +100,9 @@ func (n *Network) Start(ctx context.Context, host harness.Host) error {
 		initClients[i] = n.newClient()
 	}
 	cfg := nodeConfig{net: n.net, launch: n.cfg.Launch, logDir: filepath.Join(host.Dir, "node-logs"), log: host.Log,
-		mirror: n.cfg.LogStderr, strict: n.cfg.Strict, fail: n.fail.set, lateReply: n.lateReply}
+		mirror: n.cfg.LogStderr, strict: n.cfg.Strict, fail: n.fail.Set, lateReply: n.lateReply}
 	for _, id := range host.Nodes {
-		nd, err := startNode(id, cfg, n.envOf(id, host.Env))
+		nd, err := startNode(id, cfg, host.EnvOf(id, host.Env))
 		if err != nil {
 			return err
 		}
@@ -129,8 +125,9 @@ func (n *Network) OpenClient() harness.Client { return n.newClient() }
 
 // Apply applies one fault: a partition is the grudge's drop sets (healed
 // all at once), kill and pause act on the chosen nodes that are up and
-// running, resume on every paused node, and start launches every killed
-// node again with a fresh init, in parallel, in the background.
+// running, resume on every paused node, start launches every killed node
+// again with a fresh init, in parallel, in the background, and a packet
+// fault goes on its nodes' links (netsim.StartPacket) until stop-packet.
 func (n *Network) Apply(ctx context.Context, f harness.Fault) (harness.Applied, error) {
 	switch f.F {
 	case nemesis.StartPartition:
@@ -138,18 +135,32 @@ func (n *Network) Apply(ctx context.Context, f harness.Fault) (harness.Applied, 
 	case nemesis.StopPartition:
 		n.net.Heal()
 	case nemesis.KillOp:
-		return harness.Applied{Nodes: n.hit(f.Nodes, (*node).kill)}, nil
+		return harness.Applied{Nodes: n.hit(f.Nodes, (*node).Kill)}, nil
 	case nemesis.PauseOp:
-		return harness.Applied{Nodes: n.hit(f.Nodes, (*node).pause)}, nil
+		return harness.Applied{Nodes: n.hit(f.Nodes, (*node).Pause)}, nil
 	case nemesis.ResumeOp:
 		now := time.Now()
-		return harness.Applied{Nodes: n.hit(n.host.Nodes, func(nd *node) bool { return nd.resume(now) })}, nil
+		return harness.Applied{Nodes: n.hit(n.host.Nodes, func(nd *node) bool { return nd.Resume(now) })}, nil
 	case nemesis.StartOp:
 		return n.startKilled(ctx, f.Env), nil
+	case nemesis.StartPacket:
+		return n.startPacket(f.Settings)
+	case nemesis.StopPacket:
+		return harness.Applied{Nodes: n.net.StopPacket()}, nil
 	default:
 		return harness.Applied{}, fmt.Errorf("the simulated network cannot apply %q", f.F)
 	}
 	return harness.Applied{}, nil
+}
+
+// startPacket puts a packet fault's settings on the links of its nodes;
+// the completion records the settings applied.
+func (n *Network) startPacket(settings any) (harness.Applied, error) {
+	s, err := nemesis.PacketOf(settings)
+	if err == nil {
+		err = n.net.StartPacket(s.Nodes, netsim.PacketFault(s.LinkFault))
+	}
+	return harness.Applied{Nodes: s.Nodes, Value: s}, err
 }
 
 // hit applies act to the nodes ids names and lists those it acted on (a
@@ -168,31 +179,17 @@ func (n *Network) hit(ids []string, act func(*node) bool) []string {
 // a new client, in parallel, on its own goroutine. A node that fails to
 // start or to answer init fails the run, as a failed init does at start.
 func (n *Network) startKilled(ctx context.Context, env []string) harness.Applied {
-	var dead []*node
-	for _, nd := range n.nodes {
-		if nd.down() {
-			dead = append(dead, nd)
-		}
-	}
-	a := harness.Applied{Nodes: []string{}}
-	if len(dead) == 0 {
-		return a
-	}
+	dead, ids := nodeproc.DownOf(n.nodes)
 	clients := make([]*client, len(dead))
-	for i, nd := range dead {
+	for i := range dead {
 		clients[i] = n.newClient()
-		a.Nodes = append(a.Nodes, nd.id)
 	}
-	done := make(chan error, 1)
-	a.Done = done
-	n.restarts.Add(1)
-	go func() {
-		defer n.restarts.Done()
+	return harness.Restarting(ids, &n.restarts, func() error {
 		errs := make([]error, len(dead))
 		var wg sync.WaitGroup
 		for i, nd := range dead {
 			wg.Go(func() {
-				if errs[i] = nd.restart(n.envOf(nd.id, env)); errs[i] == nil {
+				if _, errs[i] = nd.Restart(n.host.EnvOf(nd.id, env)); errs[i] == nil {
 					errs[i] = n.initNode(ctx, clients[i], nd.id)
 				}
 			})
@@ -201,15 +198,13 @@ func (n *Network) startKilled(ctx context.Context, env []string) harness.Applied
 		for _, c := range clients {
 			c.Close()
 		}
-		var err error
 		for i, nd := range dead {
-			if errs[i] != nil && err == nil {
-				err = fmt.Errorf("restarting node %s: %w", nd.id, errs[i])
+			if errs[i] != nil {
+				return fmt.Errorf("restarting node %s: %w", nd.id, errs[i])
 			}
 		}
-		done <- err
-	}()
-	return a
+		return nil
+	})
 }
 
 // Stop ends the test: from now on node output is moot, a restart still
@@ -219,7 +214,7 @@ func (n *Network) startKilled(ctx context.Context, env []string) harness.Applied
 // for.
 func (n *Network) Stop() {
 	for _, nd := range n.nodes {
-		nd.stopping.Store(true)
+		nd.SetStopping()
 	}
 	n.restarts.Wait()
 	n.mu.Lock()
@@ -230,6 +225,7 @@ func (n *Network) Stop() {
 	}
 	if n.net != nil {
 		n.net.Heal()
+		n.net.StopPacket()
 	}
 	for _, nd := range n.nodes {
 		nd.stop()
@@ -247,24 +243,10 @@ func (n *Network) Observed() harness.Observed {
 	}
 	var kib int64
 	for _, nd := range n.nodes {
-		kib = max(kib, nd.peakMemoryKiB())
+		kib = max(kib, nd.PeakMemoryKiB())
 	}
 	o.NodePeakMiB = float64(kib) / 1024
 	return o
-}
-
-// failure records the first thing that makes the run fail, for Start to
-// stop waiting, and reports it to the runner.
-type failure struct {
-	once   sync.Once
-	err    error
-	ch     chan struct{} // closed when err is set
-	report func(error)
-}
-
-func (f *failure) set(err error) {
-	f.once.Do(func() { f.err = err; close(f.ch) })
-	f.report(err)
 }
 
 var _ harness.Network = (*Network)(nil)

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package simnet
+package nodeproc
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build unix
 
-package simnet
+package nodeproc
 
 import (
 	"errors"
@@ -54,8 +54,22 @@ func unwrapPathError(err error) error {
 // if the harness dies without cleaning up.
 func ExecLauncher(bin string, args []string) Launcher {
 	return func(id string, env []string) (Proc, error) {
-		return startExec(bin, args, env)
+		return StartExec(Command{Bin: bin, Args: args, Env: env})
 	}
+}
+
+// Command is one program to start as a node program.
+type Command struct {
+	Bin  string   // the program, already canonical (CanonicalBin)
+	Args []string // its arguments
+	// Env lists extra variables ("KEY=value") over the harness's own
+	// environment, which the program otherwise inherits; a later value of
+	// a key wins.
+	Env []string
+	// Start starts the prepared command; nil is exec.Cmd.Start. The real
+	// network starts it inside a network namespace (netns.Namespace.Start),
+	// where the pid is still the program's own.
+	Start func(*exec.Cmd) error
 }
 
 type execProc struct {
@@ -66,10 +80,13 @@ type execProc struct {
 	childErr          *os.File
 }
 
-func startExec(bin string, args, env []string) (*execProc, error) {
-	p := &execProc{cmd: exec.Command(bin, args...)}
-	if len(env) > 0 {
-		p.cmd.Env = append(os.Environ(), env...) // the last value of a key wins
+// StartExec starts c in the OS temp dir, with pipes for stdin, stdout
+// and stderr, in its own process group (and, on Linux, killed by the
+// kernel if the harness dies).
+func StartExec(c Command) (Proc, error) {
+	p := &execProc{cmd: exec.Command(c.Bin, c.Args...)}
+	if len(c.Env) > 0 {
+		p.cmd.Env = append(os.Environ(), c.Env...) // the last value of a key wins
 	}
 	var err error
 	if p.childIn, p.stdin, err = os.Pipe(); err != nil {
@@ -86,7 +103,11 @@ func startExec(bin string, args, env []string) (*execProc, error) {
 	p.cmd.Dir = os.TempDir()
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = p.childIn, p.childOut, p.childErr
 	p.cmd.SysProcAttr = sysProcAttr()
-	if err := p.cmd.Start(); err != nil {
+	start := c.Start
+	if start == nil {
+		start = (*exec.Cmd).Start
+	}
+	if err := start(p.cmd); err != nil {
 		p.closeAll()
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package simnet
+package nodeproc
 
 import (
 	"bufio"

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The real network's checks (maelstrom test --network netns), for
+# scripts/run_tests.sh: every node is `lease-node serve` in its own network
+# namespace and every fault is the kernel's.
+#   - a short lease run, 3 nodes, 20 s, --nemesis partition,kill,pause,packet:
+#     valid, every fault applied, results.json naming the network;
+#   - its negative control, LEASE_ACCEPTORS=self (each node its own sole
+#     acceptor): the lease checker must find violations (exit 1);
+#   - after each run: no namespace of the run, no node process, and the root
+#     namespace's nftables rules and qdiscs as they were.
+# Needs root: without it this script says so and fails (it never passes
+# silently). Runs scripts/setup_netns.sh first (ip, tc, nft). About 60 s on
+# 2 cores (two runs of 20 s, their start, final phase and analysis, and the
+# build).
+#
+# HARNESS_SEED=S gives both runs --seed S; MAELSTROM and LEASE_NODE use
+# prebuilt binaries; HARNESS_STORE puts the runs elsewhere than
+# store/checks-netns.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "netns_checks: FAILED: the real network needs root (network namespaces, nftables), and this runs as $(id -un)." >&2
+  echo "netns_checks: run scripts/run_tests.sh (or this script) as root; the real-network checks did not run." >&2
+  exit 1
+fi
+scripts/setup_netns.sh
+
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+store=${HARNESS_STORE:-store/checks-netns}
+rm -rf "$store" && mkdir -p "$store"
+if [ -n "${MAELSTROM:-}" ]; then cp "$MAELSTROM" "$bin/maelstrom"; else go build -o "$bin/maelstrom" ./maelstrom/cmd/maelstrom; fi
+if [ -n "${LEASE_NODE:-}" ]; then cp "$LEASE_NODE" "$bin/lease-node"; else go build -o "$bin/lease-node" .; fi
+seed_args=()
+[ -z "${HARNESS_SEED:-}" ] || seed_args=(--seed "$HARNESS_SEED")
+root_before=$(nft list ruleset; tc qdisc)
+
+# leftovers: fail if a namespace of this script's runs, a node process or a
+# change in the root namespace's rules and qdiscs is left.
+leftovers() {
+  local name=$1 left
+  left=$(ip netns list | grep -F "chunklease-$2-" || true)
+  [ -z "$left" ] || { echo "netns check '$name' left namespaces behind:" >&2; echo "$left" >&2; exit 1; }
+  for cmdline in /proc/[0-9]*/cmdline; do
+    if { tr '\0' ' ' <"$cmdline"; } 2>/dev/null | grep -q "^$bin/lease-node "; then # a process may end meanwhile
+      echo "netns check '$name' left a node process: $cmdline" >&2; exit 1
+    fi
+  done
+  [ "$(nft list ruleset; tc qdisc)" = "$root_before" ] || { echo "netns check '$name' changed the root namespace's rules or qdiscs" >&2; exit 1; }
+  echo "nothing left: no namespace chunklease-$2-*, no node process, root rules and qdiscs unchanged"
+}
+
+# expect STATUS NAME ARGS...: run the harness on the real network and
+# require exit STATUS, then that nothing is left.
+expect() {
+  local want=$1 name=$2; shift 2
+  printf -- '--- %s\n' "$name"
+  set +e
+  "$bin/maelstrom" test --network netns --bin "$bin/lease-node" --store "$store/$name" "${seed_args[@]}" "$@" \
+    >"$store/$name.log" 2>&1 &
+  local pid=$!
+  wait "$pid"
+  local got=$?
+  set -e
+  tail -n 8 "$store/$name.log"
+  if [ "$got" -ne "$want" ]; then
+    echo "netns check '$name' exited $got, want $want; its output:" >&2
+    cat "$store/$name.log" >&2
+    exit 1
+  fi
+  printf 'ok: %s exited %d as expected\n' "$name" "$got"
+  leftovers "$name" "$pid"
+}
+
+# require NAME DESCRIPTION EXPR: a Python expression over results.json (r)
+# and the nemesis ops (nem) must be True.
+require() {
+  local got
+  got=$(python3 - "$store/$1/latest" "$3" <<'EOF'
+import json, sys
+d, expr = sys.argv[1], sys.argv[2]
+r = json.load(open(d + "/results.json"))
+nem = [op for op in map(json.loads, open(d + "/history.jsonl")) if op["process"] == "nemesis"]
+print(eval(expr))
+EOF
+)
+  printf '%s: %s\n' "$2" "$got"
+  [ "$got" = "True" ] || { echo "netns check '$1': $2 does not hold" >&2; exit 1; }
+}
+
+# Five workers a node: a request to a killed or paused node holds its
+# worker up to the 5 s client timeout, and every f must complete ok some
+# time (Jepsen's stats checker).
+faults=(-w lease --node-count 3 --concurrency 5n --time-limit 20 --rate 30 --lease-ms 1000
+  --nemesis partition,kill,pause,packet --nemesis-interval 2)
+expect 0 netns-lease-every-fault "${faults[@]}"
+run=netns-lease-every-fault
+require $run "the network is netns, with what the kernel counted" \
+  "r['network'] == 'netns' and len(r['network_observed']['nodes']) == 3"
+require $run "every fault applied: partitions, kills and starts, pauses and resumes, packet faults" \
+  "all(any(op['f'] == f and op['value'] not in (None, [], 'all') for op in nem) for f in ('start-partition', 'kill', 'start', 'pause', 'resume', 'start-packet'))"
+require $run "the final phase read every chunk back" "r['final']['ok'] == r['final']['invoked'] == 3"
+
+LEASE_ACCEPTORS=self expect 1 netns-negative-control-acceptors-self "${faults[@]}"
+require netns-negative-control-acceptors-self "the lease checker found violations" \
+  "r['checks']['workload'] is False and r['lease']['totals']['violations'] > 0"
