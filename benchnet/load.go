@@ -71,6 +71,10 @@ type result struct {
 	// processes together, and this process (the clients).
 	ServerCPUS float64 `json:"server_cpu_s"`
 	ClientCPUS float64 `json:"client_cpu_s"`
+	// Read and write system calls over the measured phase, the servers'
+	// together and this process's: on loopback they are most of the cost.
+	ServerIOCalls int64 `json:"server_io_calls"`
+	ClientIOCalls int64 `json:"client_io_calls"`
 }
 
 // complete reports whether every planned op was answered, and ok.
@@ -113,9 +117,12 @@ func runOnce(ctx context.Context, sys system, spec runSpec, id string) (result, 
 		return res, fmt.Errorf("%s setup: %w", sys.Name(), err)
 	}
 	server0, client0 := cpuOf(sys.Servers()), cpuTime(os.Getpid())
+	serverIO0, clientIO0 := ioCallsOf(sys.Servers()), ioCalls(os.Getpid())
 	recs, elapsed := measure(ctx, ws, shares, spec.Limit)
 	res.ServerCPUS = (cpuOf(sys.Servers()) - server0).Seconds()
 	res.ClientCPUS = (cpuTime(os.Getpid()) - client0).Seconds()
+	res.ServerIOCalls = ioCallsOf(sys.Servers()) - serverIO0
+	res.ClientIOCalls = ioCalls(os.Getpid()) - clientIO0
 	res.ElapsedS = elapsed.Seconds()
 	res.Done, res.Kinds = collect(recs, elapsed)
 	res.Load[1] = loadAverage()
@@ -127,6 +134,15 @@ func cpuOf(pids []int) time.Duration {
 	var sum time.Duration
 	for _, pid := range pids {
 		sum += cpuTime(pid)
+	}
+	return sum
+}
+
+// ioCallsOf is the read and write system calls the processes have made.
+func ioCallsOf(pids []int) int64 {
+	var sum int64
+	for _, pid := range pids {
+		sum += ioCalls(pid)
 	}
 	return sum
 }

@@ -178,3 +178,21 @@ func cpuTime(pid int) time.Duration {
 // clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on
 // every Linux architecture Go supports.
 const clockTicks = 100
+
+// ioCalls is the number of read and write system calls PID has made so
+// far (syscr + syscw in /proc/PID/io); 0 when it cannot be read.
+func ioCalls(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0
+	}
+	var sum int64
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if ok && (k == "syscr" || k == "syscw") {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			sum += n
+		}
+	}
+	return sum
+}

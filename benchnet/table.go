@@ -94,9 +94,10 @@ func (t *tablePart) runRow(ctx context.Context, env *benchEnv, sys system, op st
 	r.Round = round
 	env.save("results.jsonl", r)
 	all := r.Kinds["all"]
-	env.logf("%-10s %-7s %2d clients: %d/%d ok in %.2f s, %.0f ops/s, p50 %.2f ms, p99 %.2f ms, CPU µs/op servers %.0f client %.0f (load %.2f -> %.2f)%s",
+	env.logf("%-10s %-7s %2d clients: %d/%d ok in %.2f s, %.0f ops/s, p50 %.2f ms, p99 %.2f ms; per op: CPU µs servers %.0f client %.0f, read+write calls servers %.1f client %.1f (load %.2f -> %.2f)%s",
 		r.System, op, n, all.OK, r.Measured, r.ElapsedS, all.OpsPerS, all.P50Ms, all.P99Ms,
-		perOp(r.ServerCPUS, all.OK), perOp(r.ClientCPUS, all.OK), r.Load[0], r.Load[1], firstErr(all))
+		perOp(r.ServerCPUS, all.OK), perOp(r.ClientCPUS, all.OK), float64(r.ServerIOCalls)/float64(max(all.OK, 1)),
+		float64(r.ClientIOCalls)/float64(max(all.OK, 1)), r.Load[0], r.Load[1], firstErr(all))
 	return r, nil
 }
 
