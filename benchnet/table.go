@@ -230,11 +230,11 @@ func (t *tablePart) report(env *benchEnv, results []result, systems []system, cl
 func describe(name string) string {
 	switch name {
 	case "ours":
-		return "ours: 3 lease-node serve members, peer TLS, through chunklease/client (HTTP/1.1 keep-alive)"
+		return "ours: 3 lease-node serve members, peer TLS, through chunklease/client (HTTP/1.1 keep-alive, one connection per concurrent call)"
 	case "etcd":
-		return "etcd: 3 etcd 3.4 members, --unsafe-no-fsync, through go.etcd.io/etcd/client/v3 (gRPC)"
+		return "etcd: 3 etcd 3.4 members, --unsafe-no-fsync, through go.etcd.io/etcd/client/v3 (gRPC over every member's endpoint)"
 	case "etcd-fsync":
-		return "etcd-fsync: 3 etcd 3.4 members, fsync on (as shipped), through go.etcd.io/etcd/client/v3 (gRPC)"
+		return "etcd-fsync: 3 etcd 3.4 members, fsync on (as shipped), through go.etcd.io/etcd/client/v3 (gRPC over every member's endpoint)"
 	}
 	return name
 }
