@@ -313,6 +313,11 @@ func (f *failoverPart) report(env *benchEnv, tries []failoverTry) {
 	fmt.Fprintf(w, "| ours | a Session's next renewal (%d ms leases, renewed every ~%d ms) | %d | %.1f | %.1f |\n", f.leaseMs, f.leaseMs/3, len(session), median(session), slices.Max(session))
 	fmt.Fprintf(w, "| ours | a Renew loop from the kill | %d | %.1f | %.1f |\n", len(direct), median(direct), slices.Max(direct))
 	fmt.Fprintf(w, "| etcd | a KeepAliveOnce loop from the kill (%d s TTL) | %d | %.1f | %.1f |\n", f.etcdTTLS, len(etcd), median(etcd), slices.Max(etcd))
+	for name, xs := range map[string][]float64{"ours (a Renew loop)": direct, "etcd": etcd} {
+		if n := len(slices.DeleteFunc(slices.Clone(xs), func(x float64) bool { return x >= 0 })); n > 0 {
+			fmt.Fprintf(w, "%s: %d tries never renewed within the loop's bound (counted as -1 above)\n", name, n)
+		}
+	}
 	fmt.Fprintf(w, "\nsub-second leases end to end: %d Sessions of %d ms leases, each held %v after a SIGKILL of its member: %d renewals, %d lost\n",
 		nOurs, f.leaseMs, f.hold, renewals, lost)
 }

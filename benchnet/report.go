@@ -178,7 +178,7 @@ func goals(rows map[rowKey]row, base string) []goal {
 				parts = append(parts, fmt.Sprintf("%d clients: a run is missing or incomplete", n))
 			default:
 				pass = pass && us.OpsPerS >= 2*them.OpsPerS
-				parts = append(parts, fmt.Sprintf("%d clients %.0f vs %.0f ops/s (%sx)", n, us.OpsPerS, them.OpsPerS, ratio(us.OpsPerS, them.OpsPerS)))
+				parts = append(parts, fmt.Sprintf("%d clients %.0f vs %.0f ops/s (%.3fx)", n, us.OpsPerS, them.OpsPerS, us.OpsPerS/them.OpsPerS))
 			}
 		}
 		if any {
@@ -201,5 +201,5 @@ func p50Goal(rows map[rowKey]row, base, op string) (goal, bool) {
 	case !ok1 || !ok2 || us.incomplete > 0 || them.incomplete > 0:
 		return goal{false, fmt.Sprintf("%s p50 at 1 client <= %s's: a run is missing or incomplete", op, base)}, true
 	}
-	return goal{us.P50Ms <= them.P50Ms, fmt.Sprintf("%s p50 at 1 client <= %s's: %.2f vs %.2f ms (%sx)", op, base, us.P50Ms, them.P50Ms, ratio(us.P50Ms, them.P50Ms))}, true
+	return goal{us.P50Ms <= them.P50Ms, fmt.Sprintf("%s p50 at 1 client <= %s's: %.2f vs %.2f ms (%.3fx)", op, base, us.P50Ms, them.P50Ms, us.P50Ms/them.P50Ms)}, true
 }

@@ -27,7 +27,7 @@ func TestGoalsPass(t *testing.T) {
 	if len(gs) != 2 || !gs[0].pass || !gs[1].pass {
 		t.Fatalf("goals %v: want two PASS lines (2.0x at 16 and 64, p50 0.3 <= 0.4)", gs)
 	}
-	if !strings.HasPrefix(gs[0].String(), "PASS  renew ops/s >= 2x etcd's") || !strings.Contains(gs[0].String(), "64 clients 12000 vs 6000 ops/s (2.00x)") {
+	if !strings.HasPrefix(gs[0].String(), "PASS  renew ops/s >= 2x etcd's") || !strings.Contains(gs[0].String(), "64 clients 12000 vs 6000 ops/s (2.000x)") {
 		t.Errorf("line %q", gs[0])
 	}
 }
@@ -43,6 +43,7 @@ func TestGoalsMiss(t *testing.T) {
 	}{
 		{"1.9x at 64 clients", [3]float64{3000, 10000, 11400}, [3]float64{2000, 5000, 6000}, 0.3, 0.4, true, false},
 		{"1.9x at 16 clients", [3]float64{3000, 9500, 12000}, [3]float64{2000, 5000, 6000}, 0.3, 0.4, true, false},
+		{"1.998x, which rounds to 2.00", [3]float64{3000, 9990, 12000}, [3]float64{2000, 5000, 6000}, 0.3, 0.4, true, false},
 		{"p50 higher at 1 client", [3]float64{3000, 10000, 12000}, [3]float64{2000, 5000, 6000}, 0.41, 0.4, false, true},
 	}
 	for _, c := range cases {
