@@ -8,6 +8,7 @@
 //	benchnet table    [-ops 2000] [-clients 1,16,64] [-rounds 1] [-benchmarks ...] [-profile DIR]
 //	benchnet failover [-tries 10] [-lease-ms 300] [-hold 3s]
 //	benchnet memory   [-chunks 1000000] [-budget 150s]
+//	benchnet report   -results STORE/results.jsonl   (the table's report again, from a stored run)
 //
 // with the shared flags -repo, -work, -store, -pidfile, -seed, -etcd and
 // -cpuprofile (`benchnet PART -h`).

@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-const usage = `usage: benchnet table|failover|memory [flags]   (scripts/bench_net.sh runs it; -h per part lists its flags)`
+const usage = `usage: benchnet table|failover|memory|report [flags]   (scripts/bench_net.sh runs it; -h per part lists its flags)`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -33,6 +33,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	parts := map[string]func() part{
 		"table": func() part { return &tablePart{} }, "failover": func() part { return &failoverPart{} }, "memory": func() part { return &memoryPart{} },
+		"report": func() part { return &reportPart{} },
 	}
 	newPart, ok := parts[args[0]]
 	if !ok {
