@@ -46,7 +46,7 @@ type attempt struct {
 	sent time.Time // taken before the request could be written
 	// body tells whether the request was written (see body.wasRead);
 	// broken is set when an answer came but broke off or made no sense.
-	body   *body
+	body   body
 	broken bool
 	// status is the HTTP status; 0 when no answer came.
 	status     int
@@ -177,7 +177,7 @@ func (c *Client) try(ctx context.Context, ep *endpoint, r *request, out *reply) 
 	req := (&http.Request{
 		Method: http.MethodPost, URL: ep.urls[r.op], Host: ep.urls[r.op].Host,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: c.header, Body: body, ContentLength: int64(body.len()),
+		Header: c.header, Body: body.reader(), ContentLength: int64(body.len()),
 	}).WithContext(actx)
 	a.sent = time.Now()
 	resp, err := c.transport.RoundTrip(req)
@@ -220,7 +220,8 @@ func (a *attempt) read(resp *http.Response, out *reply) {
 	}
 }
 
-// wrote reports whether the member may have received the request.
+// wrote reports whether the member may have received the request. It is
+// asked only of an attempt without an answer (see body.wasRead).
 func (a *attempt) wrote() bool { return a.broken || a.body.wasRead() }
 
 // attemptBudget is how long the next attempt may take.

@@ -27,7 +27,30 @@ step() {
 }
 fail() { stop_heartbeat; printf '\nFAILED after %s: %s\n' "$(elapsed)" "$*" >&2; exit 1; }
 trap 'fail "step \"$current\" (exit status $?)"' ERR
-trap 'stop_heartbeat' EXIT
+# real_cluster: the state directory of the cluster of real members that
+# a step runs, so that the EXIT trap stops it whatever happens.
+real_cluster=""
+stop_real_cluster() {
+  if [ -n "$real_cluster" ]; then
+    CLUSTER_STATE_DIR=$real_cluster scripts/cluster.sh down >/dev/null || true
+    rm -rf "$real_cluster"
+    real_cluster=""
+  fi
+}
+trap 'stop_heartbeat; stop_real_cluster' EXIT
+
+# real_members_tests: the client's contract tests and leasectl's real_test.go
+# against 3 `lease-node serve` processes (scripts/cluster.sh, peer TLS,
+# loopback); the cluster is stopped whether they pass or not.
+real_members_tests() {
+  local out status=0
+  real_cluster=$(mktemp -d)
+  out=$(CLUSTER_STATE_DIR=$real_cluster scripts/cluster.sh up 3 -max-lease-ms 10000) || { echo "$out"; fail "scripts/cluster.sh up"; }
+  echo "${out##*$'\n'}"
+  CHUNKLEASE_TEST_ENDPOINTS=${out##*ENDPOINTS=} go test -count=1 ./client ./cmd/leasectl || status=$?
+  stop_real_cluster
+  [ "$status" -eq 0 ] || fail "the client or leasectl against real members (exit status $status)"
+}
 
 # broken_copy RUN NAME: a copy of a kept run at $broken/NAME/run/latest,
 # with the harness's output beside it ($broken/NAME/run.log), as
@@ -89,6 +112,12 @@ go vet ./...
 
 step "go test -race (unit, transcript and node tests, simulation at its race budget)"
 go test -race -count=1 ./...
+
+step "client and leasectl against 3 real serve members (scripts/cluster.sh up; always down after)"
+real_members_tests
+
+step "benchnet, the network benchmark's own module: go vet and its unit tests"
+(cd benchnet && go vet ./... && go test -count=1 ./...)
 
 step "lease simulation, full budget without the race detector"
 go test -count=1 -run 'TestSimulation|TestNegativeControls' -v ./lease/ | grep -E '^(lease-sim|--- |ok|FAIL|PASS)'

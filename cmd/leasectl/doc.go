@@ -29,5 +29,7 @@
 // Tests: run_test.go drives run(ctx, args, getenv, stdout, stderr) against
 // internal/fakelease: each command's line and exit status, refusals,
 // unknown outcomes, usage errors, -h, and keep's renewals, release on
-// interrupt and loss (under testing/synctest).
+// interrupt and loss (under testing/synctest). real_test.go runs the
+// commands and keep against real members when CHUNKLEASE_TEST_ENDPOINTS
+// lists their client URLs (scripts/run_tests.sh starts a cluster for it).
 package main

@@ -39,9 +39,11 @@
 // # Queues and loss
 //
 // Send never blocks the caller (the event loop). Each member has a
-// bounded queue of encoded frames (2 MiB by default); the writer takes the
-// whole queue and writes it in one call, so under load many frames share
-// a TLS record and a system call. A frame for a member that is not
+// bounded queue of encoded frames (2 MiB by default); woken by a flush,
+// the writer yields once (so the loop can queue the frames of requests
+// that arrived meanwhile), then takes the whole queue and writes it in
+// one call, so under load many frames share a TLS record and a system
+// call. A frame for a member that is not
 // connected, or whose queue is full, or that is over the limit, is
 // dropped and counted: a lost message, which PaxosLease tolerates (the
 // core's rounds time out and retry). Frames queued when a connection is

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// The load generator: one run is one row of the table for one system,
+// as scripts/bench.sh runs one op type at a time: every client set up
+// (not measured), a barrier, then the measured ops spread evenly over the
+// clients, each client doing its share one op at a time, then the clients
+// give back what they hold (not measured). ops/s is the ok ops over the
+// time from the barrier to the last op's answer.
+
+// benchmarks are the table's rows, in order: each op type alone, then
+// mixed (each client grants, renews, checks and releases in turn).
+var benchmarks = []string{"grant", "renew", "check", "release", "mixed"}
+
+// kinds are the op types; a mixed run reports each, and "all".
+var kinds = []string{"grant", "renew", "check", "release"}
+
+// system is a lease service under test: it makes the clients of a run.
+type system interface {
+	// Name labels the system's rows.
+	Name() string
+	// Servers are the PIDs of the system's server processes, whose CPU
+	// time each run reports.
+	Servers() []int
+	// Worker returns client k (of clients) for a run of benchmark op. id
+	// is new for every run and warm-up, so names never collide with an
+	// earlier run's.
+	Worker(id, op string, k, clients int) worker
+}
+
+// worker is one client of one run.
+type worker interface {
+	// Setup prepares n measured ops, not measured: the grants that a
+	// release run gives back, the leases that renew and check runs use.
+	Setup(ctx context.Context, n int) error
+	// Do is measured op i (0 <= i < n); it says which kind of op it was
+	// (a mixed run cycles through the four).
+	Do(ctx context.Context, i int) (kind string, err error)
+	// Teardown gives back what the client still holds, not measured.
+	Teardown(ctx context.Context)
+}
+
+// runSpec is one run.
+type runSpec struct {
+	Op      string        // a benchmark
+	Clients int           // concurrent clients
+	Ops     int           // measured ops, over all clients
+	Warm    int           // ops per client before the run, not measured (connections, buffers)
+	Limit   time.Duration // the measured phase ends then, whether done or not
+}
+
+// result is one run of one system.
+type result struct {
+	System   string             `json:"system"`
+	Op       string             `json:"op"`
+	Clients  int                `json:"clients"`
+	Round    int                `json:"round"`
+	Measured int                `json:"measured"` // the ops planned
+	Done     int                `json:"done"`     // the ops answered (ok or not) within the limit
+	ElapsedS float64            `json:"elapsed_s"`
+	Load     [2]float64         `json:"load"`  // the 1-minute load average before and after
+	Kinds    map[string]summary `json:"kinds"` // by kind of op, and "all"
+	// CPU time over the measured phase (10 ms resolution): the servers'
+	// processes together, and this process (the clients).
+	ServerCPUS float64 `json:"server_cpu_s"`
+	ClientCPUS float64 `json:"client_cpu_s"`
+	// Read and write system calls over the measured phase, the servers'
+	// together and this process's: on loopback they are most of the cost.
+	ServerIOCalls int64 `json:"server_io_calls"`
+	ClientIOCalls int64 `json:"client_io_calls"`
+}
+
+// complete reports whether every planned op was answered, and ok.
+func (r result) complete() bool {
+	all := r.Kinds["all"]
+	return r.Done == r.Measured && all.OK == r.Measured
+}
+
+// record is what one client saw in the measured phase.
+type record struct {
+	lat      map[string][]time.Duration // ok ops by kind
+	failed   map[string]int
+	firstErr string
+	done     int
+	end      time.Duration // since the barrier, at the last answer
+}
+
+// runOnce makes one run of spec against sys.
+func runOnce(ctx context.Context, sys system, spec runSpec, id string) (result, error) {
+	res := result{System: sys.Name(), Op: spec.Op, Clients: spec.Clients, Measured: spec.Ops}
+	res.Load[0] = loadAverage()
+	if spec.Warm > 0 {
+		warm := spec
+		warm.Ops, warm.Warm = spec.Warm*spec.Clients, 0
+		if _, err := runOnce(ctx, sys, warm, id+"w"); err != nil {
+			return res, fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	ws := make([]worker, spec.Clients)
+	shares := make([]int, spec.Clients)
+	for k := range ws {
+		ws[k] = sys.Worker(id, spec.Op, k, spec.Clients)
+		shares[k] = spec.Ops / spec.Clients
+		if k < spec.Ops%spec.Clients {
+			shares[k]++
+		}
+	}
+	defer teardownAll(ws)
+	if err := setupAll(ctx, ws, shares); err != nil {
+		return res, fmt.Errorf("%s setup: %w", sys.Name(), err)
+	}
+	server0, client0 := cpuOf(sys.Servers()), cpuTime(os.Getpid())
+	serverIO0, clientIO0 := ioCallsOf(sys.Servers()), ioCalls(os.Getpid())
+	recs, elapsed := measure(ctx, ws, shares, spec.Limit)
+	res.ServerCPUS = (cpuOf(sys.Servers()) - server0).Seconds()
+	res.ClientCPUS = (cpuTime(os.Getpid()) - client0).Seconds()
+	res.ServerIOCalls = ioCallsOf(sys.Servers()) - serverIO0
+	res.ClientIOCalls = ioCalls(os.Getpid()) - clientIO0
+	res.ElapsedS = elapsed.Seconds()
+	res.Done, res.Kinds = collect(recs, elapsed)
+	res.Load[1] = loadAverage()
+	return res, nil
+}
+
+// cpuOf is the CPU time the processes have used together.
+func cpuOf(pids []int) time.Duration {
+	var sum time.Duration
+	for _, pid := range pids {
+		sum += cpuTime(pid)
+	}
+	return sum
+}
+
+// ioCallsOf is the read and write system calls the processes have made.
+func ioCallsOf(pids []int) int64 {
+	var sum int64
+	for _, pid := range pids {
+		sum += ioCalls(pid)
+	}
+	return sum
+}
+
+// setupAll sets every client up at once; the first error is returned.
+func setupAll(ctx context.Context, ws []worker, shares []int) error {
+	errs := make([]error, len(ws))
+	var wg sync.WaitGroup
+	for k, w := range ws {
+		wg.Go(func() { errs[k] = w.Setup(ctx, shares[k]) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// teardownAll gives back what the clients hold, each within 30 s.
+func teardownAll(ws []worker) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Go(func() { w.Teardown(ctx) })
+	}
+	wg.Wait()
+}
+
+// measure starts every client at one instant and lets each do its share
+// of ops until done or until limit has passed; an op cut off by the limit
+// is not counted. It returns each client's record and the time from the
+// start to the last answer.
+func measure(ctx context.Context, ws []worker, shares []int, limit time.Duration) ([]record, time.Duration) {
+	recs := make([]record, len(ws))
+	mctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	start := make(chan struct{})
+	var t0 time.Time
+	var wg sync.WaitGroup
+	for k, w := range ws {
+		wg.Go(func() {
+			<-start
+			recs[k] = oneClient(mctx, w, shares[k], t0)
+		})
+	}
+	t0 = time.Now()
+	close(start)
+	wg.Wait()
+	var elapsed time.Duration
+	for _, r := range recs {
+		elapsed = max(elapsed, r.end)
+	}
+	return recs, elapsed
+}
+
+// oneClient is one client's measured phase.
+func oneClient(ctx context.Context, w worker, n int, t0 time.Time) record {
+	r := record{lat: map[string][]time.Duration{}, failed: map[string]int{}}
+	for i := range n {
+		begin := time.Now()
+		kind, err := w.Do(ctx, i)
+		end := time.Now()
+		if err != nil && ctx.Err() != nil {
+			break // cut off by the limit: neither ok nor failed
+		}
+		r.done++
+		r.end = end.Sub(t0)
+		if err != nil {
+			r.failed[kind]++
+			if r.firstErr == "" {
+				r.firstErr = fmt.Sprintf("%s: %v", kind, err)
+			}
+			continue
+		}
+		r.lat[kind] = append(r.lat[kind], end.Sub(begin))
+	}
+	return r
+}
+
+// collect sums the clients' records into a summary per kind and "all".
+func collect(recs []record, elapsed time.Duration) (done int, by map[string]summary) {
+	lat := map[string][]time.Duration{}
+	failed := map[string]int{}
+	firstErr := ""
+	for _, r := range recs {
+		done += r.done
+		for k, l := range r.lat {
+			lat[k] = append(lat[k], l...)
+			lat["all"] = append(lat["all"], l...)
+		}
+		for k, f := range r.failed {
+			failed[k] += f
+			failed["all"] += f
+		}
+		if firstErr == "" {
+			firstErr = r.firstErr
+		}
+	}
+	by = map[string]summary{}
+	for _, k := range append([]string{"all"}, kinds...) {
+		if len(lat[k]) > 0 || failed[k] > 0 {
+			by[k] = summarize(lat[k], failed[k], elapsed)
+		}
+	}
+	if s, ok := by["all"]; ok {
+		s.FirstErr = firstErr
+		by["all"] = s
+	}
+	return done, by
+}

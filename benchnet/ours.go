@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"chunklease/client"
+)
+
+// ours is the chunk-lease service through its Go client (one Client
+// shared by every benchmark client, as client/doc.go asks). Each client k
+// is chunk server cs<k> with chunks of its own, so nothing contends, as
+// in scripts/bench.sh: grants on free chunks, renews by the holder,
+// checks of held chunks, releases by the latest token.
+type ours struct {
+	c       *client.Client
+	leaseMs int64
+	pids    []int
+}
+
+func (o *ours) Name() string   { return "ours" }
+func (o *ours) Servers() []int { return o.pids }
+
+func (o *ours) Worker(id, op string, k, clients int) worker {
+	return &oursWorker{o: o, op: op, clients: clients, prefix: fmt.Sprintf("b%s_%s_%d_%d", id, op, clients, k), server: fmt.Sprintf("cs%d", k)}
+}
+
+// keysPerClient is how many chunks (or etcd leases) a renew, check or
+// mixed client cycles over: 1000 over all clients, as in scripts/bench.sh,
+// at most one per measured op and at least one.
+func keysPerClient(clients, n int) int {
+	return max(1, min(n, 1000/clients))
+}
+
+type oursWorker struct {
+	o          *ours
+	op, prefix string
+	clients    int
+	server     string
+	chunks     []string
+	tokens     []int64 // the latest token of each chunk this client holds; 0 when none
+}
+
+func (w *oursWorker) Setup(ctx context.Context, n int) error {
+	count, grant := n, false
+	switch w.op {
+	case "renew", "check":
+		count, grant = keysPerClient(w.clients, n), true
+	case "release":
+		grant = true
+	case "mixed":
+		count = keysPerClient(w.clients, (n+3)/4)
+	}
+	w.chunks, w.tokens = make([]string, count), make([]int64, count)
+	for i := range w.chunks {
+		w.chunks[i] = fmt.Sprintf("%s_%d", w.prefix, i)
+		if grant {
+			if err := w.grant(ctx, i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *oursWorker) Do(ctx context.Context, i int) (string, error) {
+	switch w.op {
+	case "grant":
+		return "grant", w.grant(ctx, i)
+	case "renew":
+		return "renew", w.renew(ctx, i%len(w.chunks))
+	case "check":
+		return "check", w.check(ctx, i%len(w.chunks))
+	case "release":
+		return "release", w.release(ctx, i)
+	}
+	// mixed: chunk j is granted, renewed, checked and released in turn.
+	j := (i / 4) % len(w.chunks)
+	kind := kinds[i%4]
+	switch kind {
+	case "grant":
+		return kind, w.grant(ctx, j)
+	case "renew":
+		return kind, w.renew(ctx, j)
+	case "check":
+		return kind, w.check(ctx, j)
+	}
+	return kind, w.release(ctx, j)
+}
+
+func (w *oursWorker) Teardown(ctx context.Context) {
+	for j, t := range w.tokens {
+		if t != 0 {
+			w.release(ctx, j)
+		}
+	}
+}
+
+func (w *oursWorker) grant(ctx context.Context, j int) error {
+	l, err := w.o.c.Grant(ctx, w.chunks[j], w.server, w.o.leaseMs)
+	switch {
+	case err != nil:
+		return err
+	case !l.Granted():
+		return fmt.Errorf("grant of %s: held by %s", w.chunks[j], l.Primary)
+	}
+	w.tokens[j] = l.Token
+	return nil
+}
+
+func (w *oursWorker) renew(ctx context.Context, j int) error {
+	l, err := w.o.c.Renew(ctx, w.chunks[j], w.server, w.o.leaseMs)
+	if err != nil {
+		return err
+	}
+	w.tokens[j] = l.Token
+	return nil
+}
+
+func (w *oursWorker) check(ctx context.Context, j int) error {
+	c, err := w.o.c.Check(ctx, w.chunks[j])
+	switch {
+	case err != nil:
+		return err
+	case w.tokens[j] != 0 && (c.Expired || c.Primary != w.server):
+		return fmt.Errorf("check of %s: %+v, want held by %s", w.chunks[j], c, w.server)
+	}
+	return nil
+}
+
+func (w *oursWorker) release(ctx context.Context, j int) error {
+	if w.tokens[j] == 0 {
+		return errors.New("release of a chunk whose grant failed")
+	}
+	err := w.o.c.Release(ctx, w.chunks[j], w.server, w.tokens[j])
+	if err == nil {
+		w.tokens[j] = 0
+	}
+	return err
+}
