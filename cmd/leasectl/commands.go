@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,23 +30,18 @@ func cmdGrant(inv *invocation, args []string) int {
 	if code >= 0 {
 		return code
 	}
-	c, code := inv.connect()
-	if c == nil {
-		return code
-	}
-	defer c.Close()
-	ctx, cancel := inv.callCtx()
-	defer cancel()
-	l, err := c.Grant(ctx, pos[0], pos[1], *leaseMs)
-	if err != nil {
-		return fail(inv.stderr, err)
-	}
-	if !l.Granted() {
-		inv.out.line("held %s by %s token=%d expires_in_ms=%d", name(l.Chunk), name(l.Primary), l.Token, l.ExpiresInMs)
-		return exitRefused
-	}
-	inv.out.line("granted %s to %s token=%d expires_in_ms=%d", name(l.Chunk), name(l.Server), l.Token, l.ExpiresInMs)
-	return exitOK
+	return inv.call(func(ctx context.Context, c *client.Client) int {
+		l, err := c.Grant(ctx, pos[0], pos[1], *leaseMs)
+		if err != nil {
+			return fail(inv.stderr, err)
+		}
+		if !l.Granted() {
+			inv.out.line("held %s by %s token=%d expires_in_ms=%d", name(l.Chunk), name(l.Primary), l.Token, l.ExpiresInMs)
+			return exitRefused
+		}
+		inv.out.line("granted %s to %s token=%d expires_in_ms=%d", name(l.Chunk), name(l.Server), l.Token, l.ExpiresInMs)
+		return exitOK
+	})
 }
 
 func cmdRenew(inv *invocation, args []string) int {
@@ -55,19 +51,14 @@ func cmdRenew(inv *invocation, args []string) int {
 	if code >= 0 {
 		return code
 	}
-	c, code := inv.connect()
-	if c == nil {
-		return code
-	}
-	defer c.Close()
-	ctx, cancel := inv.callCtx()
-	defer cancel()
-	l, err := c.Renew(ctx, pos[0], pos[1], *leaseMs)
-	if err != nil {
-		return fail(inv.stderr, err)
-	}
-	inv.out.line("renewed %s for %s token=%d expires_in_ms=%d", name(l.Chunk), name(l.Server), l.Token, l.ExpiresInMs)
-	return exitOK
+	return inv.call(func(ctx context.Context, c *client.Client) int {
+		l, err := c.Renew(ctx, pos[0], pos[1], *leaseMs)
+		if err != nil {
+			return fail(inv.stderr, err)
+		}
+		inv.out.line("renewed %s for %s token=%d expires_in_ms=%d", name(l.Chunk), name(l.Server), l.Token, l.ExpiresInMs)
+		return exitOK
+	})
 }
 
 func cmdCheck(inv *invocation, args []string) int {
@@ -76,19 +67,14 @@ func cmdCheck(inv *invocation, args []string) int {
 	if code >= 0 {
 		return code
 	}
-	c, code := inv.connect()
-	if c == nil {
-		return code
-	}
-	defer c.Close()
-	ctx, cancel := inv.callCtx()
-	defer cancel()
-	ch, err := c.Check(ctx, pos[0])
-	if err != nil {
-		return fail(inv.stderr, err)
-	}
-	inv.out.line("check %s primary=%s remaining_ms=%d expired=%t", name(ch.Chunk), orNone(ch.Primary), ch.RemainingMs, ch.Expired)
-	return exitOK
+	return inv.call(func(ctx context.Context, c *client.Client) int {
+		ch, err := c.Check(ctx, pos[0])
+		if err != nil {
+			return fail(inv.stderr, err)
+		}
+		inv.out.line("check %s primary=%s remaining_ms=%d expired=%t", name(ch.Chunk), orNone(ch.Primary), ch.RemainingMs, ch.Expired)
+		return exitOK
+	})
 }
 
 func cmdRelease(inv *invocation, args []string) int {
@@ -101,18 +87,13 @@ func cmdRelease(inv *invocation, args []string) int {
 	if err != nil || token <= 0 {
 		return usageError(inv.stderr, "release", fmt.Sprintf("TOKEN %q is not a positive integer; give the token of the latest grant or renew", pos[2]))
 	}
-	c, code := inv.connect()
-	if c == nil {
-		return code
-	}
-	defer c.Close()
-	ctx, cancel := inv.callCtx()
-	defer cancel()
-	if err := c.Release(ctx, pos[0], pos[1], token); err != nil {
-		return fail(inv.stderr, err)
-	}
-	inv.out.line("released %s for %s token=%d", name(pos[0]), name(pos[1]), token)
-	return exitOK
+	return inv.call(func(ctx context.Context, c *client.Client) int {
+		if err := c.Release(ctx, pos[0], pos[1], token); err != nil {
+			return fail(inv.stderr, err)
+		}
+		inv.out.line("released %s for %s token=%d", name(pos[0]), name(pos[1]), token)
+		return exitOK
+	})
 }
 
 // parse parses a command's flags, which may come before, between or
@@ -147,6 +128,19 @@ func (inv *invocation) connect() (*client.Client, int) {
 		return nil, exitUsage
 	}
 	return c, -1
+}
+
+// call runs one call of the service with a client and the call's
+// deadline; a bad client setting is bad usage.
+func (inv *invocation) call(f func(ctx context.Context, c *client.Client) int) int {
+	c, code := inv.connect()
+	if c == nil {
+		return code
+	}
+	defer c.Close()
+	ctx, cancel := inv.callCtx()
+	defer cancel()
+	return f(ctx, c)
 }
 
 // lineWriter writes whole lines, one at a time (keep prints from the

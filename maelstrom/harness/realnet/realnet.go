@@ -79,13 +79,7 @@ func (n *Network) Name() string { return "netns" }
 // Supports every fault: partitions and packet faults are the kernel's,
 // kills and pauses are signals, and clocks the runner's own (each node's
 // program gets Host.NodeEnv, which names its clock file).
-func (n *Network) Supports(f nemesis.Fault) bool {
-	switch f {
-	case nemesis.Partition, nemesis.Kill, nemesis.Pause, nemesis.Packet, nemesis.Clock:
-		return true
-	}
-	return false
-}
+func (n *Network) Supports(f nemesis.Fault) bool { return slices.Contains(nemesis.KnownFaults, f) }
 
 // Start builds the lab (removing stale ones first, saying so), sets the
 // latency, makes the certificates, starts every node's first program

@@ -71,13 +71,7 @@ func (n *Network) Name() string { return "sim" }
 // Supports partitions, kills and pauses (the faults of Maelstrom's
 // process model), packet faults (netsim's) and clocks: it gives every
 // program Host.NodeEnv, through which the runner applies them.
-func (n *Network) Supports(f nemesis.Fault) bool {
-	switch f {
-	case nemesis.Partition, nemesis.Kill, nemesis.Pause, nemesis.Packet, nemesis.Clock:
-		return true
-	}
-	return false
-}
+func (n *Network) Supports(f nemesis.Fault) bool { return slices.Contains(nemesis.KnownFaults, f) }
 
 // Start registers every node before any starts (so no node can send to a
 // peer the network does not know yet), starts the programs, sends each
