@@ -44,15 +44,7 @@ type etcdWorker struct {
 }
 
 func (w *etcdWorker) Setup(ctx context.Context, n int) error {
-	count, grant := n, false
-	switch w.op {
-	case "renew", "check":
-		count, grant = keysPerClient(w.clients, n), true
-	case "release":
-		grant = true
-	case "mixed":
-		count = keysPerClient(w.clients, (n+3)/4)
-	}
+	count, grant := setupSize(w.op, w.clients, n)
 	w.ids = make([]clientv3.LeaseID, count)
 	if grant {
 		for j := range w.ids {
@@ -65,27 +57,7 @@ func (w *etcdWorker) Setup(ctx context.Context, n int) error {
 }
 
 func (w *etcdWorker) Do(ctx context.Context, i int) (string, error) {
-	switch w.op {
-	case "grant":
-		return "grant", w.grant(ctx, i)
-	case "renew":
-		return "renew", w.keepAlive(ctx, i%len(w.ids))
-	case "check":
-		return "check", w.timeToLive(ctx, i%len(w.ids))
-	case "release":
-		return "release", w.revoke(ctx, i)
-	}
-	j := (i / 4) % len(w.ids)
-	kind := kinds[i%4]
-	switch kind {
-	case "grant":
-		return kind, w.grant(ctx, j)
-	case "renew":
-		return kind, w.keepAlive(ctx, j)
-	case "check":
-		return kind, w.timeToLive(ctx, j)
-	}
-	return kind, w.revoke(ctx, j)
+	return doOp(ctx, w.op, i, len(w.ids), leaseOps{w.grant, w.keepAlive, w.timeToLive, w.revoke})
 }
 
 func (w *etcdWorker) Teardown(ctx context.Context) {

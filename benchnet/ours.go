@@ -43,15 +43,7 @@ type oursWorker struct {
 }
 
 func (w *oursWorker) Setup(ctx context.Context, n int) error {
-	count, grant := n, false
-	switch w.op {
-	case "renew", "check":
-		count, grant = keysPerClient(w.clients, n), true
-	case "release":
-		grant = true
-	case "mixed":
-		count = keysPerClient(w.clients, (n+3)/4)
-	}
+	count, grant := setupSize(w.op, w.clients, n)
 	w.chunks, w.tokens = make([]string, count), make([]int64, count)
 	for i := range w.chunks {
 		w.chunks[i] = fmt.Sprintf("%s_%d", w.prefix, i)
@@ -65,28 +57,7 @@ func (w *oursWorker) Setup(ctx context.Context, n int) error {
 }
 
 func (w *oursWorker) Do(ctx context.Context, i int) (string, error) {
-	switch w.op {
-	case "grant":
-		return "grant", w.grant(ctx, i)
-	case "renew":
-		return "renew", w.renew(ctx, i%len(w.chunks))
-	case "check":
-		return "check", w.check(ctx, i%len(w.chunks))
-	case "release":
-		return "release", w.release(ctx, i)
-	}
-	// mixed: chunk j is granted, renewed, checked and released in turn.
-	j := (i / 4) % len(w.chunks)
-	kind := kinds[i%4]
-	switch kind {
-	case "grant":
-		return kind, w.grant(ctx, j)
-	case "renew":
-		return kind, w.renew(ctx, j)
-	case "check":
-		return kind, w.check(ctx, j)
-	}
-	return kind, w.release(ctx, j)
+	return doOp(ctx, w.op, i, len(w.chunks), leaseOps{w.grant, w.renew, w.check, w.release})
 }
 
 func (w *oursWorker) Teardown(ctx context.Context) {
