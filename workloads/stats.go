@@ -36,31 +36,51 @@ func (iv Interval) Contains(t int64) bool { return iv.StartNs <= t && t < iv.End
 // When the nemesis writes both an invoke and a completion for a step, the
 // later one (the completion) counts: the partition is in force from the
 // moment the nemesis finished installing it until it finished healing it.
+// A partition whose grudge cuts nobody off (a minority-third at 3 nodes)
+// is no partition: it has no interval.
 func Partitions(ops []history.Op) []Interval {
 	var out []Interval
-	open := false
+	open, empty := false, false
 	for _, op := range ops {
 		if !op.Process.Nemesis {
 			continue
 		}
 		switch op.F {
 		case StartPartition:
-			if !open {
+			switch {
+			case !open:
 				out = append(out, Interval{StartNs: op.Time, EndNs: math.MaxInt64})
-				open = true
-			} else {
+				open, empty = true, false
+			case CutsNobody(op.Value): // the completion of the same start
+				out, empty = out[:len(out)-1], true
+			default:
 				out[len(out)-1].StartNs = op.Time // the completion of the same start
 			}
 		case StopPartition:
-			if open {
+			switch {
+			case empty: // the stop of a partition that cut nobody off, or its completion
+				open = false
+			case open:
 				out[len(out)-1].EndNs = op.Time
 				open = false
-			} else if len(out) > 0 {
+			case len(out) > 0:
 				out[len(out)-1].EndNs = op.Time // the completion of the same stop
 			}
 		}
 	}
 	return out
+}
+
+// CutsNobody reports whether a start-partition completion's value
+// (["isolated", grudge]) is a grudge that cuts no node off.
+func CutsNobody(value json.RawMessage) bool {
+	var v []json.RawMessage
+	var g map[string][]string
+	if json.Unmarshal(value, &v) != nil || len(v) != 2 || json.Unmarshal(v[1], &g) != nil {
+		return false
+	}
+	_, cut := DescribeGrudge(g)
+	return len(cut) == 0
 }
 
 // NemesisStep is one nemesis operation: its invoke and its completion.
@@ -151,7 +171,7 @@ func Heals(ops []history.Op) []Heal {
 		healed := false
 		switch st.F {
 		case StartPartition:
-			partitioned = true
+			partitioned = !CutsNobody(st.Value)
 		case StopPartition:
 			healed, partitioned = partitioned, false
 		case NemesisStart, NemesisResume, StopPacket:

@@ -87,3 +87,31 @@ func TestFaultIntervalsAndHeals(t *testing.T) {
 		}
 	}
 }
+
+// TestPartitionThatCutsNobodyOff: a minority-third at 3 nodes installs a
+// grudge in which nobody drops anything. It is no partition: no
+// interval, no fault interval, no heal; the partition after it counts.
+func TestPartitionThatCutsNobodyOff(t *testing.T) {
+	nem := func(i int, ms float64, f, value string) history.Op {
+		return history.Op{Index: i, Time: workloadtest.Ms(ms), Process: history.NemesisProcess, Type: history.Info, F: f, Value: json.RawMessage(value)}
+	}
+	h := []history.Op{
+		nem(0, 10, workloads.StartPartition, `"minority-third"`),
+		nem(1, 11, workloads.StartPartition, `["isolated",{"n0":[],"n1":[],"n2":[]}]`),
+		nem(2, 50, workloads.StopPartition, `null`),
+		nem(3, 51, workloads.StopPartition, `"network-healed"`),
+		nem(4, 60, workloads.StartPartition, `"majority"`),
+		nem(5, 61, workloads.StartPartition, `["isolated",{"n0":["n2"],"n1":["n2"],"n2":["n0","n1"]}]`),
+		nem(6, 90, workloads.StopPartition, `null`),
+		nem(7, 91, workloads.StopPartition, `"network-healed"`),
+	}
+	want := []workloads.Interval{{workloadtest.Ms(61), workloadtest.Ms(91)}}
+	for name, got := range map[string][]workloads.Interval{"partitions": workloads.Partitions(h), "fault intervals": workloads.FaultIntervals(h)} {
+		if len(got) != 1 || got[0] != want[0] {
+			t.Errorf("%s %+v, want %+v", name, got, want)
+		}
+	}
+	if heals := workloads.Heals(h); len(heals) != 1 || heals[0].AtNs != workloadtest.Ms(91) {
+		t.Errorf("heals %+v, want the second partition's stop alone", heals)
+	}
+}
