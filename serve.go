@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -41,10 +42,14 @@ type serveNode struct {
 	timer    loopTimer
 
 	bootUntil time.Duration // clock time at which the acceptor's boot wait ends
-	inflight  inflight
-	http      *http.Server
-	httpLn    net.Listener
-	metrics   *serveMetrics
+	// recoveringNow is the core's Recovering, published by the loop after
+	// every event for readiness (HTTP goroutines never touch the core).
+	recoveringNow atomic.Bool
+	inflight      inflight
+	http          *http.Server
+	httpLn        net.Listener
+	conns         *connLimiter // the client connections (serve_conns.go)
+	metrics       *serveMetrics
 }
 
 // runServe is `lease-node serve`: it returns the exit status (0 after a
@@ -87,7 +92,7 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 		seed = inc
 	}
 	core, err := lease.NewNode(lease.Config{
-		ID: cfg.id, Acceptors: cfg.acceptors, Nodes: cfg.memberIDs(), Incarnation: inc, WallMs: wall.UnixMilli(),
+		ID: cfg.id, Acceptors: cfg.acceptors, Nodes: cfg.memberIDs(), Incarnation: inc, Nonce: shell.NewNonce(), WallMs: wall.UnixMilli(),
 		DefaultLeaseMs: cfg.node.leaseMs, MaxLeaseMs: cfg.node.maxLeaseMs, BootWaitMs: cfg.node.bootWaitMs,
 		DriftMarginMs: cfg.node.driftMarginMs, DriftPPM: cfg.node.driftPPM, QuorumTimeoutMs: cfg.node.quorumTimeoutMs,
 		Rand: rand.New(rand.NewPCG(uint64(seed), uint64(inc))),
@@ -97,6 +102,7 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 	}
 	n.drv = shell.New[*call](core, n)
 	n.bootUntil = core.BootUntil()
+	n.recoveringNow.Store(core.Recovering())
 	n.peers = peer.New(peer.Config{Self: cfg.id, Members: cfg.members, Cert: cfg.peerCert, CAs: cfg.peerCAs,
 		Hello: cfg.clusterHello(), Seed: uint64(seed), Logf: logger.Printf})
 	n.metrics = newServeMetrics(n)
@@ -138,7 +144,9 @@ func (n *serveNode) listen() error {
 		n.peers.Close(time.Second)
 		return fmt.Errorf("client address %s: %w", n.cfg.clientAddr, err)
 	}
-	n.httpLn = ln
+	n.conns = newConnLimiter(ln, n.cfg.maxClientConns)
+	n.http.ConnState = n.conns.connState
+	n.httpLn = n.conns
 	return nil
 }
 
