@@ -28,6 +28,26 @@ import (
 // (serve_metrics.go). Goroutines live only at the edges: HTTP handlers
 // hand requests to the loop and wait for their answer; peer readers and
 // writers move frames.
+//
+// Readiness (/readyz, serve_http.go): 200 only while the boot wait is
+// over, the acceptor's recovery is done, and a majority of the acceptors,
+// this node counted, answered a peer ping sent within the transport's
+// readiness window (6 ping intervals of 250 ms: 1.5 s; internal/peer
+// liveness.go). An established TCP connection is no evidence: a paused
+// member or a partition that drops packets silently keeps it. So with a
+// majority paused or cut off, /readyz turns 503 within about the window
+// (TestServeReadyzFollowsAMajority), and 200 again at the first answered
+// ping after they come back.
+//
+// Connections (serve_conns.go, serve_http.go): at most -max-client-conns
+// client connections (default 1024). At the limit a new one takes the
+// place of the longest-idle keep-alive connection, or, when every one is
+// in a request, is closed at once; idle ones close after 30 s
+// (IdleTimeout), headers must arrive within 5 s (ReadHeaderTimeout), a
+// request within 10 s. Peers: at most 8 + 2 per member incoming
+// connections in their TLS handshake (5 s each), one admitted connection
+// per member, and any peer connection silent for 10 s is closed
+// (TestServeClientConnLimit, internal/peer transport tests).
 type serveNode struct {
 	cfg   serveConfig
 	clock *clock.Clock

@@ -312,6 +312,12 @@ The boot wait defaults to the longest lease: a node restarted with the
 defaults is safe. -boot-wait-ms 0 is for a first start of the whole
 cluster only (nothing to forget); the log says so.
 
+/readyz is 200 once the boot wait and recovery are over and a majority of
+the acceptors (this node counted) answered a peer ping sent within the
+last 1.5 s (pings every 250 ms); a paused or partitioned majority turns
+it 503. At -max-client-conns, a new client connection replaces the
+longest-idle one, or is closed at once if none is idle.
+
 SIGTERM or SIGINT: the node stops taking requests (/readyz and new
 requests answer 503), answers the requests in flight, closes its peer
 connections and exits 0.

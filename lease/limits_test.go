@@ -59,7 +59,7 @@ func TestPeerNameLimits(t *testing.T) {
 	bodies := map[string]string{
 		"server":             `{"chunk_handle":"ch1","ballot":{"counter":1,"incarnation":1},"server":"` + long + `"}`,
 		"chunk_handle":       `{"chunk_handle":"` + long + `","ballot":{"counter":1,"incarnation":1},"server":"cs1"}`,
-		"the reported lease": `{"chunk_handle":"ch1","req_id":1,"promised":{"counter":1},"lease":{"server":"` + long + `"}}`,
+		"the reported lease": `{"chunk_handle":"ch1","req_id":1,"nonce":1,"promised":{"counter":1},"lease":{"server":"` + long + `"}}`,
 	}
 	for what, body := range bodies {
 		typ := "prepare"

@@ -64,16 +64,21 @@ func (c *testCluster) start(id, hello string, frameLimit int) *Transport {
 	c.logs[id] = &strings.Builder{}
 	c.mu.Unlock()
 	tr := New(Config{Self: id, Members: c.members, Cert: c.cert(id), CAs: c.pool, Hello: hello, FrameLimit: frameLimit,
-		Logf: func(format string, args ...any) {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			fmt.Fprintf(c.logs[id], format+"\n", args...)
-		}})
+		Logf: c.logf(id)})
 	if err := tr.Start(); err != nil {
 		c.t.Fatal(err)
 	}
 	c.ts[id] = tr
 	return tr
+}
+
+// logf keeps member id's log lines.
+func (c *testCluster) logf(id string) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		fmt.Fprintf(c.logs[id], format+"\n", args...)
+	}
 }
 
 func (c *testCluster) log(id string) string {
