@@ -67,7 +67,7 @@ func (s *server) init() error {
 		seed = inc
 	}
 	core, err := lease.NewNode(lease.Config{
-		ID: s.node.ID(), Acceptors: acc, Nodes: s.node.NodeIDs(), Incarnation: inc, WallMs: wall.UnixMilli(),
+		ID: s.node.ID(), Acceptors: acc, Nodes: s.node.NodeIDs(), Incarnation: inc, Nonce: shell.NewNonce(), WallMs: wall.UnixMilli(),
 		DefaultLeaseMs: s.cfg.leaseMs, MaxLeaseMs: s.cfg.maxLeaseMs, BootWaitMs: s.cfg.bootWaitMs,
 		DriftMarginMs: s.cfg.driftMarginMs, DriftPPM: s.cfg.driftPPM, QuorumTimeoutMs: s.cfg.quorumTimeoutMs,
 		Rand: rand.New(rand.NewPCG(uint64(seed), uint64(inc))),

@@ -26,6 +26,7 @@ type nodeLine struct {
 		MsgID  int        `json:"msg_id"`
 		Ballot wireBallot `json:"ballot"`
 		ReqID  *uint64    `json:"req_id"`
+		Nonce  uint64     `json:"nonce"`
 		OK     *bool      `json:"ok"`
 		Prom   wireBallot `json:"promised"`
 	} `json:"body"`
@@ -56,34 +57,35 @@ func (s *session) nextOf(where, typ string) nodeLine {
 const initLine = `{"src":"c0","dest":"n1","body":{"type":"init","msg_id":1,"node_id":"n1","node_ids":["n1","n2","n3"]}}`
 
 // firstBallotAndReadID starts the node, asks for a grant and a check, and
-// returns the ballot of its first prepare and the req_id of its first read.
-func firstBallotAndReadID(s *session) (wireBallot, uint64) {
+// returns the ballot of its first prepare and the req_id and nonce of its
+// first read.
+func firstBallotAndReadID(s *session) (wireBallot, uint64, uint64) {
 	s.write("init", initLine)
 	s.nextOf("init", "init_ok")
 	s.write("grant", `{"src":"c1","dest":"n1","body":{"type":"lease_grant","msg_id":2,"chunk_handle":"ch_1","server":"cs1"}}`)
 	b := s.nextOf("grant", "prepare").Body.Ballot
 	s.write("check", `{"src":"c1","dest":"n1","body":{"type":"lease_check","msg_id":3,"chunk_handle":"ch_1"}}`)
 	read := s.nextOf("check", "read")
-	if read.Body.ReqID == nil {
-		s.t.Fatal("read without req_id")
+	if read.Body.ReqID == nil || read.Body.Nonce == 0 {
+		s.t.Fatal("read without req_id or nonce")
 	}
-	return b, *read.Body.ReqID
+	return b, *read.Body.ReqID, read.Body.Nonce
 }
 
 // TestRestartNeverReusesBallotsOrRequestIDs kills a node and starts it
 // again: its ballots carry a larger incarnation and a larger counter (the
-// wall clock is the counter's floor), and its request ids start above the
-// previous incarnation's, so no answer meant for the old process can be
-// taken for an answer to the new one.
+// wall clock is the counter's floor), its request ids start above the
+// previous incarnation's, and its reads carry another nonce, so no answer
+// meant for the old process can be taken for an answer to the new one.
 func TestRestartNeverReusesBallotsOrRequestIDs(t *testing.T) {
 	first := &session{t: t, vars: map[string]json.RawMessage{}}
 	defer first.kill()
-	b1, r1 := firstBallotAndReadID(first)
+	b1, r1, n1 := firstBallotAndReadID(first)
 	first.kill()
 
 	second := &session{t: t, vars: map[string]json.RawMessage{}}
 	defer second.kill()
-	b2, r2 := firstBallotAndReadID(second)
+	b2, r2, n2 := firstBallotAndReadID(second)
 	t.Logf("before the restart: ballot %+v, read id %d; after: ballot %+v, read id %d", b1, r1, b2, r2)
 	switch {
 	case b2.Incarnation <= b1.Incarnation:
@@ -92,8 +94,10 @@ func TestRestartNeverReusesBallotsOrRequestIDs(t *testing.T) {
 		t.Fatalf("ballot counter %d after the restart is not above %d", b2.Counter, b1.Counter)
 	case r2 <= r1:
 		t.Fatalf("read id %d after the restart is not above %d", r2, r1)
+	case n2 == n1:
+		t.Fatalf("both incarnations sent nonce %d", n1)
 	}
-	for _, v := range []uint64{b1.Counter, b2.Counter, uint64(b2.Incarnation), r2} {
+	for _, v := range []uint64{b1.Counter, b2.Counter, uint64(b2.Incarnation), r2, n1, n2} {
 		if v >= 1<<53 {
 			t.Fatalf("%d is beyond 2^53 on the wire", v)
 		}
@@ -127,8 +131,8 @@ func bootWaitProbe(t *testing.T, floor uint64, args ...string) (time.Duration, [
 			}
 			switch l.Body.Type {
 			case "sync":
-				s.write("sync", fmt.Sprintf(`{"src":"%s","dest":"n1","body":{"type":"sync_ok","in_reply_to":%d,"req_id":%d,"counter":%d}}`,
-					l.Dest, l.Body.MsgID, *l.Body.ReqID, floor))
+				s.write("sync", fmt.Sprintf(`{"src":"%s","dest":"n1","body":{"type":"sync_ok","in_reply_to":%d,"req_id":%d,"nonce":%d,"counter":%d}}`,
+					l.Dest, l.Body.MsgID, *l.Body.ReqID, l.Body.Nonce, floor))
 			case "prepare_ok":
 				answers = append(answers, l)
 			}

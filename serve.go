@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -27,6 +28,26 @@ import (
 // (serve_metrics.go). Goroutines live only at the edges: HTTP handlers
 // hand requests to the loop and wait for their answer; peer readers and
 // writers move frames.
+//
+// Readiness (/readyz, serve_http.go): 200 only while the boot wait is
+// over, the acceptor's recovery is done, and a majority of the acceptors,
+// this node counted, answered a peer ping sent within the transport's
+// readiness window (6 ping intervals of 250 ms: 1.5 s; internal/peer
+// liveness.go). An established TCP connection is no evidence: a paused
+// member or a partition that drops packets silently keeps it. So with a
+// majority paused or cut off, /readyz turns 503 within about the window
+// (TestServeReadyzFollowsAMajority), and 200 again at the first answered
+// ping after they come back.
+//
+// Connections (serve_conns.go, serve_http.go): at most -max-client-conns
+// client connections (default 1024). At the limit a new one takes the
+// place of the longest-idle keep-alive connection, or, when every one is
+// in a request, is closed at once; idle ones close after 30 s
+// (IdleTimeout), headers must arrive within 5 s (ReadHeaderTimeout), a
+// request within 10 s. Peers: at most 8 + 2 per member incoming
+// connections in their TLS handshake (5 s each), one admitted connection
+// per member, and any peer connection silent for 10 s is closed
+// (TestServeClientConnLimit, internal/peer transport tests).
 type serveNode struct {
 	cfg   serveConfig
 	clock *clock.Clock
@@ -41,10 +62,14 @@ type serveNode struct {
 	timer    loopTimer
 
 	bootUntil time.Duration // clock time at which the acceptor's boot wait ends
-	inflight  inflight
-	http      *http.Server
-	httpLn    net.Listener
-	metrics   *serveMetrics
+	// recoveringNow is the core's Recovering, published by the loop after
+	// every event for readiness (HTTP goroutines never touch the core).
+	recoveringNow atomic.Bool
+	inflight      inflight
+	http          *http.Server
+	httpLn        net.Listener
+	conns         *connLimiter // the client connections (serve_conns.go)
+	metrics       *serveMetrics
 }
 
 // runServe is `lease-node serve`: it returns the exit status (0 after a
@@ -87,7 +112,7 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 		seed = inc
 	}
 	core, err := lease.NewNode(lease.Config{
-		ID: cfg.id, Acceptors: cfg.acceptors, Nodes: cfg.memberIDs(), Incarnation: inc, WallMs: wall.UnixMilli(),
+		ID: cfg.id, Acceptors: cfg.acceptors, Nodes: cfg.memberIDs(), Incarnation: inc, Nonce: shell.NewNonce(), WallMs: wall.UnixMilli(),
 		DefaultLeaseMs: cfg.node.leaseMs, MaxLeaseMs: cfg.node.maxLeaseMs, BootWaitMs: cfg.node.bootWaitMs,
 		DriftMarginMs: cfg.node.driftMarginMs, DriftPPM: cfg.node.driftPPM, QuorumTimeoutMs: cfg.node.quorumTimeoutMs,
 		Rand: rand.New(rand.NewPCG(uint64(seed), uint64(inc))),
@@ -97,6 +122,7 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 	}
 	n.drv = shell.New[*call](core, n)
 	n.bootUntil = core.BootUntil()
+	n.recoveringNow.Store(core.Recovering())
 	n.peers = peer.New(peer.Config{Self: cfg.id, Members: cfg.members, Cert: cfg.peerCert, CAs: cfg.peerCAs,
 		Hello: cfg.clusterHello(), Seed: uint64(seed), Logf: logger.Printf})
 	n.metrics = newServeMetrics(n)
@@ -138,7 +164,9 @@ func (n *serveNode) listen() error {
 		n.peers.Close(time.Second)
 		return fmt.Errorf("client address %s: %w", n.cfg.clientAddr, err)
 	}
-	n.httpLn = ln
+	n.conns = newConnLimiter(ln, n.cfg.maxClientConns)
+	n.http.ConnState = n.conns.connState
+	n.httpLn = n.conns
 	return nil
 }
 

@@ -29,6 +29,7 @@ type serveConfig struct {
 	peerCAs         *x509.CertPool
 	clientCert      *tls.Certificate // nil: clients speak plain HTTP
 	token           string           // "": no token is asked for
+	maxClientConns  int              // client connections open at once (serve_conns.go)
 	files           map[string]string
 }
 
@@ -47,6 +48,7 @@ var serveSettings = []setting{
 	{"client-tls-cert", "LEASE_CLIENT_TLS_CERT", "optional: PEM certificate for HTTPS to clients (with -client-tls-key); unset, clients speak plain HTTP", ""},
 	{"client-tls-key", "LEASE_CLIENT_TLS_KEY", "optional: its key", ""},
 	{"client-token-file", "LEASE_CLIENT_TOKEN_FILE", "optional: a file holding the bearer token every client request must carry (Authorization: Bearer TOKEN); " + tokenEnv + " may hold the token itself instead", ""},
+	{"max-client-conns", "LEASE_MAX_CLIENT_CONNS", "client connections open at once; at the limit a new one takes the place of the longest-idle keep-alive connection, or is closed at once when none is idle", strconv.Itoa(defaultMaxClientConns)},
 }
 
 // parseServeConfig reads and checks every setting; a bad or inconsistent
@@ -77,11 +79,26 @@ func parseServeConfig(args []string, getenv func(string) string) (serveConfig, e
 	}
 	c.id = strings.TrimSpace(*raw["id"])
 	errs := []error{c.parseCluster(strings.TrimSpace(*raw["cluster"]))}
-	errs = append(errs, c.checkAddrs(strings.TrimSpace(*raw["client-addr"])), c.checkBootWait(), c.resolveAcceptors())
+	errs = append(errs, c.checkAddrs(strings.TrimSpace(*raw["client-addr"])), c.checkBootWait(), c.resolveAcceptors(),
+		c.parseMaxClientConns(strings.TrimSpace(*raw["max-client-conns"])))
 	if err := errors.Join(errs...); err != nil {
 		return c, err
 	}
 	return c, errors.Join(c.loadTLS(), c.loadToken(getenv(tokenEnv)))
+}
+
+// defaultMaxClientConns: far more than a lease service's clients need
+// (each keeps a few keep-alive connections), far below the file limit Go
+// raises at start, and about 20 MiB of buffers when all are open.
+const defaultMaxClientConns = 1024
+
+func (c *serveConfig) parseMaxClientConns(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 1<<20 {
+		return fmt.Errorf("-max-client-conns (LEASE_MAX_CLIENT_CONNS) is %q; give a whole number in 1..1048576 (default %d)", v, defaultMaxClientConns)
+	}
+	c.maxClientConns = n
+	return nil
 }
 
 // parseCluster reads id=host:port,... and checks -id against it.
@@ -294,6 +311,12 @@ Lease settings (as the Maelstrom node's):
 The boot wait defaults to the longest lease: a node restarted with the
 defaults is safe. -boot-wait-ms 0 is for a first start of the whole
 cluster only (nothing to forget); the log says so.
+
+/readyz is 200 once the boot wait and recovery are over and a majority of
+the acceptors (this node counted) answered a peer ping sent within the
+last 1.5 s (pings every 250 ms); a paused or partitioned majority turns
+it 503. At -max-client-conns, a new client connection replaces the
+longest-idle one, or is closed at once if none is idle.
 
 SIGTERM or SIGINT: the node stops taking requests (/readyz and new
 requests answer 503), answers the requests in flight, closes its peer

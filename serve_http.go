@@ -77,8 +77,11 @@ func (n *serveNode) newHTTPServer() *http.Server {
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		// A request waits at most the quorum timeout in the core.
-		WriteTimeout:   time.Duration(n.cfg.node.quorumTimeoutMs)*time.Millisecond + 10*time.Second,
-		IdleTimeout:    2 * time.Minute,
+		WriteTimeout: time.Duration(n.cfg.node.quorumTimeoutMs)*time.Millisecond + 10*time.Second,
+		// An idle keep-alive connection holds a descriptor and about
+		// 20 KiB: it is closed after 30 s (and sooner at the connection
+		// limit, serve_conns.go).
+		IdleTimeout:    30 * time.Second,
 		MaxHeaderBytes: 16 << 10,
 		// HTTP/1.1 only, also over TLS.
 		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
@@ -313,9 +316,10 @@ func (n *serveNode) readBody(w http.ResponseWriter, r *http.Request, label strin
 	return b, true
 }
 
-// serveReady answers /readyz: 200 once the boot wait is over and a
-// majority of the acceptors is reachable both ways, else 503 with the
-// reason.
+// serveReady answers /readyz: 200 once the boot wait is over, recovery
+// is done, and a majority of the acceptors (this node counted) answered
+// a ping sent within the peer transport's readiness window (internal/peer
+// liveness.go; 1.5 s by default), else 503 with the reason.
 func (n *serveNode) serveReady(w http.ResponseWriter) {
 	ready, reason, reachable := n.readiness()
 	b := append([]byte(`{"ready":`), strconv.FormatBool(ready)...)
@@ -325,6 +329,8 @@ func (n *serveNode) serveReady(w http.ResponseWriter) {
 	b = strconv.AppendInt(b, int64(reachable), 10)
 	b = append(b, `,"acceptors_needed":`...)
 	b = strconv.AppendInt(b, int64(len(n.cfg.acceptors)/2+1), 10)
+	b = append(b, `,"window_ms":`...)
+	b = strconv.AppendInt(b, n.peers.ReadyWindow().Milliseconds(), 10)
 	if !ready {
 		b = append(b, `,"reason":`...)
 		b = jsonstr.Append(b, reason)
@@ -351,7 +357,10 @@ func (n *serveNode) readiness() (ready bool, reason string, reachable int) {
 	case left > 0:
 		return false, fmt.Sprintf("boot wait: the acceptor stays silent %d ms more", left.Milliseconds()+1), reachable
 	case reachable < need:
-		return false, fmt.Sprintf("%d of the acceptors %v reachable both ways (this node counted), %d needed", reachable, n.cfg.acceptors, need), reachable
+		return false, fmt.Sprintf("%d of the acceptors %v answered a ping within the last %v (this node counted), %d needed: "+
+			"the others are down, paused or cut off", reachable, n.cfg.acceptors, n.peers.ReadyWindow(), need), reachable
+	case n.recovering():
+		return false, "recovering: the acceptor has not yet learnt the ballot high-water mark from a majority (it asks again each sweep)", reachable
 	}
 	return true, "", reachable
 }

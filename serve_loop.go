@@ -55,8 +55,12 @@ func (n *serveNode) loop() {
 		}
 		n.drainReady(inbox)
 		n.peers.Flush()
+		n.recoveringNow.Store(n.drv.Core().Recovering())
 	}
 }
+
+// recovering reports the core's Recovering as the loop last saw it.
+func (n *serveNode) recovering() bool { return n.recoveringNow.Load() }
 
 // drainReady handles the client requests and peer messages that are
 // already waiting (at most a bounded number, so timers are not starved).

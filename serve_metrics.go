@@ -88,7 +88,11 @@ var (
 	descPending    = prometheus.NewDesc("chunklease_core_pending_requests", "Client requests the core has not answered.", nil, nil)
 	descInflight   = prometheus.NewDesc("chunklease_requests_in_flight", "Client requests admitted and not yet answered.", nil, nil)
 	descReady      = prometheus.NewDesc("chunklease_ready", "1 when /readyz answers 200.", nil, nil)
-	nodeCollectors = []*prometheus.Desc{descPeerUp, descPeersUp, descSent, descWrites, descReceived, descDropped, descRefused, descMalformed, descLive, descChunks, descPending, descInflight, descReady}
+	descPeerAnswer = prometheus.NewDesc("chunklease_peer_answering", "1 while a peer answers pings within the readiness window (it counts for /readyz).", []string{"peer"}, nil)
+	descClientConn = prometheus.NewDesc("chunklease_client_connections", "Client connections open now (at most -max-client-conns).", nil, nil)
+	descConnLimit  = prometheus.NewDesc("chunklease_client_connections_closed_total", "Client connections closed at the connection limit, by reason: idle_shed (the longest-idle one, to make room), refused (a new one, none being idle).", []string{"reason"}, nil)
+	nodeCollectors = []*prometheus.Desc{descPeerUp, descPeersUp, descSent, descWrites, descReceived, descDropped, descRefused, descMalformed, descLive, descChunks, descPending, descInflight, descReady,
+		descPeerAnswer, descClientConn, descConnLimit}
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -112,6 +116,13 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(l.DroppedFull), l.ID, "queue_full")
 		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(l.DroppedDown), l.ID, "not_connected")
 		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(l.DroppedBig), l.ID, "too_large")
+		ch <- prometheus.MustNewConstMetric(descPeerAnswer, prometheus.GaugeValue, float64(b2i(n.peers.Reachable(l.ID))), l.ID)
+	}
+	if n.conns != nil {
+		open, shed, refused := n.conns.counts()
+		ch <- prometheus.MustNewConstMetric(descClientConn, prometheus.GaugeValue, float64(open))
+		ch <- prometheus.MustNewConstMetric(descConnLimit, prometheus.CounterValue, float64(shed), "idle_shed")
+		ch <- prometheus.MustNewConstMetric(descConnLimit, prometheus.CounterValue, float64(refused), "refused")
 	}
 	ch <- prometheus.MustNewConstMetric(descPeersUp, prometheus.GaugeValue, float64(out), "out")
 	ch <- prometheus.MustNewConstMetric(descPeersUp, prometheus.GaugeValue, float64(in), "in")

@@ -259,7 +259,7 @@ func (n *Node) accept(now time.Duration, m Msg) {
 		return
 	}
 	n.ballots.observe(now, m.Ballot.Counter)
-	resp := Msg{Type: respType(m.Type), To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID}
+	resp := Msg{Type: respType(m.Type), To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID, Nonce: m.Nonce}
 	a, known := n.chunks.get(m.Chunk)
 	switch m.Type {
 	case MsgRead:

@@ -96,7 +96,7 @@ func TestBallotSourceLanesCatchUpAndStayUnique(t *testing.T) {
 // start with the wall clock at wallMs and leases of at most maxMs.
 func wallSource(t *testing.T, wallMs, maxMs int64, start time.Duration) ballotSource {
 	t.Helper()
-	cfg := Config{ID: "n2", Acceptors: []string{"n1", "n2", "n3"}, Incarnation: 7, WallMs: wallMs, MaxLeaseMs: maxMs}
+	cfg := Config{ID: "n2", Acceptors: []string{"n1", "n2", "n3"}, Incarnation: 7, Nonce: 1, WallMs: wallMs, MaxLeaseMs: maxMs}
 	return newBallotSource(cfg, start)
 }
 
@@ -173,7 +173,7 @@ func TestBallotSourceSustainsItsRatedRate(t *testing.T) {
 // sustainsRatedRate runs the rated load against a source built with c's
 // weakening, if any.
 func sustainsRatedRate(c Config) error {
-	cfg := Config{ID: "n1", Acceptors: []string{"n1"}, Incarnation: 1, WallMs: 1_763_856_000_000, MaxLeaseMs: 1000, weaken: c.weaken}
+	cfg := Config{ID: "n1", Acceptors: []string{"n1"}, Incarnation: 1, Nonce: 1, WallMs: 1_763_856_000_000, MaxLeaseMs: 1000, weaken: c.weaken}
 	src := newBallotSource(cfg, 0)
 	for now := time.Duration(0); now < time.Minute; now += BallotUnit {
 		b, at := src.next(now, 0)
@@ -197,7 +197,7 @@ func TestCounterFormat(t *testing.T) {
 	if b, _ := century.next(0, 0); b.Counter >= maxCounter {
 		t.Fatalf("in 2120 the counter is %d, at or above 2^52", b.Counter)
 	}
-	cfg := Config{ID: "n1", Acceptors: []string{"n1"}, MaxLeaseMs: 1000, DefaultLeaseMs: 1000, QuorumTimeoutMs: 1, RoundTimeoutMs: 1,
+	cfg := Config{ID: "n1", Acceptors: []string{"n1"}, Nonce: 1, MaxLeaseMs: 1000, DefaultLeaseMs: 1000, QuorumTimeoutMs: 1, RoundTimeoutMs: 1,
 		Rand: rand.New(rand.NewPCG(1, 1)), WallMs: CounterEpochMs + 112*year}
 	if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "WallMs") {
 		t.Fatalf("a wall clock in 2132 was accepted: %v", err)

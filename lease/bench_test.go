@@ -12,7 +12,7 @@ import (
 )
 
 func benchNode(b *testing.B, id string, acceptors []string) *Node {
-	n, err := NewNode(Config{ID: id, Acceptors: acceptors, Incarnation: 1, MaxLeaseMs: 1000,
+	n, err := NewNode(Config{ID: id, Acceptors: acceptors, Incarnation: 1, Nonce: 1, MaxLeaseMs: 1000,
 		Rand: rand.New(rand.NewPCG(1, 2))}, 0)
 	if err != nil {
 		b.Fatal(err)
@@ -144,7 +144,7 @@ func BenchmarkSteps(b *testing.B) {
 
 func ExampleNode() {
 	// A single-acceptor node (the grader mode) answers within one call.
-	n, _ := NewNode(Config{ID: "n1", Acceptors: []string{"n1"}, Incarnation: 1, MaxLeaseMs: 60000,
+	n, _ := NewNode(Config{ID: "n1", Acceptors: []string{"n1"}, Incarnation: 1, Nonce: 1, MaxLeaseMs: 60000,
 		Rand: rand.New(rand.NewPCG(1, 1))}, 0)
 	out := n.Request(0, Request{ID: 1, Op: OpGrant, Chunk: "ch_001", Server: "cs1"})
 	fmt.Printf("%s %+v\n", out.Replies[0].Type, out.Replies[0].Body)

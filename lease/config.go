@@ -27,8 +27,15 @@ type Config struct {
 	// Incarnation distinguishes this process start from every earlier one
 	// of the same node and must grow across restarts (the binary uses the
 	// wall clock in microseconds at start, below 2^53 until the year
-	// 2255). It makes ballots and request ids unique without disk.
+	// 2255). It makes ballots unique without disk.
 	Incarnation int64
+	// Nonce names this incarnation in every read, release and sync it
+	// sends; acceptors echo it, and an answer counts only if it carries
+	// this incarnation's Nonce. The shell draws it at random at each start
+	// (1..2^53-1), so an answer meant for an earlier incarnation of this
+	// node never matches a request of this one, even when the wall clock
+	// stepped back across the restart and request ids repeat.
+	Nonce uint64
 	// WallMs is the wall clock in milliseconds since 1970 when the core is
 	// created: the floor and, with pacing, the ceiling of the ballot
 	// counter (ballotSource), and after a restart the acceptor's floor
@@ -152,6 +159,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("DriftPPM is %d, must be in 0..%d", c.DriftPPM, ppmScale/2-1)
 	case c.Incarnation < 0 || c.Incarnation >= maxWire:
 		return fmt.Errorf("Incarnation (%d) must be in 0..2^53", c.Incarnation)
+	case c.Nonce == 0 || c.Nonce >= maxWire:
+		return fmt.Errorf("Nonce (%d) must be in 1..2^53-1, drawn at random at each start", c.Nonce)
 	case c.WallMs != 0 && (c.WallMs < CounterEpochMs || c.WallMs-CounterEpochMs >= c.counterSpanMs()):
 		return fmt.Errorf("WallMs is %d; the wall clock must read between 2020 and 2131 (ms since 1970), or 0 for none", c.WallMs)
 	case c.QuorumTimeoutMs <= 0 || c.RoundTimeoutMs <= 0:

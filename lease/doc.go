@@ -246,9 +246,16 @@
 // learnt by then (see "Fencing tokens"); the node logs each step
 // (Output.Logs). The first start of a cluster needs no boot wait.
 // Ballots carry the incarnation (the start time in microseconds), so a
-// restarted node never reuses a ballot; request ids start at the
-// incarnation, so an answer meant for an earlier incarnation never
-// matches.
+// restarted node never reuses a ballot. Request ids start at the
+// incarnation, which can repeat an earlier incarnation's ids when the wall
+// clock stepped back across a restart; so every read, release and sync
+// also carries Config.Nonce, a number the shell draws at random at each
+// start, the acceptor echoes it, and an answer counts only if it carries
+// this incarnation's nonce (and names a round in flight). An answer meant
+// for an earlier incarnation therefore never matches, whatever the clocks
+// did, except if both incarnations drew the same nonce (probability
+// 2^-53). Tests: readid_test.go (a clock step back and its control),
+// restart_test.go (TestAnswersToEarlierIncarnationsNeverMatch).
 //
 // An idle chunk instance is 24 bytes behind a 4-byte slot in the chunk
 // table (table.go). A sweep every max(MaxLeaseMs, 1 s) reclaims instances

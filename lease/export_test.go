@@ -30,10 +30,6 @@ func WeakeningNames() []string {
 	return out
 }
 
-// Recovering reports whether the node's acceptor is still recovering its
-// ballot floor after a restart.
-func (n *Node) Recovering() bool { return n.recovering }
-
 // ServedUnrecovered reports whether the node's acceptor began serving
 // after its boot wait before its recovery was complete.
 func (n *Node) ServedUnrecovered() bool { return n.boot.unrecovered }

@@ -28,7 +28,7 @@ func TestNameLimits(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			n, err := NewNode(Config{ID: "n1", Acceptors: []string{"n1"}, Incarnation: 1, MaxLeaseMs: 1000,
+			n, err := NewNode(Config{ID: "n1", Acceptors: []string{"n1"}, Incarnation: 1, Nonce: 1, MaxLeaseMs: 1000,
 				Rand: rand.New(rand.NewPCG(1, 1))}, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -59,7 +59,7 @@ func TestPeerNameLimits(t *testing.T) {
 	bodies := map[string]string{
 		"server":             `{"chunk_handle":"ch1","ballot":{"counter":1,"incarnation":1},"server":"` + long + `"}`,
 		"chunk_handle":       `{"chunk_handle":"` + long + `","ballot":{"counter":1,"incarnation":1},"server":"cs1"}`,
-		"the reported lease": `{"chunk_handle":"ch1","req_id":1,"promised":{"counter":1},"lease":{"server":"` + long + `"}}`,
+		"the reported lease": `{"chunk_handle":"ch1","req_id":1,"nonce":1,"promised":{"counter":1},"lease":{"server":"` + long + `"}}`,
 	}
 	for what, body := range bodies {
 		typ := "prepare"
@@ -74,7 +74,7 @@ func TestPeerNameLimits(t *testing.T) {
 	if _, err := DecodeMsg("prepare", "n2", "n1", []byte(okBody)); err != nil {
 		t.Errorf("a server at the limit was refused: %v", err)
 	}
-	_, err := NewNode(Config{ID: long, Acceptors: []string{long}, Incarnation: 1, MaxLeaseMs: 1000, Rand: rand.New(rand.NewPCG(1, 1))}, 0)
+	_, err := NewNode(Config{ID: long, Acceptors: []string{long}, Incarnation: 1, Nonce: 1, MaxLeaseMs: 1000, Rand: rand.New(rand.NewPCG(1, 1))}, 0)
 	if err == nil || !strings.Contains(err.Error(), "the limit is 4096 bytes") {
 		t.Errorf("a node id of %d bytes: NewNode gave %v", len(long), err)
 	}

@@ -44,8 +44,10 @@ type Msg struct {
 	Fast bool
 	// Token names the lease instance a release drops.
 	Token int64
-	// ReqID matches an answer to its read, release or sync.
+	// ReqID and Nonce match an answer to its read, release or sync: the
+	// asker's request id and its incarnation's Config.Nonce, echoed.
 	ReqID uint64
+	Nonce uint64
 	// OK, Promised and Lease: the acceptor's answer.
 	OK       bool
 	Promised Ballot

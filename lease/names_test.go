@@ -142,7 +142,7 @@ type nameCluster struct {
 func newNameCluster(t *testing.T, ids []string) *nameCluster {
 	c := &nameCluster{t: t, nodes: map[string]*Node{}, reqs: map[uint64]string{}, tokens: map[string]int64{}}
 	for i, id := range ids {
-		n, err := NewNode(Config{ID: id, Acceptors: ids, Incarnation: 1, MaxLeaseMs: 1000, QuorumTimeoutMs: 300,
+		n, err := NewNode(Config{ID: id, Acceptors: ids, Incarnation: 1, Nonce: 1, MaxLeaseMs: 1000, QuorumTimeoutMs: 300,
 			Rand: rand.New(rand.NewPCG(uint64(i), 9))}, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -83,10 +83,10 @@ func NewNode(cfg Config, now time.Duration) (*Node, error) {
 		chunks:    newChunkTable(),
 		queues:    make(map[string][]*request),
 		byReq:     make(map[uint64]*request),
-		// Request ids start at the incarnation, like ballots carry it: an
-		// answer to a read of an earlier incarnation of this node (late, on
-		// a slow link) must never match a read of this one. The earlier
-		// incarnation issued fewer requests than microseconds passed since.
+		// Request ids start at the incarnation, so that they seldom
+		// repeat across restarts; what makes an answer to an earlier
+		// incarnation's read (late, on a slow link) never match is the
+		// nonce it must echo (answered).
 		reqSeq: firstReqID(cfg),
 	}
 	for i, a := range cfg.Acceptors {
@@ -255,6 +255,22 @@ func firstReqID(cfg Config) uint64 {
 		return 0
 	}
 	return uint64(cfg.Incarnation)
+}
+
+// answered is the request an answer to a read or release belongs to, or
+// nil: it must name a round in flight and echo this incarnation's nonce.
+func (n *Node) answered(m Msg) *request {
+	if !n.ownNonce(m) {
+		return nil
+	}
+	return n.byReq[m.ReqID]
+}
+
+// ownNonce reports whether an answer echoes this incarnation's nonce.
+// The req-ids-from-zero weakening also ignores the nonce, as before it
+// existed: request ids then repeat across every restart.
+func (n *Node) ownNonce(m Msg) bool {
+	return m.Nonce == n.cfg.Nonce || n.cfg.weaken == weakReqIDsFromZero
 }
 
 // nextReqID issues an id for a read, release or sync round.

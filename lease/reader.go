@@ -29,12 +29,12 @@ func (n *Node) startRead(now time.Duration, r *request) {
 	}
 	r.rd = rd
 	n.byReq[rd.id] = r
-	n.broadcast(Msg{Type: MsgRead, Chunk: r.Chunk, ReqID: rd.id})
+	n.broadcast(Msg{Type: MsgRead, Chunk: r.Chunk, ReqID: rd.id, Nonce: n.cfg.Nonce})
 }
 
 // onReadResp records one acceptor's answer and decides if it can.
 func (n *Node) onReadResp(now time.Duration, m Msg, idx int) {
-	r := n.byReq[m.ReqID]
+	r := n.answered(m)
 	if r == nil || r.Op != OpCheck || r.Chunk != m.Chunk || !r.rd.heard.add(idx) {
 		return
 	}

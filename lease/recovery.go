@@ -99,27 +99,27 @@ func (n *Node) syncTimer(now time.Duration) {
 	}
 	for i, a := range n.cfg.Acceptors {
 		if a != n.cfg.ID && !n.sync.ready.has(i) && !n.sync.restarting.has(i) {
-			n.send(Msg{Type: MsgSync, To: a, ReqID: uint64(n.cfg.Incarnation)})
+			n.send(Msg{Type: MsgSync, To: a, ReqID: uint64(n.cfg.Incarnation), Nonce: n.cfg.Nonce})
 		}
 	}
 }
 
 // answerSync tells a recovering acceptor this node's high-water mark: the
 // highest of its promises, its floor and its own ballots. The request id
-// is the asker's incarnation, so only answers written after its restart
-// count.
+// and nonce are the asker's incarnation and nonce, so only answers written
+// after its restart count.
 func (n *Node) answerSync(m Msg) {
 	if _, acc := n.accIdx[n.cfg.ID]; !acc {
 		return
 	}
 	high := max(n.ballots.counter, n.floor, n.promisedHigh)
-	n.send(Msg{Type: MsgSyncResp, To: m.From, ReqID: m.ReqID, Counter: high, Recovering: n.recovering})
+	n.send(Msg{Type: MsgSyncResp, To: m.From, ReqID: m.ReqID, Nonce: m.Nonce, Counter: high, Recovering: n.recovering})
 }
 
 // onSyncResp raises the floor with one acceptor's high-water mark at once
 // (raising a floor is always safe), and counts the answer.
 func (n *Node) onSyncResp(now time.Duration, m Msg, idx int) {
-	if !n.recovering || m.ReqID != uint64(n.cfg.Incarnation) || n.cfg.Acceptors[idx] == n.cfg.ID {
+	if !n.recovering || m.ReqID != uint64(n.cfg.Incarnation) || !n.ownNonce(m) || n.cfg.Acceptors[idx] == n.cfg.ID {
 		return
 	}
 	t := &n.sync.ready
@@ -194,7 +194,7 @@ func (n *Node) onBooting(now time.Duration, m Msg, idx int) {
 	ready := now + ms(m.BootingMs) + time.Millisecond
 	n.boot.peers[idx] = ready
 	var end *time.Duration
-	if r := n.byReq[m.ReqID]; r != nil && m.Ballot.IsZero() {
+	if r := n.answered(m); r != nil && m.Ballot.IsZero() {
 		switch {
 		case r.rd != nil:
 			end = &r.rd.roundEnd
@@ -215,7 +215,7 @@ func (n *Node) onBooting(now time.Duration, m Msg, idx int) {
 // and did nothing.
 func (n *Node) answerBooting(now time.Duration, m Msg) {
 	left := (n.bootUntil - now + time.Millisecond - 1) / time.Millisecond
-	n.send(Msg{Type: MsgBooting, To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID, BootingMs: int64(left)})
+	n.send(Msg{Type: MsgBooting, To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID, Nonce: m.Nonce, BootingMs: int64(left)})
 }
 
 // othersSet is every other acceptor, as a tally set.

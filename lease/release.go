@@ -27,7 +27,7 @@ func (n *Node) sendRelease(now time.Duration, r *request) {
 	rel.roundEnd = now + ms(n.cfg.RoundTimeoutMs)
 	for i, a := range n.cfg.Acceptors {
 		if !rel.heard.has(i) {
-			n.send(Msg{Type: MsgRelease, To: a, Chunk: r.Chunk, Server: r.Server, Token: r.Token, ReqID: rel.id})
+			n.send(Msg{Type: MsgRelease, To: a, Chunk: r.Chunk, Server: r.Server, Token: r.Token, ReqID: rel.id, Nonce: n.cfg.Nonce})
 		}
 	}
 }
@@ -36,7 +36,7 @@ func (n *Node) sendRelease(now time.Duration, r *request) {
 // the instance is dropped wherever it was accepted and answered, and
 // elsewhere ends at its expiry: the release is done.
 func (n *Node) onReleaseResp(m Msg, idx int) {
-	r := n.byReq[m.ReqID]
+	r := n.answered(m)
 	if r == nil || r.Op != OpRelease || r.Chunk != m.Chunk || !r.rel.heard.add(idx) {
 		return
 	}

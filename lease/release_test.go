@@ -45,7 +45,7 @@ func releaseModelRounds(seed uint64, w weakening, rounds int) error {
 }
 
 func releaseModelRound(rng *rand.Rand, w weakening) error {
-	cfg := Config{ID: "n1", Acceptors: []string{"n1"}, MaxLeaseMs: 1000, DriftPPM: 10_000, Incarnation: 1,
+	cfg := Config{ID: "n1", Acceptors: []string{"n1"}, MaxLeaseMs: 1000, DriftPPM: 10_000, Incarnation: 1, Nonce: 1,
 		Rand: rand.New(rand.NewPCG(1, 1)), weaken: w}
 	n, err := NewNode(cfg, 0)
 	if err != nil {

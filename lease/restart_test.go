@@ -36,7 +36,7 @@ func restartFloorRound(rng *rand.Rand, w weakening) error {
 	spread := maxMs - maxMs/4 - 1 // just within the bound
 	offset := func() int64 { return rng.Int64N(spread+1) - spread/2 }
 	cfg := func(id string, wallMs int64) Config {
-		return Config{ID: id, Acceptors: nodes, MaxLeaseMs: maxMs, BootWaitMs: maxMs, Incarnation: 1 + rng.Int64N(1<<40),
+		return Config{ID: id, Acceptors: nodes, MaxLeaseMs: maxMs, BootWaitMs: maxMs, Incarnation: 1 + rng.Int64N(1<<40), Nonce: 1,
 			WallMs: wallMs, Rand: rand.New(rand.NewPCG(1, 2)), weaken: w}
 	}
 	// Before the restart: every node issues ballots, in bursts up to its
@@ -87,7 +87,7 @@ func recoveryRounds(seed uint64, w weakening, rounds int) error {
 	rng := rand.New(rand.NewPCG(seed, 0x5c))
 	acc := []string{"n1", "n2", "n3", "n4", "n5"}
 	for round := range rounds {
-		n, err := NewNode(Config{ID: "n1", Acceptors: acc, MaxLeaseMs: 1000, BootWaitMs: 1000, Incarnation: 7,
+		n, err := NewNode(Config{ID: "n1", Acceptors: acc, MaxLeaseMs: 1000, BootWaitMs: 1000, Incarnation: 7, Nonce: 7,
 			Rand: rand.New(rand.NewPCG(1, 2)), weaken: w}, 0)
 		if err != nil {
 			return err
@@ -97,7 +97,7 @@ func recoveryRounds(seed uint64, w weakening, rounds int) error {
 			c := uint64(rng.Int64N(1 << 30))
 			from := acc[1+rng.IntN(len(acc)-1)]
 			before, counted := n.floor, n.recovering
-			n.Receive(time.Duration(step)*time.Millisecond, Msg{Type: MsgSyncResp, From: from, To: "n1", ReqID: 7, Counter: c,
+			n.Receive(time.Duration(step)*time.Millisecond, Msg{Type: MsgSyncResp, From: from, To: "n1", ReqID: 7, Nonce: 7, Counter: c,
 				Recovering: rng.IntN(4) == 0})
 			if _, seen := first[from]; counted && !seen {
 				first[from] = c
@@ -113,13 +113,12 @@ func recoveryRounds(seed uint64, w weakening, rounds int) error {
 	return nil
 }
 
-// TestRequestIDsNeverRepeatAcrossRestarts: a node's read and release ids
-// start at its incarnation (its start in microseconds), so however many
-// times it restarts, no id of one incarnation is an id of another, and an
-// answer meant for an earlier incarnation never matches a request of this
-// one, provided each incarnation issued fewer requests than microseconds
-// passed before the next one started.
-func TestRequestIDsNeverRepeatAcrossRestarts(t *testing.T) {
+// TestAnswersToEarlierIncarnationsNeverMatch: however a node's
+// incarnation moves across restarts (forward, or back after a step of the
+// wall clock, so that request ids repeat), an answer to a read or release
+// of an earlier incarnation never answers a request of a later one: it
+// echoes the earlier incarnation's nonce (doc.go, "Restarts and memory").
+func TestAnswersToEarlierIncarnationsNeverMatch(t *testing.T) {
 	if err := requestIDRounds(propSeed(t), strong, 200); err != nil {
 		t.Fatal(err)
 	}
@@ -128,26 +127,32 @@ func TestRequestIDsNeverRepeatAcrossRestarts(t *testing.T) {
 func requestIDRounds(seed uint64, w weakening, rounds int) error {
 	rng := rand.New(rand.NewPCG(seed, 0x1d))
 	for round := range rounds {
-		owner := map[uint64]int64{} // request id -> incarnation that used it
+		var old []Msg // acceptors' answers to every earlier incarnation's requests
 		inc := 1 + rng.Int64N(1<<40)
 		for range 2 + rng.IntN(3) {
 			n, err := NewNode(Config{ID: "p", Acceptors: []string{"a1", "a2", "a3"}, Nodes: []string{"a1", "a2", "a3", "p"},
-				MaxLeaseMs: 1000, Incarnation: inc, Rand: rand.New(rand.NewPCG(1, 2)), weaken: w}, 0)
+				MaxLeaseMs: 1000, Incarnation: inc, Nonce: 1 + rng.Uint64N(maxWire-1), Rand: rand.New(rand.NewPCG(1, 2)), weaken: w}, 0)
 			if err != nil {
 				return err
 			}
 			count := 1 + rng.IntN(50)
+			var sent []Msg
 			for k := range count {
 				op := []Op{OpCheck, OpRelease}[rng.IntN(2)]
-				out := n.Request(0, Request{ID: uint64(k + 1), Op: op, Chunk: "c", Server: "s", Token: 1})
-				for _, m := range out.Msgs {
-					if prev, ok := owner[m.ReqID]; ok && prev != inc {
-						return fmt.Errorf("seed %d round %d: request id %d used by incarnation %d and again by %d", seed, round, m.ReqID, prev, inc)
-					}
-					owner[m.ReqID] = inc
+				out := n.Request(0, Request{ID: uint64(k + 1), Op: op, Chunk: fmt.Sprintf("c%d", k), Server: "s", Token: 1})
+				sent = append(sent, out.Msgs...)
+			}
+			for _, a := range old {
+				if out := n.Receive(time.Millisecond, a); len(out.Replies) > 0 {
+					return fmt.Errorf("seed %d round %d: incarnation %d answered request %d with %s from answers meant for an "+
+						"earlier incarnation (request id %d)", seed, round, inc, out.Replies[0].ID, out.Replies[0].Type, a.ReqID)
 				}
 			}
-			inc += int64(count) + 1 + rng.Int64N(1000) // at least one microsecond a request
+			for _, m := range sent {
+				old = append(old, Msg{Type: respType(m.Type), From: m.To, To: m.From, Chunk: m.Chunk, Server: m.Server,
+					Token: m.Token, ReqID: m.ReqID, Nonce: m.Nonce, OK: true})
+			}
+			inc = max(inc+rng.Int64N(2000)-1000, 0) // the wall clock may have stepped back
 		}
 	}
 	return nil

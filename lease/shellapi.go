@@ -30,12 +30,12 @@ func CheckMsg(m Msg) error {
 		if !ballot.IsZero() {
 			w.Ballot = &ballot
 		} else {
-			w.ReqID = &reqID
+			w.ReqID, w.Nonce = &reqID, m.Nonce
 		}
 	} else if m.Type.usesBallot() {
 		w.Ballot = &ballot
 	} else {
-		w.ReqID = &reqID
+		w.ReqID, w.Nonce = &reqID, m.Nonce
 	}
 	return checkMsg(m, w)
 }
@@ -64,3 +64,8 @@ func (n *Node) Stats(now time.Duration) Stats {
 // then the node cannot count as an acceptor, which a shell's readiness
 // reports.
 func (n *Node) BootUntil() time.Duration { return n.bootUntil }
+
+// Recovering reports whether the restarted acceptor is still learning the
+// ballot high-water mark from a majority (recovery.go). It serves
+// meanwhile, under its floor; a shell's readiness waits for it to end.
+func (n *Node) Recovering() bool { return n.recovering }

@@ -110,6 +110,7 @@ func (n *simNode) realFor(l time.Duration) time.Duration {
 
 type world struct {
 	sc       scenario
+	nonces   uint64 // incarnations started: each gets its own nonce
 	rng      *rand.Rand
 	now      time.Duration
 	events   eventHeap
@@ -186,7 +187,8 @@ func (w *world) boot(i int, bootWaitMs int64) {
 	n.ppm = w.drawRate()
 	n.paused, n.backlog = false, nil
 	inc := int64(w.now/time.Microsecond) + 1
-	cfg := lease.Config{ID: n.id, Acceptors: w.acceptorIDs(i), Nodes: w.ids, Incarnation: inc,
+	w.nonces++
+	cfg := lease.Config{ID: n.id, Acceptors: w.acceptorIDs(i), Nodes: w.ids, Incarnation: inc, Nonce: w.nonces,
 		WallMs: w.wallMs(n), DefaultLeaseMs: w.sc.leaseMs, MaxLeaseMs: w.sc.leaseMs, BootWaitMs: bootWaitMs,
 		DriftPPM: w.sc.driftPPM, DriftMarginMs: w.sc.marginMs, QuorumTimeoutMs: quorumTimeoutMs, RoundTimeoutMs: roundTimeoutMs,
 		BackoffMinMs: 2, BackoffMaxMs: 50, Rand: rand.New(rand.NewPCG(w.sc.seed, uint64(i)<<32|uint64(inc)))}

@@ -105,6 +105,7 @@ func runTranscript(t *testing.T, path string) {
 // and the configuration new nodes are built with.
 type cluster struct {
 	cfg      Config
+	nonces   uint64 // incarnations started: each gets its own nonce
 	names    []string
 	nodes    map[string]*Node
 	inc      map[string]int64
@@ -229,6 +230,8 @@ func (c *cluster) startNode(t *testing.T, id string, now time.Duration, bootWait
 	cfg := c.cfg
 	cfg.ID, cfg.Incarnation, cfg.Rand = id, c.inc[id], rand.New(rand.NewPCG(1, uint64(c.inc[id])))
 	cfg.BootWaitMs = bootWaitMs
+	c.nonces++
+	cfg.Nonce = c.nonces
 	if c.wallMs > 0 {
 		cfg.WallMs = c.wallMs + int64(now/time.Millisecond) + c.skewMs[id]
 	}

@@ -78,8 +78,9 @@ const (
 	// instead of raising it to the largest.
 	weakRecoveryNotMax
 	// weakReqIDsFromZero starts request ids at 0 in every incarnation
-	// instead of at the incarnation (drops "an answer meant for an
-	// earlier incarnation never matches").
+	// instead of at the incarnation, and matches answers without the
+	// nonce (drops "an answer meant for an earlier incarnation never
+	// matches").
 	weakReqIDsFromZero
 	// weakFastDefinite forgets that a fast propose went out, so a renew
 	// that fails after it answers error 11 (definite) instead of 0.

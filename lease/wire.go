@@ -115,6 +115,7 @@ type wireMsg struct {
 	Fast        bool    `json:"fast,omitempty"`
 	Token       int64   `json:"token,omitempty"`
 	ReqID       *uint64 `json:"req_id,omitempty"`
+	Nonce       uint64  `json:"nonce,omitempty"` // never 0 where a type carries it
 	OK          *bool   `json:"ok,omitempty"`
 	Promised    *Ballot `json:"promised,omitempty"`
 	Lease       *Record `json:"lease,omitempty"`
@@ -143,7 +144,7 @@ func (m Msg) Body() any {
 		w.Ballot = &b
 	} else {
 		id := m.ReqID
-		w.ReqID = &id
+		w.ReqID, w.Nonce = &id, m.Nonce
 	}
 	switch m.Type {
 	case MsgPrepareResp, MsgProposeResp, MsgReleaseResp, MsgCancelResp:
@@ -184,7 +185,7 @@ func DecodeMsg(typ, from, to string, body []byte) (Msg, error) {
 		m.Ballot = *w.Ballot
 	}
 	if w.ReqID != nil {
-		m.ReqID = *w.ReqID
+		m.ReqID, m.Nonce = *w.ReqID, w.Nonce
 	}
 	if w.OK != nil {
 		m.OK = *w.OK
@@ -211,6 +212,8 @@ func checkMsg(m Msg, w wireMsg) error {
 		return fmt.Errorf("%s needs ballot", m.Type)
 	case m.Type != MsgBooting && !m.Type.usesBallot() && w.ReqID == nil:
 		return fmt.Errorf("%s needs req_id", m.Type)
+	case w.ReqID != nil && m.Nonce == 0:
+		return fmt.Errorf("%s needs nonce (the asking incarnation's, echoed) with its req_id", m.Type)
 	case (m.Type == MsgPrepare || m.Type == MsgPropose || m.Type == MsgRelease) && m.Server == "":
 		return fmt.Errorf("%s needs server", m.Type)
 	case len(m.Chunk) > MaxChunkHandleBytes || len(m.Server) > MaxServerBytes || m.Lease != nil && len(m.Lease.Server) > MaxServerBytes:
@@ -233,7 +236,7 @@ func checkMsg(m Msg, w wireMsg) error {
 func checkWireNumbers(m Msg) error {
 	big := func(v uint64) bool { return v >= maxWire }
 	switch {
-	case big(m.ReqID), m.Ballot.Incarnation < 0 || m.Ballot.Incarnation >= maxWire, m.Token < 0 || m.Token >= maxWire,
+	case big(m.ReqID), big(m.Nonce), m.Ballot.Incarnation < 0 || m.Ballot.Incarnation >= maxWire, m.Token < 0 || m.Token >= maxWire,
 		m.BootingMs >= maxWire:
 		return fmt.Errorf("%s carries a number beyond 2^53", m.Type)
 	case m.Ballot.Counter >= maxCounter || m.Promised.Counter >= maxCounter || m.Counter >= maxCounter:

@@ -18,14 +18,14 @@ func TestMsgRoundTrip(t *testing.T) {
 		{Type: MsgPropose, Chunk: "ch_1", Ballot: b, Server: "cs1", LeaseMs: 1000},
 		{Type: MsgPropose, Chunk: "ch_1", Ballot: b, Server: "cs1", LeaseMs: 1000, Fast: true},
 		{Type: MsgProposeResp, Chunk: "ch_1", Ballot: b, Server: "cs1", LeaseMs: 1000, OK: true, Promised: b},
-		{Type: MsgRead, Chunk: "ch_1", ReqID: 0},
-		{Type: MsgReadResp, Chunk: "ch_1", ReqID: 3, Promised: b, Lease: &Record{Server: "cs2", Token: 9, Expired: true}},
-		{Type: MsgRelease, Chunk: "ch_1", Server: "cs1", Token: 42, ReqID: 8},
-		{Type: MsgReleaseResp, Chunk: "ch_1", Server: "cs1", Token: 42, ReqID: 8, OK: false, Promised: b},
-		{Type: MsgSync, ReqID: 1763890000123456},
-		{Type: MsgSyncResp, ReqID: 1763890000123456, Counter: 0, Recovering: true},
+		{Type: MsgRead, Chunk: "ch_1", ReqID: 0, Nonce: 9007199254740991},
+		{Type: MsgReadResp, Chunk: "ch_1", ReqID: 3, Nonce: 1, Promised: b, Lease: &Record{Server: "cs2", Token: 9, Expired: true}},
+		{Type: MsgRelease, Chunk: "ch_1", Server: "cs1", Token: 42, ReqID: 8, Nonce: 5},
+		{Type: MsgReleaseResp, Chunk: "ch_1", Server: "cs1", Token: 42, ReqID: 8, Nonce: 5, OK: false, Promised: b},
+		{Type: MsgSync, ReqID: 1763890000123456, Nonce: 77},
+		{Type: MsgSyncResp, ReqID: 1763890000123456, Nonce: 77, Counter: 0, Recovering: true},
 		{Type: MsgBooting, Chunk: "ch_1", Ballot: b, BootingMs: 0},
-		{Type: MsgBooting, Chunk: "ch_1", ReqID: 8, BootingMs: 912},
+		{Type: MsgBooting, Chunk: "ch_1", ReqID: 8, Nonce: 5, BootingMs: 912},
 	}
 	for _, m := range msgs {
 		m.From, m.To = "n2", "n1"
@@ -50,23 +50,27 @@ func TestDecodeMsgRejectsIncompleteBodies(t *testing.T) {
 		{"prepare", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1}}`},
 		{"propose", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1},"server":"s"}`},
 		{"read", `{"chunk_handle":"c"}`},
+		// A request id without the asker's nonce could match any incarnation.
+		{"read", `{"chunk_handle":"c","req_id":1}`},
+		{"read_ok", `{"chunk_handle":"c","req_id":1,"nonce":0}`},
+		{"read", `{"chunk_handle":"c","req_id":1,"nonce":9007199254740992}`},
 		{"prepare_ok", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1}}`},
-		{"release", `{"chunk_handle":"c","server":"s","req_id":1}`},
-		{"release", `{"chunk_handle":"c","token":5,"req_id":1}`},
-		{"sync_ok", `{"req_id":1}`},
+		{"release", `{"chunk_handle":"c","server":"s","req_id":1,"nonce":1}`},
+		{"release", `{"chunk_handle":"c","token":5,"req_id":1,"nonce":1}`},
+		{"sync_ok", `{"req_id":1,"nonce":1}`},
 		{"prepare", `{"chunk_handle":"c","ballot":"high","server":"s"}`},
 		{"prepare", `{"chunk_handle":"c","ballot":{"counter":9007199254740992,"incarnation":1},"server":"s"}`},
 		// A counter no node issues would leave no ballot above it.
 		{"prepare", `{"chunk_handle":"c","ballot":{"counter":4503599627370496,"incarnation":1},"server":"s"}`},
 		{"prepare_ok", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1},"ok":false,"promised":{"counter":9007199254740991,"incarnation":1}}`},
-		{"sync_ok", `{"req_id":1,"counter":4503599627370496}`},
-		{"release", `{"chunk_handle":"c","server":"s","token":9007199254740993,"req_id":1}`},
+		{"sync_ok", `{"req_id":1,"nonce":1,"counter":4503599627370496}`},
+		{"release", `{"chunk_handle":"c","server":"s","token":9007199254740993,"req_id":1,"nonce":1}`},
 		{"gossip", `{"chunk_handle":"c"}`},
 		// A booting answer names its request by ballot or req_id, one of them, and its time left.
-		{"booting", `{"chunk_handle":"c","req_id":1}`},
+		{"booting", `{"chunk_handle":"c","req_id":1,"nonce":1}`},
 		{"booting", `{"chunk_handle":"c","booting_ms":5}`},
-		{"booting", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1},"req_id":1,"booting_ms":5}`},
-		{"booting", `{"chunk_handle":"c","req_id":1,"booting_ms":-1}`},
+		{"booting", `{"chunk_handle":"c","ballot":{"counter":1,"incarnation":1},"req_id":1,"nonce":1,"booting_ms":5}`},
+		{"booting", `{"chunk_handle":"c","req_id":1,"nonce":1,"booting_ms":-1}`},
 	} {
 		if _, err := DecodeMsg(tt.typ, "n2", "n1", []byte(tt.body)); err == nil {
 			t.Errorf("DecodeMsg(%s, %s) accepted an incomplete body", tt.typ, tt.body)

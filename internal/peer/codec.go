@@ -21,6 +21,7 @@ import (
 //	lease_ms    varint
 //	token       varint
 //	req_id      uvarint
+//	nonce       uvarint
 //	promised    uvarint counter, varint incarnation
 //	counter     uvarint
 //	booting_ms  varint
@@ -71,6 +72,7 @@ func AppendFrame(dst []byte, m *lease.Msg) []byte {
 	dst = binary.AppendVarint(dst, m.LeaseMs)
 	dst = binary.AppendVarint(dst, m.Token)
 	dst = binary.AppendUvarint(dst, m.ReqID)
+	dst = binary.AppendUvarint(dst, m.Nonce)
 	dst = binary.AppendUvarint(dst, m.Promised.Counter)
 	dst = binary.AppendVarint(dst, m.Promised.Incarnation)
 	dst = binary.AppendUvarint(dst, m.Counter)
@@ -179,6 +181,7 @@ func DecodePayload(p []byte, from, to string) (lease.Msg, error) {
 	m.LeaseMs = d.varint()
 	m.Token = d.varint()
 	m.ReqID = d.uvarint()
+	m.Nonce = d.uvarint()
 	m.Promised = lease.Ballot{Counter: d.uvarint(), Incarnation: d.varint()}
 	m.Counter = d.uvarint()
 	m.BootingMs = d.varint()

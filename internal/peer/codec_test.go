@@ -22,7 +22,7 @@ func randomMsg(r *rand.Rand) lease.Msg {
 	}
 	m := lease.Msg{Type: msgTypes[r.IntN(len(msgTypes))], From: "n2", To: "n1", Chunk: str(),
 		Ballot:  lease.Ballot{Counter: r.Uint64N(1 << 52), Incarnation: r.Int64N(1 << 53)},
-		LeaseMs: 1 + r.Int64N(1<<40), Token: 1 + r.Int64N(1<<52), ReqID: r.Uint64N(1 << 53),
+		LeaseMs: 1 + r.Int64N(1<<40), Token: 1 + r.Int64N(1<<52), ReqID: r.Uint64N(1 << 53), Nonce: 1 + r.Uint64N(1<<53-1),
 		Fast: r.IntN(2) == 0, OK: r.IntN(2) == 0, Recovering: r.IntN(2) == 0,
 		Promised: lease.Ballot{Counter: r.Uint64N(1 << 52), Incarnation: r.Int64N(1 << 53)}, Counter: r.Uint64N(1 << 52)}
 	m.Server = "cs" + str()

@@ -21,7 +21,7 @@
 // sender is the connection's certificate, never a field of the frame: a
 // message arrives with From set to that member and To to this node.
 //
-// After the TLS handshake the dialler sends a hello: the magic "LNP2" and
+// After the TLS handshake the dialler sends a hello: the magic "LNP3" and
 // its cluster settings (members, acceptors, longest lease, drift bound,
 // as the caller words them). A listener whose settings differ refuses the
 // connection, logs both, and writes the reason back before closing, so
@@ -55,9 +55,29 @@
 // the kernel's sockets are not skewed by a clock nemesis, only the node's
 // sense of time is (internal/clock).
 //
+// # Liveness and limits
+//
+// Each outgoing connection carries a ping every PingInterval (250 ms by
+// default); the member answers with a pong on its own connection, echoing
+// the ping's send time. Reachable(id) is true while id answered a ping
+// sent within ReadyWindow (6 intervals, 1.5 s): a round trip both ways,
+// recently, not merely an ESTABLISHED socket, which a paused process or a
+// silently dropping partition keeps open. An outgoing connection with no
+// answer for 40 intervals (10 s), or an incoming one that carried nothing
+// for as long, is closed; the dialler dials again. Pings and pongs are
+// frames whose payload starts with type code 0xF0 or 0xF1 (liveness.go);
+// they never reach the core. At most MaxHandshakes incoming connections
+// (8 + 2 per member by default) may be in their handshake and hello at
+// once, each for at most 5 s; more are closed at accept, counted as
+// refused and logged at most once a second, so non-members and half-open
+// handshakes cannot pile up. An admitted member has one incoming
+// connection; a newer one replaces it.
+//
 // Tests: codec_test.go (round trip, damaged input, a fuzz target, a
 // benchmark), identity_test.go, transport_test.go (in-process members on
 // loopback: identity of senders, other settings refused, an oversized
-// frame, reconnection, queue bounds); the serve cluster tests of the root
+// frame, reconnection, queue bounds), liveness_test.go (a member that
+// never answers pings is not reachable and is redialled; the handshake
+// cap); the serve cluster tests of the root
 // package run it between real processes.
 package peer

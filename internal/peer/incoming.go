@@ -32,9 +32,33 @@ func (t *Transport) acceptLoop() {
 			}
 			continue
 		}
+		select {
+		case t.handshakes <- struct{}{}:
+		default:
+			// Every slot is taken by a connection still in its handshake:
+			// more would only pile up (a flood of non-members, half-open
+			// handshakes). Members redial after a backoff.
+			t.refused.Add(1)
+			t.logRefusal(conn, "too many peer connections in their handshake", t.cfg.MaxHandshakes)
+			conn.Close()
+			continue
+		}
 		t.wg.Add(1)
 		go t.serveIncoming(conn)
 	}
+}
+
+// logRefusal logs a connection closed at accept, at most once a second
+// (a flood must not flood the log too), with how many since the last line.
+func (t *Transport) logRefusal(conn net.Conn, why string, limit int) {
+	t.refusedSince++
+	now := t.since()
+	if t.refusedLogAt != 0 && now-t.refusedLogAt < time.Second {
+		return
+	}
+	t.cfg.Logf("refused a peer connection from %s: %s (at most %d; %d refused since the last such line)",
+		conn.RemoteAddr(), why, limit, t.refusedSince)
+	t.refusedLogAt, t.refusedSince = now, 0
 }
 
 // serveIncoming authenticates a connection, checks its hello, and reads
@@ -45,6 +69,7 @@ func (t *Transport) serveIncoming(raw net.Conn) {
 	defer raw.Close()
 	conn := tls.Server(raw, serverTLS(&t.cfg))
 	id, r, err := t.admit(conn)
+	<-t.handshakes
 	if err != nil {
 		t.refused.Add(1)
 		t.cfg.Logf("refused a peer connection from %s: %v", raw.RemoteAddr(), err)
@@ -120,7 +145,16 @@ func (t *Transport) unregister(c *incoming) {
 func (t *Transport) readFrames(c *incoming, r *bufio.Reader) error {
 	var hdr [frameHeaderLen]byte
 	var payload []byte
+	var deadlineAt time.Duration
 	for {
+		// A member pings every PingInterval: a connection silent for
+		// deadAfter is dead (its member paused, partitioned or gone
+		// without a FIN), and is closed rather than kept open forever.
+		// The deadline moves at most once a second, not per frame.
+		if now := t.since(); now-deadlineAt > time.Second {
+			c.conn.SetReadDeadline(time.Now().Add(t.deadAfter()))
+			deadlineAt = now
+		}
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
 			return err
 		}
@@ -134,6 +168,10 @@ func (t *Transport) readFrames(c *incoming, r *bufio.Reader) error {
 		payload = payload[:n]
 		if _, err := io.ReadFull(r, payload); err != nil {
 			return err
+		}
+		if isCtl(payload) {
+			t.onCtl(c.id, payload)
+			continue
 		}
 		m, err := DecodePayload(payload, c.id, t.cfg.Self)
 		if err != nil {

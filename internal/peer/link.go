@@ -32,6 +32,9 @@ type link struct {
 	signal chan struct{}
 	dirty  atomic.Bool // frames were queued since the last flush
 	up     atomic.Bool
+	// answered is the send time (Transport.since) of the latest ping the
+	// member answered; 0 before the first answer.
+	answered atomic.Int64
 
 	sent, received, writes, droppedFull, droppedDown, droppedBig atomic.Int64
 }
@@ -68,6 +71,18 @@ func (l *link) push(m *lease.Msg, frameLimit int) {
 	}
 	l.mu.Unlock()
 	l.sent.Add(1)
+	l.dirty.Store(true)
+}
+
+// pushCtl queues a ping or pong; like a message, it is dropped when the
+// link is down or its queue is full.
+func (l *link) pushCtl(code byte, stamp time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn == nil || len(l.buf)+ctlFrameSize > l.limit && len(l.buf) > 0 {
+		return
+	}
+	l.buf = appendCtl(l.buf, code, stamp)
 	l.dirty.Store(true)
 }
 
@@ -191,9 +206,20 @@ func (t *Transport) run(l *link, conn *tls.Conn) error {
 		closed <- t.watch(conn)
 	}()
 	var spare []byte
+	upAt := t.since()
+	ping := time.NewTicker(t.cfg.PingInterval)
+	defer ping.Stop()
+	if err := t.pingDue(l, upAt); err != nil {
+		return err
+	}
 	for {
 		select {
 		case <-l.signal:
+		case <-ping.C:
+			if err := t.pingDue(l, upAt); err != nil {
+				return err
+			}
+			continue
 		case err := <-closed:
 			return err
 		case <-t.ctx.Done():

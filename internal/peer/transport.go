@@ -24,7 +24,7 @@ const (
 	dialTimeout       = 2 * time.Second
 	minBackoff        = 50 * time.Millisecond
 	maxBackoff        = 2 * time.Second
-	helloMagic        = "LNP2" // lease node peer protocol, version 2
+	helloMagic        = "LNP3" // lease node peer protocol, version 3 (pings; the nonce)
 	maxHello          = 64 << 10
 )
 
@@ -45,7 +45,14 @@ type Config struct {
 	QueueBytes int
 	InboxSize  int
 	Seed       uint64 // reconnect jitter
-	Logf       func(format string, args ...any)
+	// PingInterval is how often each outgoing connection carries a ping
+	// (liveness.go); 0 means DefaultPingInterval.
+	PingInterval time.Duration
+	// MaxHandshakes bounds the incoming connections not yet admitted
+	// (TLS handshake and hello); one more is closed at once. 0 means
+	// 8 + 2 per member.
+	MaxHandshakes int
+	Logf          func(format string, args ...any)
 }
 
 func (c *Config) memberIDs() []string {
@@ -75,6 +82,7 @@ type Transport struct {
 	links map[string]*link // outgoing, by member id
 	order []*link          // the same, in member order
 
+	epoch  time.Time // the liveness clock's zero (liveness.go)
 	ctx    context.Context
 	cancel context.CancelFunc
 	ln     net.Listener
@@ -83,7 +91,13 @@ type Transport struct {
 	inMu sync.Mutex
 	in   map[string]*incoming // the open incoming connection of each member
 
-	refused   atomic.Int64 // connections refused (identity, settings, handshake)
+	handshakes chan struct{} // a slot per incoming connection being admitted
+	// refusedLogAt and refusedSince rate-limit the log of connections
+	// refused at accept; only the accept loop uses them.
+	refusedLogAt time.Duration
+	refusedSince int
+
+	refused   atomic.Int64 // connections refused (identity, settings, handshake, too many handshakes)
 	malformed atomic.Int64 // frames from members that did not decode
 }
 
@@ -98,10 +112,17 @@ func New(cfg Config) *Transport {
 	if cfg.InboxSize <= 0 {
 		cfg.InboxSize = DefaultInboxSize
 	}
+	if cfg.PingInterval <= 0 {
+		cfg.PingInterval = DefaultPingInterval
+	}
+	if cfg.MaxHandshakes <= 0 {
+		cfg.MaxHandshakes = 8 + 2*len(cfg.Members)
+	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	t := &Transport{cfg: cfg, inbox: make(chan lease.Msg, cfg.InboxSize), links: map[string]*link{}, in: map[string]*incoming{}}
+	t := &Transport{cfg: cfg, inbox: make(chan lease.Msg, cfg.InboxSize), links: map[string]*link{}, in: map[string]*incoming{},
+		epoch: time.Now(), handshakes: make(chan struct{}, cfg.MaxHandshakes)}
 	for i, m := range cfg.Members {
 		if m.ID == cfg.Self {
 			continue
@@ -155,21 +176,6 @@ func (t *Transport) Flush() {
 	for _, l := range t.order {
 		l.flush()
 	}
-}
-
-// Reachable reports whether member id can be talked to both ways now:
-// an outgoing connection is established and it has one open to us.
-func (t *Transport) Reachable(id string) bool {
-	if id == t.cfg.Self {
-		return true
-	}
-	l := t.links[id]
-	if l == nil || !l.up.Load() {
-		return false
-	}
-	t.inMu.Lock()
-	defer t.inMu.Unlock()
-	return t.in[id] != nil
 }
 
 // Close stops listening and dialling, closes every connection and waits

@@ -64,16 +64,21 @@ func (c *testCluster) start(id, hello string, frameLimit int) *Transport {
 	c.logs[id] = &strings.Builder{}
 	c.mu.Unlock()
 	tr := New(Config{Self: id, Members: c.members, Cert: c.cert(id), CAs: c.pool, Hello: hello, FrameLimit: frameLimit,
-		Logf: func(format string, args ...any) {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			fmt.Fprintf(c.logs[id], format+"\n", args...)
-		}})
+		Logf: c.logf(id)})
 	if err := tr.Start(); err != nil {
 		c.t.Fatal(err)
 	}
 	c.ts[id] = tr
 	return tr
+}
+
+// logf keeps member id's log lines.
+func (c *testCluster) logf(id string) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		fmt.Fprintf(c.logs[id], format+"\n", args...)
+	}
 }
 
 func (c *testCluster) log(id string) string {
@@ -117,7 +122,7 @@ func TestMessagesCarryTheSendersIdentity(t *testing.T) {
 	}
 	eventually(t, "every member reachable both ways", c.allReachable("n1", "n2", "n3"))
 	for i := range 100 {
-		c.ts["n1"].Send(&lease.Msg{Type: lease.MsgRead, To: "n3", From: "forged", Chunk: fmt.Sprint(i), ReqID: uint64(i)})
+		c.ts["n1"].Send(&lease.Msg{Type: lease.MsgRead, To: "n3", From: "forged", Chunk: fmt.Sprint(i), ReqID: uint64(i), Nonce: 1})
 		if i%10 == 9 {
 			c.ts["n1"].Flush()
 		}
@@ -163,7 +168,7 @@ func TestOversizedFrameClosesTheConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	small := lease.Msg{Type: lease.MsgRead, Chunk: "ok", ReqID: 1}
+	small := lease.Msg{Type: lease.MsgRead, Chunk: "ok", ReqID: 1, Nonce: 1}
 	out := AppendFrame(appendHello(nil, "h"), &small)
 	out = binary.BigEndian.AppendUint32(out, 65)
 	out = append(out, make([]byte, 65)...)
@@ -198,7 +203,7 @@ func TestReconnectAfterRestart(t *testing.T) {
 	eventually(t, "n1 notices n2 is gone", func() bool { return !c.ts["n1"].Reachable("n2") })
 	c.start("n2", "h", 0)
 	eventually(t, "reconnected", c.allReachable("n1", "n2"))
-	c.ts["n1"].Send(&lease.Msg{Type: lease.MsgSync, To: "n2", ReqID: 7})
+	c.ts["n1"].Send(&lease.Msg{Type: lease.MsgSync, To: "n2", ReqID: 7, Nonce: 1})
 	c.ts["n1"].Flush()
 	select {
 	case m := <-c.ts["n2"].Inbox():
@@ -215,7 +220,7 @@ func TestReconnectAfterRestart(t *testing.T) {
 // frame is never queued.
 func TestQueueBounds(t *testing.T) {
 	l := newLink(Member{ID: "n2"}, 256, 1)
-	m := lease.Msg{Type: lease.MsgRead, Chunk: "c", ReqID: 1}
+	m := lease.Msg{Type: lease.MsgRead, Chunk: "c", ReqID: 1, Nonce: 1}
 	l.push(&m, 1<<20)
 	if l.droppedDown.Load() != 1 || len(l.buf) != 0 {
 		t.Fatalf("a push while down: dropped %d, queued %d bytes", l.droppedDown.Load(), len(l.buf))
@@ -227,7 +232,7 @@ func TestQueueBounds(t *testing.T) {
 	if len(l.buf) > 256 || l.droppedFull.Load() == 0 || l.sent.Load()+l.droppedFull.Load() != 100 {
 		t.Fatalf("queue %d bytes (bound 256), sent %d, dropped %d", len(l.buf), l.sent.Load(), l.droppedFull.Load())
 	}
-	big := lease.Msg{Type: lease.MsgRead, Chunk: strings.Repeat("x", 100), ReqID: 1}
+	big := lease.Msg{Type: lease.MsgRead, Chunk: strings.Repeat("x", 100), ReqID: 1, Nonce: 1}
 	before := len(l.buf)
 	l.push(&big, 64)
 	if l.droppedBig.Load() != 1 || len(l.buf) != before {

@@ -19,6 +19,9 @@
 // at most one timer is outstanding, armed for Output.Wake (none for
 // lease.Never), and it calls Tick with the clock read when it fires.
 //
+// NewNonce draws each start's lease.Config.Nonce from the operating
+// system's random source (nonce.go), for both shells.
+//
 // Tests: driver_test.go (a fake core edge: pending bookkeeping, the order
 // of effects, one timer re-armed and cancelled). The two shells' own
 // tests exercise it end to end (root main_test.go transcripts,

@@ -37,7 +37,7 @@ func (e *fakeEdges) Reply(h string, r lease.Reply) { e.replies[h] = r }
 func (e *fakeEdges) Log(line string)               { e.logs = append(e.logs, line) }
 
 func newCore(t *testing.T, acceptors ...string) *lease.Node {
-	core, err := lease.NewNode(lease.Config{ID: "n1", Acceptors: acceptors, MaxLeaseMs: 1000, QuorumTimeoutMs: 500,
+	core, err := lease.NewNode(lease.Config{ID: "n1", Acceptors: acceptors, Nonce: 1, MaxLeaseMs: 1000, QuorumTimeoutMs: 500,
 		Rand: rand.New(rand.NewPCG(1, 2))}, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeReadyzFollowsAMajority: /readyz is 200 only while a majority
+// of the acceptors (this node counted) answered a ping within the
+// readiness window (contract section 3). With n2 and n3 stopped (SIGSTOP:
+// the kernel keeps their TCP connections ESTABLISHED, as it does across a
+// partition that drops packets silently), n1 must turn 503 within a bound,
+// a grant through it must fail for want of a majority, and /readyz must be
+// 200 again once they run again.
+func TestServeReadyzFollowsAMajority(t *testing.T) {
+	c := startServeCluster(t, 3, "-max-lease-ms", "2000", "-quorum-timeout-ms", "1000")
+	c.poll(10*time.Second, "n1 hearing every acceptor", func() bool {
+		_, body := c.get(0, "/readyz")
+		return strings.Contains(body, `"acceptors_reachable":3`)
+	}, 0)
+	c.pause(1)
+	c.pause(2)
+	defer c.resume(1)
+	defer c.resume(2)
+	paused := time.Now()
+	var body string
+	c.poll(10*time.Second, "n1's /readyz answering 503 with n2 and n3 paused", func() bool {
+		var s int
+		s, body = c.get(0, "/readyz")
+		return s == http.StatusServiceUnavailable
+	}, 0)
+	t.Logf("503 %v after the pause: %s", time.Since(paused).Round(time.Millisecond), body)
+	if !strings.Contains(body, `"acceptors_reachable":1`) || !strings.Contains(body, "answered a ping within") {
+		t.Errorf("the 503 does not say that only n1 answers: %s", body)
+	}
+	if status, reply := c.op(0, 0, "grant", lv("ch", "cs1", "lease_ms", 1000)); status == http.StatusOK {
+		t.Fatalf("a grant through n1 succeeded with n2 and n3 paused: %v", reply)
+	}
+	// Still 503 after the failed grant: nothing but an answered ping counts.
+	if s, body := c.get(0, "/readyz"); s != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz %d after the failed grant: %s", s, body)
+	}
+	c.resume(1)
+	resumed := time.Now()
+	c.poll(15*time.Second, "n1 ready again with n2 running", func() bool {
+		s, _ := c.get(0, "/readyz")
+		return s == http.StatusOK
+	}, 0)
+	t.Logf("200 again %v after n2 resumed (n3 still paused)", time.Since(resumed).Round(time.Millisecond))
+	c.resume(2)
+}
+
+// TestServeClientConnLimit: one client's connections cannot take a
+// member's descriptors (-max-client-conns). 40 idle keep-alive
+// connections against a limit of 8: each new one takes the place of the
+// longest-idle one, and the node's descriptors stay within the limit.
+// With 8 connections stuck in a request (headers never finished), a new
+// connection is closed at once; once those time out (ReadHeaderTimeout),
+// a fresh client is served.
+func TestServeClientConnLimit(t *testing.T) {
+	const limit, flood = 8, 40
+	c := startServeCluster(t, 1, "-max-client-conns", fmt.Sprint(limit))
+	pid := c.members[0].cmd.Process.Pid
+	c.client.CloseIdleConnections()
+	base := countFDs(t, pid)
+	addr := c.members[0].clientAddr
+	var idle []net.Conn
+	defer func() {
+		for _, conn := range idle {
+			conn.Close()
+		}
+	}()
+	for i := range flood {
+		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		idle = append(idle, conn)
+		if err := healthz(conn); err != nil {
+			t.Fatalf("connection %d (the limit sheds idle ones, so each new one is served): %v", i, err)
+		}
+	}
+	fds := countFDs(t, pid)
+	t.Logf("descriptors: %d before, %d with %d idle connections opened (limit %d)", base, fds, flood, limit)
+	if fds > base+limit+2 {
+		t.Fatalf("the node holds %d descriptors, %d before %d connections: more than the limit of %d", fds, base, flood, limit)
+	}
+	for _, conn := range idle[:flood-limit] {
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := conn.Read(make([]byte, 1)); err == nil {
+			t.Fatal("an idle connection beyond the limit is still open")
+		}
+	}
+
+	// Now 8 connections each in a request whose headers never end.
+	var stuck []net.Conn
+	defer func() {
+		for _, conn := range stuck {
+			conn.Close()
+		}
+	}()
+	for range limit {
+		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stuck = append(stuck, conn)
+		fmt.Fprint(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n")
+	}
+	c.poll(5*time.Second, "a connection beyond the limit refused at once", func() bool {
+		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			return false
+		}
+		defer conn.Close()
+		return healthz(conn) != nil
+	}, 0)
+	c.poll(15*time.Second, "a fresh client served once the stuck requests timed out", func() bool {
+		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			return false
+		}
+		defer conn.Close()
+		return healthz(conn) == nil
+	}, 0)
+	if fds := countFDs(t, pid); fds > base+limit+2 {
+		t.Fatalf("the node holds %d descriptors, %d at the start", fds, base)
+	}
+}
+
+// healthz sends GET /healthz on conn, keeping it alive, and reads the 200.
+func healthz(conn net.Conn) error {
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	defer conn.SetDeadline(time.Time{})
+	if _, err := fmt.Fprint(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		return err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// countFDs is the number of open descriptors of process pid.
+func countFDs(t *testing.T, pid int) int {
+	t.Helper()
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
