@@ -145,10 +145,10 @@ func newTransport(cfg Config, tlsCfg *tls.Config) *http.Transport {
 		DisableCompression:  true,
 		MaxIdleConns:        perHost * len(cfg.Endpoints),
 		MaxIdleConnsPerHost: perHost,
-		// Shorter than the service's idle timeout (2 min), so the client,
+		// Shorter than the service's idle timeout (30 s), so the client,
 		// not the member, closes an idle connection: a request sent on a
 		// connection the member is closing has an unknown outcome.
-		IdleConnTimeout:   60 * time.Second,
+		IdleConnTimeout:   20 * time.Second,
 		ForceAttemptHTTP2: false,
 		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
 	}

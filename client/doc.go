@@ -68,9 +68,9 @@
 //
 // HTTP/1.1 with keep-alive: one http.Transport per Client, up to
 // MaxIdleConnsPerHost (128) idle connections per member so that 64
-// concurrent callers reuse connections, idle ones closed after 60 s
-// (before the member's own 2 min, so a request never races the member
-// closing its connection), no compression, no proxy from the
+// concurrent callers reuse connections, idle ones closed after 20 s
+// (before the member's own 30 s, so a request never races the member
+// closing an idle connection), no compression, no proxy from the
 // environment. Request bodies are written by hand into pooled buffers and
 // each request's URL and header are built once per Client; answers are
 // read into pooled buffers. Make one Client per process and share it.
