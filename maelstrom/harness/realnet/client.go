@@ -36,8 +36,10 @@ const probeTimeout = time.Second
 func (n *Network) newClients() (workers, probes *http.Client) {
 	n.dials = &dials{ns: n.lab.Client()}
 	dial := n.dials.DialContext
+	// Idle connections close before the node's 30 s idle timeout, so a
+	// request never races the node closing its end.
 	workers = &http.Client{Transport: &http.Transport{DialContext: dial, MaxIdleConnsPerHost: 64,
-		IdleConnTimeout: 30 * time.Second, DisableCompression: true}}
+		IdleConnTimeout: 20 * time.Second, DisableCompression: true}}
 	probes = &http.Client{Timeout: probeTimeout, Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true}}
 	return workers, probes
 }
