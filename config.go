@@ -100,7 +100,7 @@ nemesis; a normal build ignores them and logs that it did):
   LEASE_CLOCK_FILE       a file of {"offset_ms": N, "rate": R}, followed while running
 
 Example: LEASE_MS=1000 LEASE_MAX_MS=2000 lease-node
-README.md lists the messages; lease/doc.go specifies the protocol.
+docs/protocol.md lists the messages; lease/doc.go specifies the protocol.
 `)
 }
 

@@ -1,6 +1,6 @@
 // Command lease-node is a Maelstrom node that grants GFS-style chunk
 // leases through PaxosLease. Every node is a proposer and an acceptor;
-// each chunk handle is an independent lease. See README.md for the
+// each chunk handle is an independent lease. See docs/protocol.md for the
 // messages and the configuration, lease/doc.go for the protocol.
 //
 // `lease-node serve` runs the same core as one member of a lease service

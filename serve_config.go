@@ -325,7 +325,7 @@ connections and exits 0.
 Example (three members; lease-node certs -dir certs -members n1,n2,n3):
   lease-node serve -id n1 -cluster n1=127.0.0.1:7101,n2=127.0.0.1:7102,n3=127.0.0.1:7103 \
     -client-addr 127.0.0.1:7001 -tls-ca certs/ca.crt -tls-cert certs/n1.crt -tls-key certs/n1.key
-README.md ("The lease service") shows a whole cluster with scripts/cluster.sh.
+docs/service.md shows a whole cluster with scripts/cluster.sh.
 `)
 }
 

@@ -46,7 +46,7 @@ type Check struct {
 	Primary string
 	// RemainingMs is the holder's remaining time as the acceptors record
 	// it; it can exceed the holder's own remaining time by message delay
-	// and drift (see the README).
+	// and drift (docs/protocol.md, lease_check).
 	RemainingMs int64
 	// Expired is true when no server holds the chunk now.
 	Expired bool

@@ -36,7 +36,7 @@ func weakenedIn(name string, profile func(*scenario, *rand.Rand)) control {
 // controls run with the normal test suite. Each must produce at least one
 // failing schedule, or the simulation (or the checker) has lost its teeth.
 // -control-rates prints every control's catch rate over the whole budget;
-// README "Tests" lists the figures. Each is caught in about 1% of its
+// docs/testing.md lists the figures. Each is caught in about 1% of its
 // schedules or more, so passing all 1000 has odds below one in 10^4: a
 // real regression, not bad luck. Controls that need a fault the default
 // mix draws seldom draw their profile alone: "amnesia" for the rules that

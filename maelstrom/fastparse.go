@@ -3,7 +3,7 @@ package maelstrom
 // A one-pass decoder for the common input line. encoding/json read each
 // message about four times (validate and decode the envelope, then validate
 // and decode the body's reserved fields) and took about a third of a
-// saturated node's CPU (README, Performance). fastParse reads the envelope
+// saturated node's CPU (docs/performance.md). fastParse reads the envelope
 // and the body's reserved fields in one validating pass, and declines
 // (ok=false) whenever the line is outside a strict subset, so parseMessage
 // falls back to encoding/json (parseMessageStd) and every result and every

@@ -9,7 +9,7 @@ import (
 	"chunklease/internal/cpuprof"
 )
 
-// Profiling a node in a real run (README, Performance). Harnesses start
+// Profiling a node in a real run (docs/performance.md). Harnesses start
 // nodes without arguments but pass their environment on, so the switch is
 // an environment variable, shared with the harness command:
 //

@@ -112,7 +112,7 @@ func keyFigures(res *Results, nodes []string) [][2]string {
 			t.AnalysisS, t.RunS, t.TimeLimitS, res.Memory.HarnessPeakMiB, res.Memory.NodePeakMiB)})
 	}
 	rows = append(rows,
-		[2]string{"seed", fmt.Sprintf("<code>%d</code> (the same seed replays the nemesis schedule and the latency draws; README: Reproducing a run)", res.Seed)},
+		[2]string{"seed", fmt.Sprintf("<code>%d</code> (the same seed replays the nemesis schedule and the latency draws; docs/harness.md: Reproducing a run)", res.Seed)},
 		[2]string{"command", "<code>" + esc(strings.Join(res.Command, " ")) + "</code>"})
 	return rows
 }

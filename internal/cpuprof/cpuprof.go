@@ -1,7 +1,7 @@
 // Package cpuprof writes a CPU profile (runtime/pprof) when an environment
 // variable asks for one, so that the node and the harness can be profiled
 // in a real run without a flag on either command line. It exists for the
-// performance work (README, Performance): read the profiles with
+// performance work (docs/performance.md): read the profiles with
 // `go tool pprof -top BINARY FILE`.
 //
 // Nodes are killed with SIGKILL at the end of a run, which would lose a

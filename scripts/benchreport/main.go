@@ -1,4 +1,4 @@
-// Command benchreport turns harness runs into the README's performance
+// Command benchreport turns harness runs into docs/performance.md's
 // tables, computing every figure from the runs' history.jsonl
 // (workloads.LeaseBenchSummary) and results.json.
 //

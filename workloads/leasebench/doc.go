@@ -29,7 +29,7 @@
 // It reuses the lease workload's calls, reply checks and checker
 // (lease.Call, lease.CheckLease) and is judged in memory (no streamed
 // analysis: a benchmark run is short). scripts/bench.sh runs it and
-// scripts/benchreport turns the histories into the README's table.
+// scripts/benchreport turns the histories into the table of docs/performance.md.
 //
 // Tests: leasebench_test.go (the plans and their rounds, against the
 // ideal lease service of package workloadtest; the figures of
