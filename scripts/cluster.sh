@@ -81,7 +81,11 @@ wait_ready() {
   local id=$1 url=$2 pid deadline=$((SECONDS + 60))
   pid=$(awk -v id="$id" '$1 == id {print $2}' "$pidfile")
   until ready "$url"; do
-    if ! alive "$pid"; then
+    # kill -0, not alive: right after the start the child may not have
+    # exec'd the binary yet (its command line is still the shell's or
+    # nohup's), and it is this script's own child, so its PID is not
+    # reused before the shell reaps it.
+    if ! kill -0 "$pid" 2>/dev/null; then
       echo "cluster: $id (pid $pid) exited; the end of $state/$id.log:" >&2
       tail -n 5 "$state/$id.log" >&2
       return 1
