@@ -2,8 +2,11 @@
 # The real network's checks (maelstrom test --network netns), for
 # scripts/run_tests.sh: every node is `lease-node serve` in its own network
 # namespace and every fault is the kernel's.
-#   - a short lease run, 3 nodes, 20 s, --nemesis partition,kill,pause,packet:
-#     valid, every fault applied, results.json naming the network;
+#   - a short lease run, 3 nodes, 20 s, --nemesis
+#     partition,kill,pause,packet,clock on a node built with -tags
+#     clockfault: valid, every fault applied (clock skews within the nodes'
+#     bounds, every node following its clock file), results.json naming
+#     the network;
 #   - its negative control, LEASE_ACCEPTORS=self (each node its own sole
 #     acceptor): the lease checker must find violations (exit 1);
 #   - after each run: no namespace of the run, no node process, and the root
@@ -13,9 +16,10 @@
 # 2 cores (two runs of 20 s, their start, final phase and analysis, and the
 # build).
 #
-# HARNESS_SEED=S gives both runs --seed S; MAELSTROM and LEASE_NODE use
-# prebuilt binaries; HARNESS_STORE puts the runs elsewhere than
-# store/checks-netns.
+# HARNESS_SEED=S gives both runs --seed S; MAELSTROM and
+# LEASE_NODE_CLOCKFAULT use prebuilt binaries (the latter a `go build -tags
+# clockfault` node, which both runs use: one build); HARNESS_STORE puts the
+# runs elsewhere than store/checks-netns.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,7 +35,10 @@ trap 'rm -rf "$bin"' EXIT
 store=${HARNESS_STORE:-store/checks-netns}
 rm -rf "$store" && mkdir -p "$store"
 if [ -n "${MAELSTROM:-}" ]; then cp "$MAELSTROM" "$bin/maelstrom"; else go build -o "$bin/maelstrom" ./maelstrom/cmd/maelstrom; fi
-if [ -n "${LEASE_NODE:-}" ]; then cp "$LEASE_NODE" "$bin/lease-node"; else go build -o "$bin/lease-node" .; fi
+# One node build for both runs: the clockfault build follows the clock
+# nemesis, and without it behaves as the normal one.
+if [ -n "${LEASE_NODE_CLOCKFAULT:-}" ]; then cp "$LEASE_NODE_CLOCKFAULT" "$bin/lease-node"
+else go build -tags clockfault -o "$bin/lease-node" .; fi
 seed_args=()
 [ -z "${HARNESS_SEED:-}" ] || seed_args=(--seed "$HARNESS_SEED")
 root_before=$(nft list ruleset; tc qdisc)
@@ -93,13 +100,15 @@ EOF
 # worker up to the 5 s client timeout, and every f must complete ok some
 # time (Jepsen's stats checker).
 faults=(-w lease --node-count 3 --concurrency 5n --time-limit 20 --rate 30 --lease-ms 1000
-  --nemesis partition,kill,pause,packet --nemesis-interval 2)
+  --nemesis partition,kill,pause,packet,clock --nemesis-interval 2)
 expect 0 netns-lease-every-fault "${faults[@]}"
 run=netns-lease-every-fault
 require $run "the network is netns, with what the kernel counted" \
   "r['network'] == 'netns' and len(r['network_observed']['nodes']) == 3"
-require $run "every fault applied: partitions, kills and starts, pauses and resumes, packet faults" \
-  "all(any(op['f'] == f and op['value'] not in (None, [], 'all') for op in nem) for f in ('start-partition', 'kill', 'start', 'pause', 'resume', 'start-packet'))"
+require $run "every fault applied: partitions, kills and starts, pauses and resumes, packet faults, clock skews" \
+  "all(any(op['f'] == f and op['value'] not in (None, [], {}, 'all') for op in nem) for f in ('start-partition', 'kill', 'start', 'pause', 'resume', 'start-packet', 'clock-skew', 'clock-reset'))"
+require $run "clock skews within the nodes' bounds (1 s leases: 1000 ppm, 250 ms), every node following its clock file" \
+  "r['nemesis']['clock']['within_bound'] is True and all(abs(c['rate'] - 1) <= 0.001 + 1e-9 and abs(c['offset_ms']) <= 250 for op in nem if op['f'] == 'clock-skew' for c in op['value'].values()) and all('clockfault build: following ' in open(f).read() for f in __import__('glob').glob(d + '/node-logs/*.log'))"
 require $run "the final phase read every chunk back" "r['final']['ok'] == r['final']['invoked'] == 3"
 
 LEASE_ACCEPTORS=self expect 1 netns-negative-control-acceptors-self "${faults[@]}"
