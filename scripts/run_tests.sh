@@ -125,7 +125,7 @@ go test -count=1 -run 'TestSimulation|TestNegativeControls' -v ./lease/ | grep -
 step "harness runs against the node (runs kept in store/checks/)"
 scripts/harness_checks.sh
 
-step "real network (--network netns, root): a short lease run under every fault, and its negative control (about 60 s)"
+step "real network (--network netns, root): a short lease run under every fault including clock, and its negative controls (about 75 s)"
 scripts/netns_checks.sh
 
 step "Chromium for the report pages (scripts/setup_browser.sh when it is missing)"

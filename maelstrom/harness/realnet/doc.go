@@ -127,7 +127,10 @@
 // node that never becomes ready fails the run naming it, and leaves
 // nothing; a run interrupted halfway with SIGINT leaves no namespace,
 // rule, qdisc or process; a node killed from outside during the final
-// phase fails the run and leaves nothing). Without root those tests
+// phase fails the run and leaves nothing), clock_linux_test.go (as root,
+// with a clockfault build under kills and clock skews: every program of
+// every node, restarts included, follows its clock file; valid; the final
+// clock-reset before the final start). Without root those tests
 // fail, naming root, rather than skip. scripts/run_tests.sh runs a short
 // real-network lease run and its negative control; scripts/netns_acceptance.sh
 // the longer acceptance runs beside the simulated network.
