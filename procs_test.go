@@ -223,13 +223,7 @@ func (c *procCluster) send(proc int, node, f string, value map[string]any) chan 
 	ch := make(chan json.RawMessage, 1)
 	c.waiting[id] = ch
 	c.mu.Unlock()
-	body := map[string]any{"type": "lease_" + f, "msg_id": id, "chunk_handle": value["chunk"]}
-	for k, v := range value {
-		if k != "chunk" {
-			body[k] = v
-		}
-	}
-	req, _ := json.Marshal(map[string]any{"src": "c1", "dest": node, "body": body})
+	req := clientRequest(node, f, id, value)
 	inv, _ := json.Marshal(value)
 	c.record(history.Op{Process: history.Process{ID: proc}, Type: history.Invoke, F: f, Node: node, Value: inv})
 	c.write(node, string(req))

@@ -118,6 +118,19 @@ func (c *liveCluster) pause(id string) {
 
 func (c *liveCluster) resume(id string) { _ = c.procs[id].Process.Signal(syscall.SIGCONT) }
 
+// clientRequest is the Maelstrom request line from c1 to node of a lease
+// workload op: value's chunk as chunk_handle, its other fields as they are.
+func clientRequest(node, f string, id int, value map[string]any) []byte {
+	body := map[string]any{"type": "lease_" + f, "msg_id": id, "chunk_handle": value["chunk"]}
+	for k, v := range value {
+		if k != "chunk" {
+			body[k] = v
+		}
+	}
+	req, _ := json.Marshal(map[string]any{"src": "c1", "dest": node, "body": body})
+	return req
+}
+
 // call sends one client request and records it in the history as the
 // lease workload would: invoke value, then ok (with the reply's fields),
 // fail or info. It returns the reply body, or nil on timeout.
@@ -128,13 +141,7 @@ func (c *liveCluster) call(proc int, node, f string, value map[string]any, timeo
 	ch := make(chan json.RawMessage, 1)
 	c.waiting[id] = ch
 	c.mu.Unlock()
-	body := map[string]any{"type": "lease_" + f, "msg_id": id, "chunk_handle": value["chunk"]}
-	for k, v := range value {
-		if k != "chunk" {
-			body[k] = v
-		}
-	}
-	req, _ := json.Marshal(map[string]any{"src": "c1", "dest": node, "body": body})
+	req := clientRequest(node, f, id, value)
 	c.hist.invoke(proc, node, f, value)
 	c.write(node, string(req))
 	select {
