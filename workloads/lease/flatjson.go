@@ -15,16 +15,27 @@ var (
 	leaseReplyKeys = []string{"type", "chunk_handle", "primary", "expires_in_ms", "new_expires_in_ms", "remaining_ms", "expired", "token"}
 )
 
-// decodeLeaseValue is json.Unmarshal(b, &v) for a LeaseValue.
-func decodeLeaseValue(b []byte) (LeaseValue, error) {
-	var v LeaseValue
-	if history.ScanFlat(b, v.setField) {
+// flatDecodable is a type whose flat JSON objects setField reads one
+// key at a time.
+type flatDecodable[T any] interface {
+	*T
+	setField(key, val []byte) bool
+}
+
+// decodeFlat is json.Unmarshal(b, &v) for a T: the flat scan when every
+// field is one setField knows, encoding/json otherwise.
+func decodeFlat[T any, P flatDecodable[T]](b []byte) (T, error) {
+	var v T
+	if history.ScanFlat(b, P(&v).setField) {
 		return v, nil
 	}
-	v = LeaseValue{}
-	err := json.Unmarshal(b, &v)
-	return v, err
+	var fresh T
+	err := json.Unmarshal(b, &fresh)
+	return fresh, err
 }
+
+// decodeLeaseValue is json.Unmarshal(b, &v) for a LeaseValue.
+func decodeLeaseValue(b []byte) (LeaseValue, error) { return decodeFlat[LeaseValue](b) }
 
 // setField stores one raw value the way encoding/json would, or reports
 // that it cannot.
@@ -92,15 +103,7 @@ func flatIntPtr(val []byte, dst **int64) bool {
 }
 
 // decodeLeaseReply is json.Unmarshal(b, &r) for a leaseReply.
-func decodeLeaseReply(b []byte) (leaseReply, error) {
-	var r leaseReply
-	if history.ScanFlat(b, r.setField) {
-		return r, nil
-	}
-	r = leaseReply{}
-	err := json.Unmarshal(b, &r)
-	return r, err
-}
+func decodeLeaseReply(b []byte) (leaseReply, error) { return decodeFlat[leaseReply](b) }
 
 func (r *leaseReply) setField(key, val []byte) bool {
 	raw := json.RawMessage(val)
