@@ -61,7 +61,7 @@ func newServeCluster(t testing.TB, n int, extra ...string) *serveCluster {
 	t.Helper()
 	c := &serveCluster{t: t, dir: t.TempDir(), extra: extra, hist: newOpRecorder(t),
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
-	for _, k := range []string{cpuprof.DirEnv, cpuprof.SecondsEnv} { // profiling the members (README, Performance)
+	for _, k := range []string{cpuprof.DirEnv, cpuprof.SecondsEnv} { // profiling the members (docs/performance.md)
 		if v := os.Getenv(k); v != "" {
 			c.env = append(c.env, k+"="+v)
 		}

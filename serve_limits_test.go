@@ -161,3 +161,25 @@ func countFDs(t *testing.T, pid int) int {
 	}
 	return len(ents)
 }
+
+// TestServeIdleRestartGetsReady: a member restarted with the default
+// boot wait on a cluster nobody uses becomes ready once its boot wait is
+// over: its recovery starts from the core's first wake-up, not from a
+// first request or peer message that an idle cluster never sends (and
+// that a router waiting for /readyz would never send either).
+func TestServeIdleRestartGetsReady(t *testing.T) {
+	const bootWaitMs = 1000
+	c := startServeCluster(t, 3, "-max-lease-ms", fmt.Sprint(bootWaitMs))
+	c.kill(1)
+	c.start(1) // the default boot wait: -max-lease-ms
+	restarted := time.Now()
+	c.waitReady(1, 10*time.Second)
+	took := time.Since(restarted)
+	if took < bootWaitMs*time.Millisecond {
+		t.Errorf("ready %v after the restart, inside its %d ms boot wait", took, bootWaitMs)
+	}
+	t.Logf("ready %v after the restart (boot wait %d ms) with no request sent", took.Round(time.Millisecond), bootWaitMs)
+	if log := c.log(1); !strings.Contains(log, "recovery complete") {
+		t.Errorf("ready, yet the restarted member's log does not say its recovery completed:\n%s", log)
+	}
+}

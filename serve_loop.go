@@ -38,6 +38,13 @@ func (n *serveNode) loop() {
 	n.timer.t.Stop()
 	defer n.timer.t.Stop()
 	inbox := n.peers.Inbox()
+	// The core's first wake-up, as the Maelstrom shell schedules it at
+	// init: a restarted member starts its recovery (sync) and its boot
+	// wait's bookkeeping at once, not at the first request or peer
+	// message, which an idle cluster may never send while /readyz waits
+	// for the recovery.
+	n.drv.Schedule(n.clock.Now())
+	n.recoveringNow.Store(n.drv.Core().Recovering())
 	for {
 		select {
 		case c := <-n.calls:
