@@ -69,11 +69,7 @@ func (t *Transport) serveIncoming(raw net.Conn, h *handshake) {
 	}
 	if err != nil {
 		t.refused.Add(1)
-		key := id // a member's refusal is logged apart from anonymous ones
-		if key == "" {
-			key = "handshake"
-		}
-		t.logLimited(key, "refused a peer connection from %s: %v", raw.RemoteAddr(), err)
+		t.logLimited(refusalKind(id, err), "refused a peer connection from %s: %v", raw.RemoteAddr(), err)
 		return
 	}
 	c := &incoming{id: id, conn: conn}
@@ -216,4 +212,19 @@ func readHello(r *bufio.Reader) (string, error) {
 		return "", fmt.Errorf("reading the hello: %v", err)
 	}
 	return string(b), nil
+}
+
+// refusalKind is what refusals are rate-limited by: a member's refusals
+// apart from each other's, the same verdict on a certificate together,
+// and every connection that failed or went silent in its handshake
+// together (a flood of them: their texts differ only by address).
+func refusalKind(id string, err error) string {
+	var ne net.Error
+	switch {
+	case id != "":
+		return "member " + id
+	case errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+		return "handshake i/o"
+	}
+	return err.Error()
 }
