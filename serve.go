@@ -41,13 +41,19 @@ import (
 //
 // Connections (serve_conns.go, serve_http.go): at most -max-client-conns
 // client connections (default 1024). At the limit a new one takes the
-// place of the longest-idle keep-alive connection, or, when every one is
-// in a request, is closed at once; idle ones close after 30 s
-// (IdleTimeout), headers must arrive within 5 s (ReadHeaderTimeout), a
-// request within 10 s. Peers: at most 8 + 2 per member incoming
-// connections in their TLS handshake (5 s each), one admitted connection
-// per member, and any peer connection silent for 10 s is closed
-// (TestServeClientConnLimit, internal/peer transport tests).
+// place of the longest-idle keep-alive connection idle for 1 s or more,
+// else of the oldest connection that has sent nothing for 1 s or more
+// since it was accepted; when there is none, it is closed at once. A
+// request the node has read is never cut by this: a shed connection's
+// unread bytes are dropped, never handled; a client that sends on a
+// connection just as it is shed sees it closed (unknown outcome to it,
+// though nothing was done). Idle ones close after 30 s (IdleTimeout),
+// headers must arrive within 5 s (ReadHeaderTimeout), a request within
+// 10 s. Peers: at most 64 + 4 per member incoming connections in their
+// TLS handshake (5 s each; at the cap the oldest, if 1 s old, gives way),
+// one admitted connection per member, and any peer connection silent for
+// 10 s is closed (TestServeClientConnLimit, serve_conns_test.go,
+// internal/peer liveness tests).
 type serveNode struct {
 	cfg   serveConfig
 	clock *clock.Clock

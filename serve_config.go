@@ -48,7 +48,7 @@ var serveSettings = []setting{
 	{"client-tls-cert", "LEASE_CLIENT_TLS_CERT", "optional: PEM certificate for HTTPS to clients (with -client-tls-key); unset, clients speak plain HTTP", ""},
 	{"client-tls-key", "LEASE_CLIENT_TLS_KEY", "optional: its key", ""},
 	{"client-token-file", "LEASE_CLIENT_TOKEN_FILE", "optional: a file holding the bearer token every client request must carry (Authorization: Bearer TOKEN); " + tokenEnv + " may hold the token itself instead", ""},
-	{"max-client-conns", "LEASE_MAX_CLIENT_CONNS", "client connections open at once; at the limit a new one takes the place of the longest-idle keep-alive connection, or is closed at once when none is idle", strconv.Itoa(defaultMaxClientConns)},
+	{"max-client-conns", "LEASE_MAX_CLIENT_CONNS", "client connections open at once; at the limit a new one takes the place of the longest-idle keep-alive connection, or of the oldest silent one (each quiet for 1 s or more), or is closed at once when there is none", strconv.Itoa(defaultMaxClientConns)},
 }
 
 // parseServeConfig reads and checks every setting; a bad or inconsistent
@@ -316,7 +316,8 @@ cluster only (nothing to forget); the log says so.
 the acceptors (this node counted) answered a peer ping sent within the
 last 1.5 s (pings every 250 ms); a paused or partitioned majority turns
 it 503. At -max-client-conns, a new client connection replaces the
-longest-idle one, or is closed at once if none is idle.
+longest-idle one, or the oldest silent one (each quiet for 1 s or
+more), or is closed at once if there is none.
 
 SIGTERM or SIGINT: the node stops taking requests (/readyz and new
 requests answer 503), answers the requests in flight, closes its peer

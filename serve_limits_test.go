@@ -57,14 +57,15 @@ func TestServeReadyzFollowsAMajority(t *testing.T) {
 }
 
 // TestServeClientConnLimit: one client's connections cannot take a
-// member's descriptors (-max-client-conns). 40 idle keep-alive
+// member's descriptors (-max-client-conns). 24 idle keep-alive
 // connections against a limit of 8: each new one takes the place of the
-// longest-idle one, and the node's descriptors stay within the limit.
-// With 8 connections stuck in a request (headers never finished), a new
-// connection is closed at once; once those time out (ReadHeaderTimeout),
-// a fresh client is served.
+// longest-idle one once that has been idle for minShedAge (until then a
+// new one is closed at once, and the client dials again), and the node's
+// descriptors stay within the limit. With 8 connections stuck in a
+// request (headers never finished), a new connection is closed at once;
+// once those time out (ReadHeaderTimeout), a fresh client is served.
 func TestServeClientConnLimit(t *testing.T) {
-	const limit, flood = 8, 40
+	const limit, flood = 8, 24
 	c := startServeCluster(t, 1, "-max-client-conns", fmt.Sprint(limit))
 	pid := c.members[0].cmd.Process.Pid
 	c.client.CloseIdleConnections()
@@ -77,14 +78,18 @@ func TestServeClientConnLimit(t *testing.T) {
 		}
 	}()
 	for i := range flood {
-		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-		if err != nil {
-			t.Fatalf("connection %d: %v", i, err)
-		}
-		idle = append(idle, conn)
-		if err := healthz(conn); err != nil {
-			t.Fatalf("connection %d (the limit sheds idle ones, so each new one is served): %v", i, err)
-		}
+		c.poll(5*time.Second, fmt.Sprintf("idle connection %d served", i), func() bool {
+			conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+			if err != nil {
+				return false
+			}
+			if healthz(conn) != nil {
+				conn.Close() // refused: every idle one is younger than minShedAge
+				return false
+			}
+			idle = append(idle, conn)
+			return true
+		}, 0)
 	}
 	fds := countFDs(t, pid)
 	t.Logf("descriptors: %d before, %d with %d idle connections opened (limit %d)", base, fds, flood, limit)
@@ -98,7 +103,13 @@ func TestServeClientConnLimit(t *testing.T) {
 		}
 	}
 
-	// Now 8 connections each in a request whose headers never end.
+	// Now 8 connections each in a request whose headers never end, once
+	// the idle ones are closed (the node's descriptors say when).
+	for _, conn := range idle {
+		conn.Close()
+	}
+	idle = nil
+	c.poll(5*time.Second, "the node closing the idle connections", func() bool { return countFDs(t, pid) <= base }, 0)
 	var stuck []net.Conn
 	defer func() {
 		for _, conn := range stuck {

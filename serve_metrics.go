@@ -90,7 +90,7 @@ var (
 	descReady      = prometheus.NewDesc("chunklease_ready", "1 when /readyz answers 200.", nil, nil)
 	descPeerAnswer = prometheus.NewDesc("chunklease_peer_answering", "1 while a peer answers pings within the readiness window (it counts for /readyz).", []string{"peer"}, nil)
 	descClientConn = prometheus.NewDesc("chunklease_client_connections", "Client connections open now (at most -max-client-conns).", nil, nil)
-	descConnLimit  = prometheus.NewDesc("chunklease_client_connections_closed_total", "Client connections closed at the connection limit, by reason: idle_shed (the longest-idle one, to make room), refused (a new one, none being idle).", []string{"reason"}, nil)
+	descConnLimit  = prometheus.NewDesc("chunklease_client_connections_closed_total", "Client connections closed at the connection limit, by reason: idle_shed (a quiet one, idle or silent for 1 s or more, to make room), refused (a new one, none being quiet).", []string{"reason"}, nil)
 	nodeCollectors = []*prometheus.Desc{descPeerUp, descPeersUp, descSent, descWrites, descReceived, descDropped, descRefused, descMalformed, descLive, descChunks, descPending, descInflight, descReady,
 		descPeerAnswer, descClientConn, descConnLimit}
 )

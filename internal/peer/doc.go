@@ -9,7 +9,11 @@
 // members there are two long-lived connections, and a member that
 // restarts is dialled again by the others and dials them itself. A failed
 // dial or a lost connection is retried after a backoff that doubles from
-// 50 ms to 2 s, with jitter (each wait drawn from [d/2, d)).
+// 50 ms to 2 s, with jitter (each wait drawn from [d/2, d)). The backoff
+// starts again from 50 ms only after the member accepted a connection
+// (answered a ping on it): one that refuses us after the TLS handshake
+// (other settings, another protocol version) is redialled at most every
+// 2 s, and the same failure is logged once, then counted.
 //
 // Identity: both sides present a certificate of the cluster CA. A member
 // is the one member id among its certificate's DNS names (no IP address
@@ -67,10 +71,16 @@
 // for as long, is closed; the dialler dials again. Pings and pongs are
 // frames whose payload starts with type code 0xF0 or 0xF1 (liveness.go);
 // they never reach the core. At most MaxHandshakes incoming connections
-// (8 + 2 per member by default) may be in their handshake and hello at
-// once, each for at most 5 s; more are closed at accept, counted as
-// refused and logged at most once a second, so non-members and half-open
-// handshakes cannot pile up. An admitted member has one incoming
+// (64 + 4 per member by default) may be in their handshake and hello at
+// once, each for at most 5 s. At the cap a new connection takes the slot
+// of the oldest if that one has been in its handshake for 1 s or more,
+// else it is closed at once (handshakes.go): silent connections cannot
+// pile up, nor keep a member out (its handshake takes milliseconds, so it
+// is admitted once a slot has aged and is never pushed out), and a flood
+// that redials what is closed cannot churn through every slot. Both are
+// counted as refused and logged at most once a second per kind. A
+// listener that refuses a hello writes its reason back, so the dialler
+// logs it; a bare close is logged as one. An admitted member has one incoming
 // connection; a newer one replaces it.
 //
 // Tests: codec_test.go (round trip, damaged input, a fuzz target, a
@@ -78,6 +88,6 @@
 // loopback: identity of senders, other settings refused, an oversized
 // frame, reconnection, queue bounds), liveness_test.go (a member that
 // never answers pings is not reachable and is redialled; the handshake
-// cap); the serve cluster tests of the root
+// cap under a flood; a refused dialler backs off); the serve cluster tests of the root
 // package run it between real processes.
 package peer

@@ -32,47 +32,44 @@ func (t *Transport) acceptLoop() {
 			}
 			continue
 		}
-		select {
-		case t.handshakes <- struct{}{}:
-		default:
-			// Every slot is taken by a connection still in its handshake:
-			// more would only pile up (a flood of non-members, half-open
-			// handshakes). Members redial after a backoff.
+		h, evicted, full := t.handshakes.add(conn, time.Now())
+		if full {
+			// Every slot is taken by a connection that started its
+			// handshake less than minEvictAge ago: more would only pile up.
+			// Members redial after a backoff.
 			t.refused.Add(1)
-			t.logRefusal(conn, "too many peer connections in their handshake", t.cfg.MaxHandshakes)
+			t.logLimited("cap", "refused a peer connection from %s: too many peer connections in their handshake (at most %d)",
+				conn.RemoteAddr(), t.cfg.MaxHandshakes)
 			conn.Close()
 			continue
 		}
+		if evicted != nil {
+			// The oldest gives way (handshakes.go): a flood of silent
+			// connections cannot keep a member's handshake out.
+			t.refused.Add(1)
+			t.logLimited("evicted", "closed the peer connection from %s, the oldest in its handshake, to make room: too many peer connections in their handshake (at most %d)",
+				evicted.RemoteAddr(), t.cfg.MaxHandshakes)
+			evicted.Close()
+		}
 		t.wg.Add(1)
-		go t.serveIncoming(conn)
+		go t.serveIncoming(conn, h)
 	}
-}
-
-// logRefusal logs a connection closed at accept, at most once a second
-// (a flood must not flood the log too), with how many since the last line.
-func (t *Transport) logRefusal(conn net.Conn, why string, limit int) {
-	t.refusedSince++
-	now := t.since()
-	if t.refusedLogAt != 0 && now-t.refusedLogAt < time.Second {
-		return
-	}
-	t.cfg.Logf("refused a peer connection from %s: %s (at most %d; %d refused since the last such line)",
-		conn.RemoteAddr(), why, limit, t.refusedSince)
-	t.refusedLogAt, t.refusedSince = now, 0
 }
 
 // serveIncoming authenticates a connection, checks its hello, and reads
 // its frames into the inbox until it ends. A refusal is logged with the
 // remote address and the name the peer presented.
-func (t *Transport) serveIncoming(raw net.Conn) {
+func (t *Transport) serveIncoming(raw net.Conn, h *handshake) {
 	defer t.wg.Done()
 	defer raw.Close()
 	conn := tls.Server(raw, serverTLS(&t.cfg))
 	id, r, err := t.admit(conn)
-	<-t.handshakes
+	if evicted := t.handshakes.done(h); evicted {
+		return // counted and logged when it was evicted
+	}
 	if err != nil {
 		t.refused.Add(1)
-		t.cfg.Logf("refused a peer connection from %s: %v", raw.RemoteAddr(), err)
+		t.logLimited(refusalKind(id, err), "refused a peer connection from %s: %v", raw.RemoteAddr(), err)
 		return
 	}
 	c := &incoming{id: id, conn: conn}
@@ -103,13 +100,15 @@ func (t *Transport) admit(conn *tls.Conn) (string, *bufio.Reader, error) {
 	r := bufio.NewReaderSize(conn, 64<<10)
 	hello, err := readHello(r)
 	if err != nil {
-		return "", nil, fmt.Errorf("member %s: %v", id, err)
+		msg := fmt.Sprintf("member %s: %v", id, err)
+		conn.Write([]byte(msg + "\n")) // the dialler logs why
+		return id, nil, errors.New(msg)
 	}
 	if hello != t.cfg.Hello {
 		msg := fmt.Sprintf("member %s runs with cluster settings %q, this node %s with %q; every member needs the same "+
 			"-cluster, -acceptors, -max-lease-ms and -drift-ppm", id, hello, t.cfg.Self, t.cfg.Hello)
 		conn.Write([]byte(msg + "\n"))
-		return "", nil, errors.New(msg)
+		return id, nil, errors.New(msg)
 	}
 	conn.SetDeadline(time.Time{})
 	return id, r, nil
@@ -213,4 +212,19 @@ func readHello(r *bufio.Reader) (string, error) {
 		return "", fmt.Errorf("reading the hello: %v", err)
 	}
 	return string(b), nil
+}
+
+// refusalKind is what refusals are rate-limited by: a member's refusals
+// apart from each other's, the same verdict on a certificate together,
+// and every connection that failed or went silent in its handshake
+// together (a flood of them: their texts differ only by address).
+func refusalKind(id string, err error) string {
+	var ne net.Error
+	switch {
+	case id != "":
+		return "member " + id
+	case errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+		return "handshake i/o"
+	}
+	return err.Error()
 }

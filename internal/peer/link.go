@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -128,31 +129,86 @@ func countFrames(b []byte) int {
 
 // dialLoop keeps one connection to the member open until the transport
 // closes: dial, send the hello, write frames until the connection fails,
-// then dial again after a capped exponential backoff with jitter.
+// then dial again after a capped exponential backoff with jitter. The
+// backoff starts again from its minimum only once the member has accepted
+// a connection (answered a ping on it): a member that refuses us after the
+// TLS handshake (other cluster settings, another protocol version) is
+// redialled at the pace of a failed dial, not at once, and the same
+// refusal is logged once, with a count when it changes.
 func (t *Transport) dialLoop(l *link) {
 	defer t.wg.Done()
 	backoff := minBackoff
-	var lastErr string
+	var r redialLog
 	for t.ctx.Err() == nil {
 		conn, err := t.dial(l)
 		if err != nil {
-			if msg := err.Error(); msg != lastErr && t.ctx.Err() == nil {
-				t.cfg.Logf("peer %s at %s: cannot connect: %v (retrying with backoff up to %v)", l.id, l.addr, err, maxBackoff)
-				lastErr = msg
+			if t.ctx.Err() == nil {
+				r.note(t, l, "cannot connect: "+err.Error())
 			}
-			if !t.sleep(l.jitter(backoff)) {
+		} else {
+			if !r.repeating {
+				t.cfg.Logf("peer %s at %s: connected", l.id, l.addr)
+			}
+			upAt := t.since()
+			err = t.run(l, conn)
+			if t.ctx.Err() != nil {
 				return
 			}
-			backoff = min(2*backoff, maxBackoff)
-			continue
+			if l.answered.Load() >= int64(upAt) {
+				r.reset(t, l)
+				t.cfg.Logf("peer %s at %s: connection lost: %v", l.id, l.addr, err)
+				backoff = minBackoff
+			} else {
+				r.note(t, l, "refused before it answered a ping: "+refusalText(err))
+			}
 		}
-		t.cfg.Logf("peer %s at %s: connected", l.id, l.addr)
-		lastErr, backoff = "", minBackoff
-		err = t.run(l, conn)
-		if t.ctx.Err() == nil {
-			t.cfg.Logf("peer %s at %s: connection lost: %v", l.id, l.addr, err)
+		if !t.sleep(l.jitter(backoff)) {
+			return
 		}
+		backoff = min(2*backoff, maxBackoff)
 	}
+}
+
+// redialLog logs a failed attempt once and counts its repeats, so a member
+// that keeps refusing us costs one log line per change, not one per dial.
+type redialLog struct {
+	last      string
+	repeats   int
+	repeating bool // the last attempt failed as the one before it
+}
+
+func (r *redialLog) note(t *Transport, l *link, what string) {
+	if what == r.last {
+		r.repeats++
+		r.repeating = true
+		return
+	}
+	r.flush(t, l)
+	t.cfg.Logf("peer %s at %s: %s (retrying with backoff up to %v; repeats are counted, not logged)", l.id, l.addr, what, maxBackoff)
+	r.last, r.repeating = what, false
+}
+
+// reset ends a run of failures: the member accepted a connection.
+func (r *redialLog) reset(t *Transport, l *link) {
+	r.flush(t, l)
+	r.last, r.repeating = "", false
+}
+
+func (r *redialLog) flush(t *Transport, l *link) {
+	if r.repeats > 0 {
+		t.cfg.Logf("peer %s at %s: the previous failure repeated %d more times", l.id, l.addr, r.repeats)
+	}
+	r.repeats = 0
+}
+
+// refusalText says what a connection that ended before the member
+// answered a ping tells: the member's reason when it wrote one, else a
+// guess at the causes a bare close has.
+func refusalText(err error) string {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Sprintf("%v (the member closed it without a reason: it may speak another version of the peer protocol than %s, or have been stopping)", err, helloMagic)
+	}
+	return err.Error()
 }
 
 // jitter spreads d over [d/2, d), so members that lost each other at the
@@ -210,14 +266,14 @@ func (t *Transport) run(l *link, conn *tls.Conn) error {
 	ping := time.NewTicker(t.cfg.PingInterval)
 	defer ping.Stop()
 	if err := t.pingDue(l, upAt); err != nil {
-		return err
+		return failed(conn, closed, err)
 	}
 	for {
 		select {
 		case <-l.signal:
 		case <-ping.C:
 			if err := t.pingDue(l, upAt); err != nil {
-				return err
+				return failed(conn, closed, err)
 			}
 			continue
 		case err := <-closed:
@@ -238,7 +294,7 @@ func (t *Transport) run(l *link, conn *tls.Conn) error {
 		if len(batch) > 0 {
 			conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 			if _, err := conn.Write(batch); err != nil {
-				return err
+				return failed(conn, closed, err)
 			}
 			l.writes.Add(1)
 		}
@@ -253,7 +309,23 @@ func (t *Transport) watch(conn *tls.Conn) error {
 	n, err := io.ReadFull(conn, buf)
 	conn.Close()
 	if n > 0 {
-		return fmt.Errorf("the member closed it: %s", bytes.TrimSpace(buf[:n]))
+		return &refusal{fmt.Sprintf("the member closed it: %s", bytes.TrimSpace(buf[:n]))}
+	}
+	return err
+}
+
+// refusal is the reason a member wrote before closing our connection.
+type refusal struct{ text string }
+
+func (r *refusal) Error() string { return r.text }
+
+// failed is the error that ends run after err on a write: the member's
+// reason if it wrote one (its close is what failed the write), else err.
+func failed(conn net.Conn, closed <-chan error, err error) error {
+	conn.Close() // the watcher returns at once
+	var r *refusal
+	if e := <-closed; errors.As(e, &r) {
+		return e
 	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -31,47 +32,100 @@ func TestSilentMemberIsNotReachable(t *testing.T) {
 }
 
 // TestHandshakesAreCapped: connections that never finish their handshake
-// take at most MaxHandshakes slots; more are closed at once and counted.
-// A member still connects once they are gone.
+// take at most MaxHandshakes slots; more are closed at once (the slots'
+// holders are younger than minEvictAge), counted and logged. A member
+// still connects while a flood holds every slot (each silent connection
+// redialled as soon as it is closed): once the holders have aged, its
+// dial takes the oldest one's slot, and the flood's redials cannot push
+// out a handshake younger than minEvictAge.
 func TestHandshakesAreCapped(t *testing.T) {
-	const limit = 4
+	const limit, extra = 4, 6
 	c := newTestCluster(t, 2)
 	n1 := c.startWith("n1", Config{MaxHandshakes: limit})
-	var idle []net.Conn
-	defer func() {
-		for _, conn := range idle {
-			conn.Close()
-		}
-	}()
-	for range limit + 6 {
+	var first []net.Conn
+	for range limit + extra {
 		conn, err := net.Dial("tcp", c.members[0].Addr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		idle = append(idle, conn)
+		first = append(first, conn)
 	}
-	eventually(t, "6 connections beyond the cap refused", func() bool { return n1.Stats().Refused >= 6 })
+	eventually(t, "the connections beyond the cap counted", func() bool { return n1.Stats().Refused >= extra })
 	closed := 0
-	for _, conn := range idle {
+	for _, conn := range first {
 		// A refused one reads EOF at once; one holding a slot waits out
-		// this deadline.
+		// this deadline (far below the 5 s handshake deadline).
 		conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
 		if _, err := conn.Read(make([]byte, 1)); err == io.EOF {
 			closed++
 		}
+		conn.SetReadDeadline(time.Time{})
 	}
-	if closed < 6 {
-		t.Fatalf("%d of %d silent connections closed at once, want at least 6 beyond the cap of %d", closed, len(idle), limit)
+	if closed != extra {
+		t.Fatalf("%d of %d silent connections closed at once, want the %d beyond the cap of %d", closed, len(first), extra, limit)
 	}
 	if !strings.Contains(c.log("n1"), "too many peer connections in their handshake") {
 		t.Fatalf("the refusal is not logged:\n%s", c.log("n1"))
 	}
-	for _, conn := range idle {
-		conn.Close()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() { close(stop); wg.Wait() }()
+	for _, conn := range first {
+		wg.Add(1)
+		go holdSlot(&wg, stop, c.members[0].Addr, conn)
 	}
-	idle = nil
 	c.startWith("n2", Config{})
-	eventually(t, "n1 and n2 reachable both ways", c.allReachable("n1", "n2"))
+	eventually(t, "n1 and n2 reachable both ways under the flood", c.allReachable("n1", "n2"))
+}
+
+// holdSlot keeps one silent connection to addr open, dialling a new one
+// as soon as the member closes it, until stop (at most 1000 dials).
+func holdSlot(wg *sync.WaitGroup, stop chan struct{}, addr string, conn net.Conn) {
+	defer wg.Done()
+	for k := 0; k < 1000; k++ {
+		done := make(chan struct{})
+		go func(conn net.Conn) {
+			select {
+			case <-stop:
+			case <-done:
+			}
+			conn.Close()
+		}(conn)
+		conn.Read(make([]byte, 1)) // until the member (or stop) closes it
+		close(done)
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		var err error
+		if conn, err = net.Dial("tcp", addr); err != nil {
+			return
+		}
+	}
+}
+
+// TestRefusedDiallerBacksOff: a member that refuses n1 after the TLS
+// handshake (other cluster settings) is redialled with the backoff of a
+// failed dial, and the repeated refusal is logged once with its reason.
+func TestRefusedDiallerBacksOff(t *testing.T) {
+	c := newTestCluster(t, 2)
+	c.start("n2", "other settings", 0)
+	started := time.Now()
+	c.startWith("n1", Config{})
+	// Six refused dials wait at least five backoffs, each at least half
+	// of 50, 100, 200, 400, 800 ms: 775 ms. A lower bound, so a slow
+	// machine cannot make it fail; without backoff they take milliseconds.
+	eventually(t, "n2 refusing n1 six times", func() bool { return c.ts["n2"].Stats().Refused >= 6 })
+	if took := time.Since(started); took < 775*time.Millisecond {
+		t.Fatalf("n2 refused 6 connections of n1 within %v: n1 redials a refusing member without backoff", took)
+	}
+	eventually(t, "n1 logging the reason", func() bool {
+		return strings.Contains(c.log("n1"), "refused before it answered a ping: the member closed it: member n1 runs with cluster settings")
+	})
+	if n := strings.Count(c.log("n1"), "refused before it answered a ping"); n != 1 {
+		t.Fatalf("n1 logged the same refusal %d times:\n%s", n, c.log("n1"))
+	}
 }
 
 // startWith runs member id's transport with hello "h" and the liveness

@@ -49,8 +49,8 @@ type Config struct {
 	// (liveness.go); 0 means DefaultPingInterval.
 	PingInterval time.Duration
 	// MaxHandshakes bounds the incoming connections not yet admitted
-	// (TLS handshake and hello); one more is closed at once. 0 means
-	// 8 + 2 per member.
+	// (TLS handshake and hello); one more closes the oldest of them
+	// (handshakes.go). 0 means 64 + 4 per member.
 	MaxHandshakes int
 	Logf          func(format string, args ...any)
 }
@@ -91,11 +91,9 @@ type Transport struct {
 	inMu sync.Mutex
 	in   map[string]*incoming // the open incoming connection of each member
 
-	handshakes chan struct{} // a slot per incoming connection being admitted
-	// refusedLogAt and refusedSince rate-limit the log of connections
-	// refused at accept; only the accept loop uses them.
-	refusedLogAt time.Duration
-	refusedSince int
+	handshakes handshakeSet // incoming connections being admitted (handshakes.go)
+	logMu      sync.Mutex
+	logged     map[string]*rateLimited // refusals logged at most once a second, by kind
 
 	refused   atomic.Int64 // connections refused (identity, settings, handshake, too many handshakes)
 	malformed atomic.Int64 // frames from members that did not decode
@@ -116,13 +114,13 @@ func New(cfg Config) *Transport {
 		cfg.PingInterval = DefaultPingInterval
 	}
 	if cfg.MaxHandshakes <= 0 {
-		cfg.MaxHandshakes = 8 + 2*len(cfg.Members)
+		cfg.MaxHandshakes = 64 + 4*len(cfg.Members)
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
 	t := &Transport{cfg: cfg, inbox: make(chan lease.Msg, cfg.InboxSize), links: map[string]*link{}, in: map[string]*incoming{},
-		epoch: time.Now(), handshakes: make(chan struct{}, cfg.MaxHandshakes)}
+		epoch: time.Now(), handshakes: handshakeSet{max: cfg.MaxHandshakes}, logged: map[string]*rateLimited{}}
 	for i, m := range cfg.Members {
 		if m.ID == cfg.Self {
 			continue
