@@ -152,9 +152,12 @@ require $run "history in time order" "all(a['time'] <= b['time'] for a, b in zip
 results $run "'ok fraction %.3f (inside faults %.3f, outside %.3f); failover median %.0f ms inside faults, %.0f ms outside; heal to grant median %.0f ms' % (r['availability']['ok_fraction'], r['workload_stats']['availability']['inside_faults']['all']['fraction'], r['workload_stats']['availability']['outside_faults']['all']['fraction'], r['workload_stats']['failover_inside_faults']['median_ms'], r['workload_stats']['failover_outside_faults']['median_ms'], r['workload_stats']['heal_to_grant']['median_ms'])"
 
 # The master lease's acceptance run: valid, mastership held most of the
-# time outside partitions, and moving between nodes.
+# time outside partitions, and moving between nodes. On a fixed seed: how
+# often the master moves depends on whether the partitions happen to cut
+# off the node that is master, and a random seed gave a single change in
+# about one run of six (seed 11: 3 to 7 changes in 4 runs).
 expect 0 master-5-nodes-partitions -w master --node-count 5 --time-limit 30 --rate 50 \
-  --concurrency 10 --latency 5 --nemesis partition --nemesis-interval 3
+  --concurrency 10 --latency 5 --nemesis partition --nemesis-interval 3 --seed 11
 require master-5-nodes-partitions "a master most of the time outside partitions, and changes of master" \
   "r['workload_stats']['mastership']['outside_faults']['fraction'] > 0.6 and r['workload_stats']['mastership']['master_changes'] >= 2"
 results master-5-nodes-partitions "'mastered %.3f overall, %.3f outside partitions, %.3f inside; %d changes of master; failover median %s ms outside, %s ms inside' % (r['workload_stats']['mastership']['overall']['fraction'], r['workload_stats']['mastership']['outside_faults']['fraction'], r['workload_stats']['mastership']['inside_faults']['fraction'] or 0, r['workload_stats']['mastership']['master_changes'], (r['workload_stats']['failover']['outside_faults_ms'] or {}).get('p50'), (r['workload_stats']['failover']['inside_faults_ms'] or {}).get('p50'))"
