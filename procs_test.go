@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"chunklease/history"
+	"chunklease/internal/proctest"
 	leasewl "chunklease/workloads/lease"
 )
 
@@ -31,31 +31,12 @@ type procCluster struct {
 	mu      sync.Mutex
 	procs   map[string]*exec.Cmd
 	stdins  map[string]io.WriteCloser
-	logs    map[string]*lockedBuffer // each node's stderr, over all its incarnations
-	blocked map[[2]string]bool       // [from, to] pairs whose messages are dropped
-	waiting map[int]chan json.RawMessage
-	nextID  int
+	logs    map[string]*proctest.Output // each node's stderr, over all its incarnations
+	blocked map[[2]string]bool          // [from, to] pairs whose messages are dropped
+	replies replyWaits
 	start   time.Time
 	ops     []history.Op
 	wg      sync.WaitGroup
-}
-
-// lockedBuffer is a process's stderr, readable while the process writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // The settings of every process test: 1 s leases, a 1 s boot wait on
@@ -92,9 +73,9 @@ func clockfaultNode(t *testing.T) string {
 
 func newProcCluster(t *testing.T) *procCluster {
 	c := &procCluster{t: t, ids: []string{"n1", "n2", "n3"}, procs: map[string]*exec.Cmd{}, stdins: map[string]io.WriteCloser{},
-		logs: map[string]*lockedBuffer{}, blocked: map[[2]string]bool{}, waiting: map[int]chan json.RawMessage{}, start: time.Now()}
+		logs: map[string]*proctest.Output{}, blocked: map[[2]string]bool{}, start: time.Now()}
 	for _, id := range c.ids {
-		c.logs[id] = &lockedBuffer{}
+		c.logs[id] = &proctest.Output{}
 	}
 	t.Cleanup(c.stop)
 	return c
@@ -184,18 +165,7 @@ func (c *procCluster) route(from string, out io.Reader) {
 			}
 			continue
 		}
-		var head struct {
-			InReplyTo *int `json:"in_reply_to"`
-		}
-		if env.Dest == "c1" && json.Unmarshal(env.Body, &head) == nil && head.InReplyTo != nil {
-			c.mu.Lock()
-			ch := c.waiting[*head.InReplyTo]
-			delete(c.waiting, *head.InReplyTo)
-			c.mu.Unlock()
-			if ch != nil {
-				ch <- env.Body
-			}
-		}
+		c.replies.deliver(env.Dest, env.Body)
 	}
 }
 
@@ -217,12 +187,7 @@ func (c *procCluster) record(op history.Op) {
 // send writes a client request and records its invoke; the returned
 // channel gets the reply body.
 func (c *procCluster) send(proc int, node, f string, value map[string]any) chan json.RawMessage {
-	c.mu.Lock()
-	c.nextID++
-	id := c.nextID
-	ch := make(chan json.RawMessage, 1)
-	c.waiting[id] = ch
-	c.mu.Unlock()
+	id, ch := c.replies.add()
 	req := clientRequest(node, f, id, value)
 	inv, _ := json.Marshal(value)
 	c.record(history.Op{Process: history.Process{ID: proc}, Type: history.Invoke, F: f, Node: node, Value: inv})

@@ -27,15 +27,14 @@ type liveCluster struct {
 	procs   map[string]*exec.Cmd
 	stdins  map[string]io.WriteCloser
 	mu      sync.Mutex
-	waiting map[int]chan json.RawMessage // client msg_id -> reply
-	nextID  int
+	replies replyWaits
 	hist    *opRecorder
 	wg      sync.WaitGroup
 }
 
 func startLiveCluster(t *testing.T, env ...string) *liveCluster {
 	c := &liveCluster{t: t, procs: map[string]*exec.Cmd{}, stdins: map[string]io.WriteCloser{},
-		waiting: map[int]chan json.RawMessage{}, hist: newOpRecorder(t)}
+		hist: newOpRecorder(t)}
 	ids := []string{"n1", "n2", "n3"}
 	for _, id := range ids {
 		cmd := exec.Command(nodeBin)
@@ -67,29 +66,15 @@ func (c *liveCluster) route(out io.Reader) {
 			return
 		}
 		var env struct {
-			Dest string `json:"dest"`
-			Body struct {
-				InReplyTo *int `json:"in_reply_to"`
-			} `json:"body"`
-			RawBody json.RawMessage `json:"-"`
-		}
-		var raw struct {
+			Dest string          `json:"dest"`
 			Body json.RawMessage `json:"body"`
 		}
 		_ = json.Unmarshal(line, &env)
-		_ = json.Unmarshal(line, &raw)
 		if _, isNode := c.stdins[env.Dest]; isNode {
 			c.write(env.Dest, string(line[:len(line)-1]))
 			continue
 		}
-		if env.Dest == "c1" && env.Body.InReplyTo != nil {
-			c.mu.Lock()
-			ch := c.waiting[*env.Body.InReplyTo]
-			c.mu.Unlock()
-			if ch != nil {
-				ch <- raw.Body
-			}
-		}
+		c.replies.deliver(env.Dest, env.Body)
 	}
 }
 
@@ -118,6 +103,45 @@ func (c *liveCluster) pause(id string) {
 
 func (c *liveCluster) resume(id string) { _ = c.procs[id].Process.Signal(syscall.SIGCONT) }
 
+// replyWaits matches the replies to client c1 with the requests waiting
+// for them, by msg_id.
+type replyWaits struct {
+	mu      sync.Mutex
+	nextID  int
+	waiting map[int]chan json.RawMessage
+}
+
+// add is a new request's msg_id and the channel its reply body comes on.
+func (w *replyWaits) add() (int, chan json.RawMessage) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.waiting == nil {
+		w.waiting = map[int]chan json.RawMessage{}
+	}
+	w.nextID++
+	ch := make(chan json.RawMessage, 1)
+	w.waiting[w.nextID] = ch
+	return w.nextID, ch
+}
+
+// deliver hands a message for dest to the request it answers, once: a
+// duplicate or a reply nobody waits for is dropped.
+func (w *replyWaits) deliver(dest string, body json.RawMessage) {
+	var head struct {
+		InReplyTo *int `json:"in_reply_to"`
+	}
+	if dest != "c1" || json.Unmarshal(body, &head) != nil || head.InReplyTo == nil {
+		return
+	}
+	w.mu.Lock()
+	ch := w.waiting[*head.InReplyTo]
+	delete(w.waiting, *head.InReplyTo)
+	w.mu.Unlock()
+	if ch != nil {
+		ch <- body
+	}
+}
+
 // clientRequest is the Maelstrom request line from c1 to node of a lease
 // workload op: value's chunk as chunk_handle, its other fields as they are.
 func clientRequest(node, f string, id int, value map[string]any) []byte {
@@ -135,12 +159,7 @@ func clientRequest(node, f string, id int, value map[string]any) []byte {
 // lease workload would: invoke value, then ok (with the reply's fields),
 // fail or info. It returns the reply body, or nil on timeout.
 func (c *liveCluster) call(proc int, node, f string, value map[string]any, timeout time.Duration) map[string]any {
-	c.mu.Lock()
-	c.nextID++
-	id := c.nextID
-	ch := make(chan json.RawMessage, 1)
-	c.waiting[id] = ch
-	c.mu.Unlock()
+	id, ch := c.replies.add()
 	req := clientRequest(node, f, id, value)
 	c.hist.invoke(proc, node, f, value)
 	c.write(node, string(req))

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"chunklease/internal/proctest"
 )
 
 func TestTimers(t *testing.T) {
@@ -126,7 +128,7 @@ func TestSlowStdoutDoesNotBlockLoop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
-		stderr := &lockedBuffer{}
+		stderr := &proctest.Output{}
 		handled := 0
 		n := New(inR, outW, stderr)
 		n.Handle("echo", func(req Message) error {
@@ -174,7 +176,7 @@ func TestStdoutClosed(t *testing.T) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		outR.Close()
-		stderr := &lockedBuffer{}
+		stderr := &proctest.Output{}
 		n := New(inR, outW, stderr)
 		echoNode(n)
 		done := make(chan error, 1)
@@ -195,7 +197,7 @@ func TestStdoutStalledAtExit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
-		n := New(inR, outW, &lockedBuffer{})
+		n := New(inR, outW, &proctest.Output{})
 		done := make(chan error, 1)
 		go func() { done <- n.Run() }()
 		io.WriteString(inW, `{"src":"c0","dest":"n1","body":{"type":"init","node_id":"n1","node_ids":["n1"],"msg_id":1}}`+"\n")

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"chunklease/internal/proctest"
 )
 
 // rpcNode serves "start": it sends one "prepare" RPC to n2 with the given
@@ -171,7 +173,7 @@ func TestSendAndRPCRefusals(t *testing.T) {
 		}
 	})
 	// Before init there is no src to send from.
-	n := New(strings.NewReader(""), &lockedBuffer{}, &lockedBuffer{})
+	n := New(strings.NewReader(""), &proctest.Output{}, &proctest.Output{})
 	if err := n.Send("n2", "x", nil); err == nil || !strings.Contains(err.Error(), "before init") {
 		t.Fatalf("Send before init: %v", err)
 	}

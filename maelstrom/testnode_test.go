@@ -2,13 +2,13 @@ package maelstrom
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
+
+	"chunklease/internal/proctest"
 )
 
 // testNode drives a Node through pipes inside a synctest bubble: the test
@@ -19,27 +19,10 @@ type testNode struct {
 	node   *Node
 	stdin  *io.PipeWriter
 	out    chan string
-	stderr *lockedBuffer
+	stderr *proctest.Output
 	done   chan error
 	// finished is set once Run has returned (finish was called).
 	finished bool
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startNode must be called inside synctest.Test. setup registers handlers.
@@ -47,7 +30,7 @@ func startNode(t *testing.T, setup func(n *Node), opts ...Option) *testNode {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	tn := &testNode{t: t, stdin: inW, out: make(chan string, 1<<16), stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	tn := &testNode{t: t, stdin: inW, out: make(chan string, 1<<16), stderr: &proctest.Output{}, done: make(chan error, 1)}
 	tn.node = New(inR, outW, tn.stderr, opts...)
 	if setup != nil {
 		setup(tn.node)

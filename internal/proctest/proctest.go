@@ -1,6 +1,7 @@
 // Package proctest finds processes for tests that must prove none of
 // theirs is left running: it reads /proc (Linux), and finds nothing
-// elsewhere. It starts, signals and waits for nothing.
+// elsewhere; and it holds a process's output for reading while the
+// process writes (Output). It starts, signals and waits for nothing.
 package proctest
 
 import (
