@@ -31,7 +31,8 @@ func grantOf(chunk, server string) map[string]any {
 	return map[string]any{"chunk": chunk, "server": server, "lease_ms": 1000}
 }
 
-// sequentialRestarts is issue 16's schedule: with n1's wall clock offset
+// sequentialRestarts is the schedule under which an earlier core let
+// tokens go backwards after two one-at-a-time restarts: with n1's wall clock offset
 // by aheadMs, cs1 is granted chunk ch through n1 while n3 is cut off from
 // n1 (only n1 and n2 learn its token); then, with n1 | n2 cut, n1
 // restarts with the boot wait (its clock offset afterOffsetMs: set right
@@ -75,7 +76,7 @@ func grantSomewhere(t *testing.T, c *procCluster, proc int, server string, nodes
 	return nil
 }
 
-// TestSequentialRestartsWithAClockAhead runs issue 16's schedule three
+// TestSequentialRestartsWithAClockAhead runs that schedule three
 // ways. Within the bound (n1 500 ms ahead, set right when it restarts)
 // and with n1 30 s ahead throughout (its restart floor and n2's recovery
 // carry its tokens' time), the next grant to another server gets a larger
@@ -151,7 +152,7 @@ func TestThirtySecondsAheadNamesTheCause(t *testing.T) {
 
 // TestSequentialRestartsAfterALoadLead: a burst of grants as fast as n1
 // takes them pushes its counter ahead of its wall clock, at most by L
-// (pacing); issue 16's schedule follows, and a grant to another server
+// (pacing); the sequential-restart schedule follows, and a grant to another server
 // of the chunk with the highest token gets a larger one.
 func TestSequentialRestartsAfterALoadLead(t *testing.T) {
 	t.Parallel()
@@ -221,7 +222,8 @@ func TestWholeClusterRestartAfterLoad(t *testing.T) {
 	mustBeValid(t, c)
 }
 
-// TestDeadPeerAndARestartServeAfterTheBootWait is issue 16's outage: n3
+// TestDeadPeerAndARestartServeAfterTheBootWait is an outage of an earlier
+// core, which waited for a dead peer's recovery answer: n3
 // dies for good and n2 restarts with the boot wait. n1 and n2 are a live
 // majority: grants must succeed again within the boot wait plus a second
 // of n2's start, without n3. Meanwhile the error says why (n2 in its boot

@@ -13,7 +13,8 @@ import (
 	"time"
 )
 
-// The safety holes of issue 8, replayed against three real node processes
+// Two safety holes an earlier node had (a shorter renewal, a late
+// release), replayed against three real node processes
 // joined by an in-test router (zero latency, every message delivered), with
 // SIGSTOP and SIGCONT for a paused node. Each scenario's history is judged
 // by the harness's own lease checker: it must be valid, every ok grant and

@@ -313,8 +313,8 @@ func (s *scenario) margined(rng *rand.Rand) {
 	s.clientsInMargin = true
 }
 
-// sequential is the schedule of issue 16's first report: restarts one at
-// a time (each waits until no node is down or in its boot wait), with
+// sequential is the sequential-restart schedule under which an earlier
+// core let tokens go backwards: restarts one at a time (each waits until no node is down or in its boot wait), with
 // partitions that drop what crosses them and pauses between them, so a
 // restarted node often serves before it heard its peers' high-water
 // marks, and over a few restarts a majority forgot what it promised. The

@@ -3,7 +3,9 @@
 // RPC callbacks and timers on one event loop, and writes messages to
 // stdout, so that a node runs unchanged under real Maelstrom, under the
 // project's own harness (maelstrom/harness), and under the course grader.
-// References such as §A.5 point into shared/maelstrom-spec.md.
+// References such as §A.5 or maelstrom-spec C.2 name sections of the
+// description of real Maelstrom the library was written against, which
+// this repository does not ship; docs/harness.md states the behaviour.
 //
 // # Model
 //

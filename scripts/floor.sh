@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The floor check of issue 10 (a benchmark, not a test): how close the node
+# The floor check (docs/performance.md; a benchmark, not a test): how close the node
 # comes to the protocol's floor under the harness, at 10 ms one-way latency.
 #
 #   light load (3 nodes, 2 clients, 20 ops/s, leases up to 3 s, 4 servers,

@@ -9,8 +9,8 @@
 // realnet (every node `BIN serve` in its own Linux network namespace,
 // faults by the kernel, --network netns). Both supervise their node
 // programs with package nodeproc. The CLI is
-// maelstrom/cmd/maelstrom; the model is /work/shared/maelstrom-spec.md,
-// sections A to G, and the contract's section 2.
+// maelstrom/cmd/maelstrom; the model is real Maelstrom's behaviour, and
+// docs/harness.md tables every difference from it.
 //
 // # The seam: Network (network.go)
 //

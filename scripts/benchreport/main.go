@@ -124,7 +124,7 @@ func table(dirs []string, out io.Writer) error {
 	return nil
 }
 
-// Goals of the floor check (issue 10).
+// Goals of the floor check (scripts/floor.sh; docs/performance.md).
 const (
 	floorGoal    = 1.10 // p50 at most this many times the floor
 	renewGoal    = 0.95 // renew success at least
