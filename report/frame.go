@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -110,6 +111,14 @@ func (fr *frame) pct(ns int64) float64 {
 func (fr *frame) span(from, to int64) string {
 	l := fr.pct(from)
 	return fmt.Sprintf("left:%.3f%%;width:%.3f%%", l, max(fr.pct(to)-l, 0))
+}
+
+// end draws the bottom axis, closes the page and writes it to w.
+func (fr *frame) end(w io.Writer) error {
+	fr.axis("bottom")
+	fr.b.WriteString("</div>\n</body>\n</html>\n")
+	_, err := io.WriteString(w, fr.b.String())
+	return err
 }
 
 // axis draws about ten round ticks, in seconds; it sticks to the top or

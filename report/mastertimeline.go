@@ -47,10 +47,7 @@ func WriteMasterTimelinePage(w io.Writer, in master.TimelineInput) error {
 		t.lane(i, node)
 	}
 	t.b.WriteString("</div>\n")
-	t.axis("bottom")
-	t.b.WriteString("</div>\n</body>\n</html>\n")
-	_, err := io.WriteString(w, t.b.String())
-	return err
+	return t.end(w)
 }
 
 // masterTimeline is the master page: the frame and what it shows.

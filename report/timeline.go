@@ -99,10 +99,7 @@ func WriteTimelinePage(w io.Writer, in lease.TimelineInput, lim lease.TimelineLi
 	}
 	t.b.WriteString("</div>\n")
 	t.restLine()
-	t.axis("bottom")
-	t.b.WriteString("</div>\n</body>\n</html>\n")
-	_, err := io.WriteString(w, t.b.String())
-	return err
+	return t.end(w)
 }
 
 // timeline is the lease page: the frame, what it shows, and each
