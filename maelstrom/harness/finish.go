@@ -180,8 +180,8 @@ func (r *runner) printSummary(res *report.Results, runErr error, invoked int) {
 	if o, ok := r.observedRun().Network.(interface{ Summary() string }); ok {
 		fmt.Fprintf(w, "  network %s: %s\n", res.Network, o.Summary())
 	}
-	if n := res.Nemesis; n.Faults != "" {
-		fmt.Fprintf(w, "  nemesis %s: %s\n", n.Faults, nemesisLine(n))
+	if line := nemesisLine(res.Nemesis); res.Nemesis.Faults != "" && line != "" { // clock alone: its own line below
+		fmt.Fprintf(w, "  nemesis %s: %s\n", res.Nemesis.Faults, line)
 	}
 	if c := res.Nemesis.Clock; c != nil {
 		within := "within the nodes' bounds"
