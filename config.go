@@ -21,6 +21,7 @@ type nodeConfig struct {
 	driftMarginMs   int64
 	driftPPM        int64
 	quorumTimeoutMs int64
+	maxInFlight     int64
 	seed            int64 // 0: derived from the start time
 }
 
@@ -38,6 +39,7 @@ var settings = []setting{
 	{"drift-margin-ms", "LEASE_DRIFT_MARGIN_MS", "ms every reported remaining time is shortened by", "0"},
 	{"drift-ppm", "LEASE_DRIFT_PPM", "bound on clock-rate error in parts per million; acceptors stretch leases by it", "1000"},
 	{"quorum-timeout-ms", "LEASE_QUORUM_TIMEOUT_MS", "ms a request may take before the node answers error 11 (1..2000)", "2000"},
+	{"max-in-flight", "LEASE_MAX_IN_FLIGHT", "client requests a node runs at once; more wait, and fail with error 11 if none finishes within the quorum timeout", "256"},
 	{"seed", "LEASE_SEED", "seed of the node's random backoff (0: from the start time)", "0"},
 }
 
@@ -132,6 +134,7 @@ func buildConfig(raw map[string]*string) (nodeConfig, error) {
 	num("drift-margin-ms", &c.driftMarginMs, 0, week)
 	num("drift-ppm", &c.driftPPM, 0, 499_999)
 	num("quorum-timeout-ms", &c.quorumTimeoutMs, 1, 2000)
+	num("max-in-flight", &c.maxInFlight, 1, 1_000_000)
 	num("seed", &c.seed, -1<<63, 1<<63-1)
 	c.acceptors = strings.TrimSpace(*raw["acceptors"])
 	errs = append(errs, c.crossCheck()...)

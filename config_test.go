@@ -33,6 +33,8 @@ func TestParseConfig(t *testing.T) {
 			return c.acceptors == "n1,n2,n3"
 		}, ""},
 		{"not a number", nil, env("LEASE_MS", "1s"), nil, `-lease-ms (LEASE_MS) is "1s"; want a whole number in 1..604800000`},
+		{"in flight", nil, env("LEASE_MAX_IN_FLIGHT", "16"), func(c nodeConfig) bool { return c.maxInFlight == 16 }, ""},
+		{"no request in flight", []string{"-max-in-flight", "0"}, env(), nil, "-max-in-flight (LEASE_MAX_IN_FLIGHT) is \"0\"; want a whole number in 1..1000000"},
 		{"quorum timeout above 2000", []string{"-quorum-timeout-ms", "2001"}, env(), nil, "-quorum-timeout-ms (LEASE_QUORUM_TIMEOUT_MS)"},
 		{"lease above the maximum", []string{"-lease-ms", "70000"}, env(), nil, "-lease-ms (LEASE_MS) 70000 is more than -max-lease-ms (LEASE_MAX_MS) 60000"},
 		{"margin as long as the lease", []string{"-lease-ms", "100", "-drift-margin-ms", "100"}, env(), nil, "must be less than -lease-ms 100"},

@@ -69,7 +69,7 @@ func (s *server) init() error {
 	core, err := lease.NewNode(lease.Config{
 		ID: s.node.ID(), Acceptors: acc, Nodes: s.node.NodeIDs(), Incarnation: inc, Nonce: shell.NewNonce(), WallMs: wall.UnixMilli(),
 		DefaultLeaseMs: s.cfg.leaseMs, MaxLeaseMs: s.cfg.maxLeaseMs, BootWaitMs: s.cfg.bootWaitMs,
-		DriftMarginMs: s.cfg.driftMarginMs, DriftPPM: s.cfg.driftPPM, QuorumTimeoutMs: s.cfg.quorumTimeoutMs,
+		DriftMarginMs: s.cfg.driftMarginMs, DriftPPM: s.cfg.driftPPM, QuorumTimeoutMs: s.cfg.quorumTimeoutMs, MaxInFlight: int(s.cfg.maxInFlight),
 		Rand: rand.New(rand.NewPCG(uint64(seed), uint64(inc))),
 	}, s.node.Now())
 	if err != nil {
@@ -80,8 +80,8 @@ func (s *server) init() error {
 	// from a timer: the library writes init_ok when this returns, and
 	// init_ok must be the node's first message (msg_id 0).
 	s.drv.Schedule(s.node.Now())
-	s.node.Logf("lease-node %s (incarnation %d): acceptors %v, lease %d ms (max %d), boot wait %d ms, drift %d ppm, margin %d ms, quorum timeout %d ms, seed %d",
-		s.node.ID(), inc, acc, s.cfg.leaseMs, s.cfg.maxLeaseMs, s.cfg.bootWaitMs, s.cfg.driftPPM, s.cfg.driftMarginMs, s.cfg.quorumTimeoutMs, seed)
+	s.node.Logf("lease-node %s (incarnation %d): acceptors %v, lease %d ms (max %d), boot wait %d ms, drift %d ppm, margin %d ms, quorum timeout %d ms, %d requests in flight, seed %d",
+		s.node.ID(), inc, acc, s.cfg.leaseMs, s.cfg.maxLeaseMs, s.cfg.bootWaitMs, s.cfg.driftPPM, s.cfg.driftMarginMs, s.cfg.quorumTimeoutMs, s.cfg.maxInFlight, seed)
 	return nil
 }
 

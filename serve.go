@@ -120,7 +120,7 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 	core, err := lease.NewNode(lease.Config{
 		ID: cfg.id, Acceptors: cfg.acceptors, Nodes: cfg.memberIDs(), Incarnation: inc, Nonce: shell.NewNonce(), WallMs: wall.UnixMilli(),
 		DefaultLeaseMs: cfg.node.leaseMs, MaxLeaseMs: cfg.node.maxLeaseMs, BootWaitMs: cfg.node.bootWaitMs,
-		DriftMarginMs: cfg.node.driftMarginMs, DriftPPM: cfg.node.driftPPM, QuorumTimeoutMs: cfg.node.quorumTimeoutMs,
+		DriftMarginMs: cfg.node.driftMarginMs, DriftPPM: cfg.node.driftPPM, QuorumTimeoutMs: cfg.node.quorumTimeoutMs, MaxInFlight: int(cfg.node.maxInFlight),
 		Rand: rand.New(rand.NewPCG(uint64(seed), uint64(inc))),
 	}, now)
 	if err != nil {
@@ -139,8 +139,8 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 
 func (n *serveNode) logStart(inc, seed int64) {
 	c := n.cfg
-	n.log.Printf("lease-node serve %s (incarnation %d): cluster %s, acceptors %v, lease %d ms (max %d), drift %d ppm, margin %d ms, quorum timeout %d ms, seed %d",
-		c.id, inc, c.clusterHello(), c.acceptors, c.node.leaseMs, c.node.maxLeaseMs, c.node.driftPPM, c.node.driftMarginMs, c.node.quorumTimeoutMs, seed)
+	n.log.Printf("lease-node serve %s (incarnation %d): cluster %s, acceptors %v, lease %d ms (max %d), drift %d ppm, margin %d ms, quorum timeout %d ms, %d requests in flight, seed %d",
+		c.id, inc, c.clusterHello(), c.acceptors, c.node.leaseMs, c.node.maxLeaseMs, c.node.driftPPM, c.node.driftMarginMs, c.node.quorumTimeoutMs, c.node.maxInFlight, seed)
 	switch {
 	case c.node.bootWaitMs == 0:
 		n.log.Printf("boot wait 0 ms (-boot-wait-ms 0): safe only for a first start of the whole cluster; " +

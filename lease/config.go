@@ -77,6 +77,11 @@ type Config struct {
 	// contended attempt is retried (the paper's liveness remedy).
 	BackoffMinMs int64
 	BackoffMaxMs int64
+	// MaxInFlight caps the client grant, renew, check and release
+	// requests running at this node at once; more wait for a slot, and
+	// fail with error 11 if none frees within their quorum timeout
+	// (admission.go). Zero means DefaultMaxInFlight.
+	MaxInFlight int
 	// Rand supplies every random choice of the core (backoff). It must be
 	// seeded by the caller; the core never reads global randomness.
 	Rand *rand.Rand
@@ -133,6 +138,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DefaultLeaseMs == 0 {
 		c.DefaultLeaseMs = c.MaxLeaseMs
+	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = DefaultMaxInFlight
 	}
 	return c
 }

@@ -43,8 +43,12 @@ type Node struct {
 	queues  map[string][]*request // grant and renew requests per chunk; the head runs
 	byReq   map[uint64]*request   // check and release requests by request id
 	pending []*request            // every unanswered request, in arrival order
-	taken   int                   // requests taken since the maps above were last resized (reclaim.go)
-	reqSeq  uint64
+	// waiting holds requests that found every slot taken, inFlight counts
+	// the slots taken (admission.go).
+	waiting  []*request
+	inFlight int
+	taken    int // requests taken since the maps above were last resized (reclaim.go)
+	reqSeq   uint64
 	// floor is the lowest counter this acceptor still promises above for
 	// every chunk: after a restart its wall clock at the end of the boot
 	// wait, raised by the recovered high-water marks (recovery.go) and by
@@ -143,10 +147,14 @@ func (n *Node) begin(now time.Duration) {
 func (n *Node) finish(now time.Duration) *Output {
 	// Delivering may queue more (an acceptor's answer to its own node);
 	// indexing sees them, and the buffer is reused by the next call.
-	for i := 0; i < len(n.loop); i++ {
-		n.dispatch(now, n.loop[i])
+	// Requests answered meanwhile free slots for waiting ones, whose
+	// first messages to this node's own acceptor are delivered in turn.
+	for n.admitWaiting(now) || len(n.loop) > 0 {
+		for i := 0; i < len(n.loop); i++ {
+			n.dispatch(now, n.loop[i])
+		}
+		n.loop = n.loop[:0]
 	}
-	n.loop = n.loop[:0]
 	n.bootTimer(now)
 	n.chunks.names.endCall()
 	n.out.Logs = append(n.out.Logs, n.logs...)
@@ -181,6 +189,7 @@ func (n *Node) broadcast(m Msg) {
 
 func (n *Node) reply(r *request, typ string, body any) {
 	r.done = true
+	n.freeSlot(r)
 	if r.internal {
 		n.masterResult(n.now, r, body, nil)
 		return
@@ -190,6 +199,7 @@ func (n *Node) reply(r *request, typ string, body any) {
 
 func (n *Node) fail(r *request, err *Error) {
 	r.done = true
+	n.freeSlot(r)
 	if r.internal {
 		n.masterResult(n.now, r, nil, err)
 		return

@@ -14,6 +14,8 @@ type request struct {
 	// answered, with error 11 if nothing better is known.
 	deadline time.Duration
 	done     bool
+	// waiting: for a slot (admission.go); slot: holding one.
+	waiting, slot bool
 
 	// grant and renew: the running attempt, or nil while the request waits
 	// in its chunk's queue or backs off until retryAt.
@@ -63,16 +65,11 @@ func (n *Node) handleRequest(now time.Duration, req Request) {
 	if req.LeaseMs == 0 {
 		r.leaseLen = ms(n.cfg.DefaultLeaseMs)
 	}
-	switch req.Op {
-	case OpMasterStart, OpMasterStop, OpMasterStatus:
+	if req.Op >= OpMasterStart {
 		n.handleMaster(now, r)
-	case OpGrant, OpRenew:
-		n.enqueue(now, r)
-	case OpCheck:
-		n.startRead(now, r)
-	case OpRelease:
-		n.startRelease(now, r)
+		return
 	}
+	n.admit(now, r)
 }
 
 // Limits on the names a request carries. Each chunk record keeps its
@@ -119,7 +116,7 @@ func (n *Node) validate(req Request) *Error {
 func (r *request) nextEvent() time.Duration {
 	t := r.deadline
 	switch {
-	case r.queued:
+	case r.queued, r.waiting:
 	case r.att != nil:
 		t = min(t, r.att.roundEnd, r.att.d)
 	case r.rd != nil:
@@ -150,6 +147,10 @@ func (n *Node) onTimer(now time.Duration, r *request) {
 
 // expire answers a request whose quorum timeout has passed.
 func (n *Node) expire(now time.Duration, r *request) {
+	if r.waiting {
+		n.fail(r, n.overloaded(r))
+		return
+	}
 	switch r.Op {
 	case OpGrant, OpRenew:
 		n.finishAttempts(now, r, n.grantFailure(r))

@@ -1,0 +1,90 @@
+package lease
+
+import (
+	"time"
+)
+
+// Admission control. Every client grant, renew, check and release holds
+// one of MaxInFlight slots from when it starts its first round until it
+// is answered; a request that finds every slot taken waits, in arrival
+// order, and sends nothing until one frees.
+//
+// Why: a burst of requests that all start at once puts every prepare of
+// the burst on the acceptors' queues ahead of the first propose, so under
+// a load the node cannot carry within the quorum timeout every request
+// times out after its propose went out (error 0: indefinite, possibly
+// recorded, blocking the chunk until it expires), and none succeeds. With
+// a cap the node keeps at most MaxInFlight rounds in the pipeline, those
+// finish in time, and a request still waiting when its quorum timeout
+// passes fails definitely (error 11: nothing was sent, so nothing
+// changed), which a client can retry elsewhere at once.
+//
+// The master lease's own requests and master_* requests take no slot: a
+// burst of client requests must not cost the node its master lease.
+
+// DefaultMaxInFlight is the cap when Config.MaxInFlight is zero: far above
+// what a client with a few dozen connections keeps in flight at one node,
+// low enough that its rounds finish within a quorum timeout on a loaded
+// two-core machine.
+const DefaultMaxInFlight = 256
+
+// admit starts client request r now if a slot is free, else queues it.
+func (n *Node) admit(now time.Duration, r *request) {
+	if n.inFlight >= n.cfg.MaxInFlight {
+		r.waiting = true
+		n.waiting = append(n.waiting, r)
+		return
+	}
+	n.begin1(now, r)
+}
+
+// begin1 starts a client grant, renew, check or release in a slot: its
+// first round, or its place in its chunk's queue.
+func (n *Node) begin1(now time.Duration, r *request) {
+	r.waiting, r.slot = false, true
+	n.inFlight++
+	switch r.Op {
+	case OpGrant, OpRenew:
+		n.enqueue(now, r)
+	case OpCheck:
+		n.startRead(now, r)
+	case OpRelease:
+		n.startRelease(now, r)
+	}
+}
+
+// freeSlot gives back the slot of a request just answered.
+func (n *Node) freeSlot(r *request) {
+	if r.slot {
+		r.slot = false
+		n.inFlight--
+	}
+}
+
+// admitWaiting starts waiting requests, oldest first, while slots are
+// free. It reports whether it started any. Requests that expired while
+// waiting are already answered and are dropped here.
+func (n *Node) admitWaiting(now time.Duration) bool {
+	started := false
+	for len(n.waiting) > 0 && n.inFlight < n.cfg.MaxInFlight {
+		r := n.waiting[0]
+		n.waiting[0] = nil
+		n.waiting = n.waiting[1:]
+		if !r.done {
+			n.begin1(now, r)
+			started = true
+		}
+	}
+	if len(n.waiting) == 0 {
+		n.waiting = nil // let the array of a past burst go
+	}
+	return started
+}
+
+// overloaded is the definite error of a request whose quorum timeout
+// passed while it waited for a slot.
+func (n *Node) overloaded(r *request) *Error {
+	return unavailable("this node is overloaded: all %d of its request slots (LEASE_MAX_IN_FLIGHT) stayed busy for this %s request's "+
+		"whole quorum timeout of %d ms, so it sent nothing and nothing changed; retry through another node, later, "+
+		"or with fewer requests in flight at once", n.cfg.MaxInFlight, r.Op, n.cfg.QuorumTimeoutMs)
+}

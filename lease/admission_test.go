@@ -1,0 +1,131 @@
+package lease
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// admissionCluster is three cores n1..n3 where n1 allows two requests in
+// flight; messages wait in held until deliver or drop.
+type admissionCluster struct {
+	t       *testing.T
+	nodes   map[string]*Node
+	held    []Msg
+	replies map[uint64]Reply
+}
+
+func newAdmissionCluster(t *testing.T) *admissionCluster {
+	ids := []string{"n1", "n2", "n3"}
+	c := &admissionCluster{t: t, nodes: map[string]*Node{}, replies: map[uint64]Reply{}}
+	for i, id := range ids {
+		cfg := Config{ID: id, Acceptors: ids, Incarnation: 1, Nonce: uint64(i + 1), MaxLeaseMs: 1000,
+			QuorumTimeoutMs: 1000, Rand: rand.New(rand.NewPCG(1, uint64(i)))}
+		if id == "n1" {
+			cfg.MaxInFlight = 2
+		}
+		n, err := NewNode(cfg, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.nodes[id] = n
+	}
+	return c
+}
+
+// take records what one call produced.
+func (c *admissionCluster) take(out *Output) {
+	c.held = append(c.held, out.Msgs...)
+	for _, r := range out.Replies {
+		c.replies[r.ID] = r
+	}
+}
+
+// deliver hands every held message to its node, and what they send in
+// turn, until none is left.
+func (c *admissionCluster) deliver(now time.Duration) {
+	for len(c.held) > 0 {
+		m := c.held[0]
+		c.held = c.held[1:]
+		c.take(c.nodes[m.To].Receive(now, m))
+	}
+}
+
+// chunksSent is the set of chunks the held messages name.
+func (c *admissionCluster) chunksSent() map[string]bool {
+	out := map[string]bool{}
+	for _, m := range c.held {
+		out[m.Chunk] = true
+	}
+	return out
+}
+
+func (c *admissionCluster) burst(now time.Duration, reqs ...Request) {
+	for i, r := range reqs {
+		r.ID = uint64(i + 1)
+		c.take(c.nodes["n1"].Request(now, r))
+	}
+}
+
+// TestAdmissionWaitsForASlot: with two slots, the third and fourth
+// requests send nothing until the first two are answered, and then run
+// to completion within the same deliveries.
+func TestAdmissionWaitsForASlot(t *testing.T) {
+	c := newAdmissionCluster(t)
+	c.burst(0,
+		Request{Op: OpGrant, Chunk: "c1", Server: "cs1", LeaseMs: 1000},
+		Request{Op: OpGrant, Chunk: "c2", Server: "cs1", LeaseMs: 1000},
+		Request{Op: OpCheck, Chunk: "c1"},
+		Request{Op: OpRelease, Chunk: "c2", Server: "cs1", Token: 1 << 60 >> 8})
+	if sent := c.chunksSent(); len(sent) != 2 || !sent["c1"] || !sent["c2"] {
+		t.Fatalf("before any answer n1 sent messages about %v, want c1 and c2 only (two slots)", sent)
+	}
+	c.deliver(time.Millisecond)
+	for id := uint64(1); id <= 4; id++ {
+		r, ok := c.replies[id]
+		if !ok || r.Err != nil {
+			t.Fatalf("request %d: answered %v, reply %+v; want an answer without error", id, ok, r)
+		}
+	}
+	if held := c.replies[3].Body.(CheckOK); held.Primary == nil || *held.Primary != "cs1" {
+		t.Errorf("the check admitted after the grants read %+v, want cs1 holding c1", held)
+	}
+	if n := c.nodes["n1"]; n.inFlight != 0 || len(n.waiting) != 0 || n.Pending() != 0 {
+		t.Errorf("after every answer n1 has %d slots taken, %d waiting, %d pending; want none", n.inFlight, len(n.waiting), n.Pending())
+	}
+}
+
+// TestAdmissionTimesOutDefinitely: with the peers silent, the request
+// that never got a slot fails at its quorum timeout with a definite
+// error 11 that says the node was overloaded, and no message ever named
+// its chunk.
+func TestAdmissionTimesOutDefinitely(t *testing.T) {
+	c := newAdmissionCluster(t)
+	c.burst(0,
+		Request{Op: OpGrant, Chunk: "c1", Server: "cs1", LeaseMs: 1000},
+		Request{Op: OpGrant, Chunk: "c2", Server: "cs1", LeaseMs: 1000},
+		Request{Op: OpGrant, Chunk: "c3", Server: "cs1", LeaseMs: 1000})
+	n1 := c.nodes["n1"]
+	for now := time.Duration(0); now < 2*time.Second && n1.Pending() > 0; {
+		out := n1.Tick(now)
+		c.take(out)
+		if c.chunksSent()["c3"] {
+			t.Fatalf("at %v n1 sent a message about c3, which never had a slot", now)
+		}
+		c.held = nil // the peers are silent
+		now = max(out.Wake, now+time.Millisecond)
+	}
+	r, ok := c.replies[3]
+	if !ok || r.Err == nil || r.Err.Code != CodeTemporarilyUnavailable || !strings.Contains(r.Err.Text, "overloaded") {
+		t.Fatalf("the request without a slot got %+v (answered %v), want error 11 naming the overload", r, ok)
+	}
+	for id := uint64(1); id <= 2; id++ {
+		if r := c.replies[id]; r.Err == nil || r.Err.Code != CodeTemporarilyUnavailable || strings.Contains(r.Err.Text, "overloaded") {
+			t.Errorf("request %d, which had a slot, got %+v; want error 11 for a silent majority", id, r)
+		}
+	}
+	if n1.inFlight != 0 || len(n1.waiting) != 0 {
+		t.Errorf("after every answer n1 has %d slots taken and %d waiting", n1.inFlight, len(n1.waiting))
+	}
+}
