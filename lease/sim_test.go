@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -53,6 +54,9 @@ type outcome struct {
 	// left the guarantee (clocks beyond the bound and a restart that
 	// served before it recovered; simprops_test.go).
 	unfenced bool
+	// overloaded counts requests that failed waiting for an admission
+	// slot (admission.go): the proof that capped schedules reach that path.
+	overloaded int
 }
 
 // runSchedule plays one schedule, writes its history in the contract's
@@ -69,7 +73,7 @@ func runSchedule(sc scenario) outcome {
 		return masterOutcome(sc, ops, jsonl)
 	}
 	res := leasewl.CheckLease(ops)
-	o := outcome{sc: sc, ops: len(ops), problems: res.Problems, history: jsonl}
+	o := outcome{sc: sc, ops: len(ops), problems: res.Problems, history: jsonl, overloaded: countOverloaded(ops)}
 	o.violations, o.unfenced = w.fenced(res.Violations)
 	for _, text := range checkProtectedPromise(ops, res.Holdings, sc.driftPPM) {
 		o.violations = append(o.violations, leasewl.Violation{Kind: "protected-promise", Text: text})
@@ -78,6 +82,18 @@ func runSchedule(sc scenario) outcome {
 		o.violations = append(o.violations, leasewl.Violation{Kind: "definite-after-propose", Text: text})
 	}
 	return o
+}
+
+// countOverloaded counts the failures of requests that waited for an
+// admission slot for their whole quorum timeout.
+func countOverloaded(ops []history.Op) int {
+	n := 0
+	for _, op := range ops {
+		if op.Type == "fail" && strings.Contains(op.Error, "request slots (LEASE_MAX_IN_FLIGHT)") {
+			n++
+		}
+	}
+	return n
 }
 
 // runMany plays schedules base, base+1, ... on every core, in order of
@@ -138,9 +154,10 @@ func TestSimulation(t *testing.T) {
 		count = 100_000
 	}
 	results := runMany(base, count, func(seed uint64) scenario { return drawScenario(seed, "none") }, 0)
-	ops, violations, unfenced := 0, 0, 0
+	ops, violations, unfenced, overloaded := 0, 0, 0, 0
 	for _, o := range results {
 		ops += o.ops
+		overloaded += o.overloaded
 		violations += len(o.violations) + len(o.problems)
 		if o.unfenced {
 			unfenced++
@@ -149,9 +166,13 @@ func TestSimulation(t *testing.T) {
 			reportFailure(t, o)
 		}
 	}
-	fmt.Printf("lease-sim: schedules=%d ops=%d violations=%d fencing-unasserted=%d seed=%d\n", len(results), ops, violations, unfenced, base)
+	fmt.Printf("lease-sim: schedules=%d ops=%d violations=%d fencing-unasserted=%d overloaded=%d seed=%d\n",
+		len(results), ops, violations, unfenced, overloaded, base)
 	if violations > 0 {
 		t.Fatalf("%d violations; replay a failing schedule with: go test ./lease -run TestSimulation -seed <seed> -schedules 1 -v", violations)
+	}
+	if len(results) >= 200 && overloaded == 0 {
+		t.Fatalf("no request in %d schedules failed waiting for an admission slot: the capped schedules no longer reach that path", len(results))
 	}
 }
 

@@ -89,6 +89,10 @@ type scenario struct {
 	// master runs the master workload (master_start, master_stop,
 	// master_status) instead of the chunk-lease workload.
 	master bool
+	// maxInFlight is the nodes' admission cap (0: the default). A third
+	// of the schedules draw a cap of 1 to 4, so that requests wait for a
+	// slot and some time out waiting (admission.go), under every fault.
+	maxInFlight int
 }
 
 // latency is a one-way message delay distribution.
@@ -118,12 +122,22 @@ func (l latency) draw(rng *rand.Rand) time.Duration {
 // the negative controls that need one draw it alone (controls_test.go).
 func drawScenario(seed uint64, weakening string) scenario {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	s := scenario{seed: seed, weakening: weakening}
+	s := scenario{seed: seed, weakening: weakening, maxInFlight: drawCap(seed)}
 	s.mixed(rng)
 	if p, ok := pickProfile(rng.IntN(40)); ok {
 		p(&s, rng)
 	}
 	return s
+}
+
+// drawCap draws the admission cap from a stream of its own, so that the
+// other settings of a seed are what they were before the cap was drawn.
+func drawCap(seed uint64) int {
+	rng := rand.New(rand.NewPCG(seed, 0xad317))
+	if rng.IntN(3) > 0 {
+		return 0
+	}
+	return 1 + rng.IntN(4)
 }
 
 // pickProfile maps a draw in 0..39 to a profile (false: stay mixed).
@@ -143,7 +157,7 @@ func pickProfile(r int) (func(*scenario, *rand.Rand), bool) {
 // drawProfile draws a schedule of one profile only, with weakening.
 func drawProfile(seed uint64, weakening string, profile func(*scenario, *rand.Rand)) scenario {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	s := scenario{seed: seed, weakening: weakening}
+	s := scenario{seed: seed, weakening: weakening, maxInFlight: drawCap(seed)}
 	s.mixed(rng)
 	profile(&s, rng)
 	return s
@@ -451,10 +465,10 @@ func (s scenario) String() string {
 	return fmt.Sprintf("seed=%d profile=%s nodes=%d acceptors=%s servers=%d chunks=%d workers=%d lease=%dms rate=%.0f/s "+
 		"duration=%v latency=%s/%v loss=%.3f dup=%.3f spike=%.3f partition=%v hold=%v crash=%v storm=%.2f pause=%v dup-client=%.3f "+
 		"wall=%v/%v ahead=%v drift=%dppm edge=%v margin=%dms/%v unit=%v whole=%v one-at-a-time=%v down=%v..%v "+
-		"balanced=%v uplink=%v outage=%v no-boot-wait=%v client-outside=%v weakening=%s",
+		"balanced=%v uplink=%v outage=%v no-boot-wait=%v client-outside=%v in-flight=%d weakening=%s",
 		s.seed, s.profile, s.nodes, acc, s.servers, s.chunks, s.workers, s.leaseMs, s.rate, s.duration,
 		s.latency.kind, s.latency.mean, s.lossP, s.dupP, s.spikeP, s.partition, s.hold, s.crash, s.storm, s.pause, s.dupClientP,
 		s.wallClock, s.wallSkew, s.aheadSkew, s.driftPPM, s.clockEdge, s.marginMs, s.clientsInMargin, s.ballotUnit, s.wholeCluster,
-		s.oneAtATime, s.downMin, s.downMax, s.balanced, s.uplink, s.outage, s.noBootWait, s.clientOutside, s.weakening) +
+		s.oneAtATime, s.downMin, s.downMax, s.balanced, s.uplink, s.outage, s.noBootWait, s.clientOutside, s.maxInFlight, s.weakening) +
 		map[bool]string{true: " workload=master", false: ""}[s.master]
 }

@@ -191,7 +191,7 @@ func (w *world) boot(i int, bootWaitMs int64) {
 	cfg := lease.Config{ID: n.id, Acceptors: w.acceptorIDs(i), Nodes: w.ids, Incarnation: inc, Nonce: w.nonces,
 		WallMs: w.wallMs(n), DefaultLeaseMs: w.sc.leaseMs, MaxLeaseMs: w.sc.leaseMs, BootWaitMs: bootWaitMs,
 		DriftPPM: w.sc.driftPPM, DriftMarginMs: w.sc.marginMs, QuorumTimeoutMs: quorumTimeoutMs, RoundTimeoutMs: roundTimeoutMs,
-		BackoffMinMs: 2, BackoffMaxMs: 50, Rand: rand.New(rand.NewPCG(w.sc.seed, uint64(i)<<32|uint64(inc)))}
+		BackoffMinMs: 2, BackoffMaxMs: 50, MaxInFlight: w.sc.maxInFlight, Rand: rand.New(rand.NewPCG(w.sc.seed, uint64(i)<<32|uint64(inc)))}
 	if w.sc.ballotUnit > 0 {
 		cfg = lease.WithBallotUnit(cfg, w.sc.ballotUnit)
 	}

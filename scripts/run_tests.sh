@@ -110,6 +110,15 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 step "go vet"
 go vet ./...
 
+step "tools for the real-network tests: ip, tc, nft (scripts/setup_netns.sh installs what is missing)"
+# The realnet and netns Go tests compare the root namespace's rules and
+# qdiscs before and after a lab, so the tools must be there before go test.
+if [ "$(id -u)" -eq 0 ]; then
+  scripts/setup_netns.sh || fail "scripts/setup_netns.sh could not install ip, tc and nft; the real-network tests need them"
+else
+  echo "not root: the real-network tests skip themselves, so their tools are not installed"
+fi
+
 step "go test -race (unit, transcript and node tests, simulation at its race budget)"
 go test -race -count=1 ./...
 
