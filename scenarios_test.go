@@ -203,7 +203,7 @@ func grantValue(server string, leaseMs int) map[string]any {
 
 // TestShorterRenewKeepsTheLongerLease: cs1 is granted 2000 ms, renews
 // asking for 50 ms, and 200 ms later cs2 is not granted: cs1 still holds
-// the 2000 ms lease it was told about (contract rule 10).
+// the 2000 ms lease it was told about (rule 10).
 func TestShorterRenewKeepsTheLongerLease(t *testing.T) {
 	t.Parallel()
 	c := startLiveCluster(t, "LEASE_MAX_MS=5000", "LEASE_MS=1000")

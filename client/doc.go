@@ -88,10 +88,10 @@
 // Believed expiry: for each grant or renew answered with expires_in_ms E,
 // the lease instance began no earlier than the moment the request was
 // sent, S (the member starts its timer after it receives the request,
-// contract rule 1), so it lasts at least until S + E on the member's
+// rule 1 of package lease), so it lasts at least until S + E on the member's
 // clock. The Session believes S + E - DriftMargin on its own clock, and
 // the latest such time over its instances (a renewal never shortens what
-// the acceptors protect, contract rule 10).
+// the acceptors protect, rule 10 of package lease).
 //
 // Clock assumption: only elapsed time is used (Go's monotonic clock;
 // wall clocks may be anything). The believed expiry is never later than
@@ -114,7 +114,7 @@
 //
 // Close stops renewing, waits (until its context ends) for a renewal in
 // flight so that its token is known, and releases with the latest token,
-// which ends every earlier instance too (contract rule 6). A renewal whose
+// which ends every earlier instance too (rule 6 of package lease). A renewal whose
 // outcome stayed unknown may have made an instance with a larger token
 // than any the Session saw; that instance is not released and runs out
 // by itself within one lease of the renewal being sent (it protects the

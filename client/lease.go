@@ -112,7 +112,7 @@ func (c *Client) Check(ctx context.Context, chunk string) (Check, error) {
 }
 
 // Release gives chunk back early: it ends every instance of server on
-// chunk whose token is <= token (contract rule 6), so the token of the
+// chunk whose token is <= token (rule 6 of package lease), so the token of the
 // latest grant or renew ends the lease however often it was renewed. A
 // newer instance (larger token) is untouched; another server's token, or
 // a lease already ended, changes nothing and is not an error.

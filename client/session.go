@@ -166,7 +166,7 @@ func (s *Session) Lease() Lease {
 }
 
 // Close stops renewing and gives the lease back with the latest token,
-// which ends every earlier instance too (contract rule 6). A renewal in
+// which ends every earlier instance too (rule 6 of package lease). A renewal in
 // flight is awaited until ctx ends, so that its token is the one given
 // back; give ctx time for one renewal and one release (e.g. 2 s). The
 // error is the release's; Close may be called again to retry it.

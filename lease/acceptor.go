@@ -25,7 +25,7 @@ type acceptor struct {
 }
 
 // protection is the union of every instance of one server this acceptor
-// accepted while that server's lease was live (contract rule 10:
+// accepted while that server's lease was live (rule 10:
 // protection never shrinks, whatever length a later instance asked for).
 // The latest two instances are kept by token, older ones as one span
 // with the largest token among them (restToken). Tokens grow in the

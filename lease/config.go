@@ -63,7 +63,7 @@ type Config struct {
 	DriftMarginMs int64
 	// DriftPPM is rho, the bound on clock-rate error in parts per million.
 	// Acceptors keep a lease of length T live for T*(1+rho)/(1-rho) on
-	// their own clock (contract rule 5), so a fast proposer clock and a
+	// their own clock (rule 5), so a fast proposer clock and a
 	// slow acceptor clock cannot open a gap.
 	DriftPPM int64
 	// QuorumTimeoutMs bounds how long a request may take before the node

@@ -31,6 +31,36 @@
 // server named in the request; any node may grant or renew on its behalf
 // (the proposer is a courier, the server is the one that believes).
 //
+// # The rules
+//
+// The 2012 paper's pseudocode admits two owners in corner cases; these
+// are the rules the core follows instead, numbered as comments and tests
+// cite them ("rule 4"):
+//
+//  1. An attempt's deadline starts when its prepare is sent (d = t_prepare
+//     + T); propose is sent, and success reported, only while now < d, and
+//     the client is told d - now less the drift margin.
+//  2. Quorums count distinct acceptors, per ballot: an answer for another
+//     ballot is ignored, a duplicate never counts twice.
+//  3. A prepare answer is open for server S when it reports no live lease,
+//     or a live lease of S itself.
+//  4. An acceptor promises only ballots at least its promise, and accepts
+//     only such a ballot and only if it protects no live lease of another
+//     server (the revised protocol's A2); accepting raises the promise.
+//  5. An acceptor reports only live leases and keeps a lease of length T
+//     live for T·(1+rho)/(1-rho) of its own clock.
+//  6. A release by (S, t) ends S's instances with token <= t and nothing
+//     else.
+//  7. A restarted acceptor ignores prepare, propose, read and release for
+//     its boot wait (>= the longest lease, stretched by the drift bound).
+//  8. Ballots (counter, incarnation, node) are compared field by field and
+//     are unique across restarts without disk; a proposer climbs past a
+//     promise it is shown; contention backs off randomly.
+//  9. A handler reads the clock once, and compares deadlines before it
+//     subtracts.
+//  10. Protection never shrinks: an instance of S accepted while S's
+//     lease is live keeps the old end, whatever shorter length it asked.
+//
 // Grant and renew for server S with lease length T run attempts:
 //
 //  1. prepare(ballot, S): pick a ballot above every ballot seen, set the

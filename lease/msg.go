@@ -65,7 +65,7 @@ type Msg struct {
 }
 
 // Record is an acceptor's lease record as it reports it. Prepare and
-// propose answers carry only live records (contract rule 5); read answers
+// propose answers carry only live records (rule 5); read answers
 // carry expired ones too, so a check can name the last holder.
 type Record struct {
 	Server string `json:"server"`

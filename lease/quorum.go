@@ -6,7 +6,7 @@ import (
 )
 
 // tally is a set of acceptors, indexed by their position in the configured
-// acceptor list. Quorums are counted by distinct acceptor (contract rule 2):
+// acceptor list. Quorums are counted by distinct acceptor (rule 2):
 // a duplicated response never counts twice. The acceptor set is limited to
 // 64 members so that a tally is one machine word.
 type tally struct {

@@ -18,7 +18,7 @@ const (
 	TwoPrimaries    = "two-primaries"     // two servers' holdings overlap
 	ReadWrongHolder = "read-wrong-holder" // a read named X while another server held the chunk throughout
 	ReadNoHolder    = "read-no-holder"    // a read named nobody while some server held the chunk throughout
-	// Fencing (the contract's rule 3): tokens let storage refuse a deposed
+	// Fencing: tokens let storage refuse a deposed
 	// primary's writes only if each names one server and they grow.
 	TokenMissing    = "token-missing"     // an ok grant to itself or ok renew without a valid token
 	TokenTwoServers = "token-two-servers" // one token value named leases of two servers
@@ -411,8 +411,8 @@ func checkChunk(chunk string, ch *chunkHistory) ([]Holding, []Violation) {
 // cutHoldings ends each holding at the invoke of the first release by the
 // same server carrying a token >= the holding's token, invoked at or after
 // the holding op's invoke (whatever that release's outcome): a release
-// gives back every instance of its server up to its token (the contract's
-// rule 6). It drops the holdings left empty and sorts the rest by start.
+// gives back every instance of its server up to its token (rule 6 of
+// package lease). It drops the holdings left empty and sorts the rest by start.
 // A release of another server, with a smaller token, or with none, cuts
 // nothing.
 func cutHoldings(raw []Holding, releases []leaseRelease) []Holding {
@@ -643,9 +643,9 @@ func tokensOfTwoServers(chunk string, ops []Holding) []Violation {
 }
 
 // tokenOrder reports every ok grant or renew invoked after another ok
-// grant or renew completed whose token is not larger: contract rule 3
-// for another server's op, and section 1's "a renew or re-grant gets a
-// new, larger one" for the same server's. One sweep in invoke order,
+// grant or renew completed whose token is not larger: another server's
+// op (storage must refuse the deposed holder) or the same server's (a
+// renew or re-grant gets a new, larger token). One sweep in invoke order,
 // adding ops as they complete before the current invoke, keeps the
 // largest token at hand.
 func tokenOrder(chunk string, ops []Holding) []Violation {

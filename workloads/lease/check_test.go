@@ -288,7 +288,7 @@ func TestCheckLeaseReadNearHoldingEnd(t *testing.T) {
 }
 
 // TestCheckLeaseReleaseCutsUpToItsToken: a release cuts every holding of
-// its server whose token is at most its own (rule 6). The negative
+// its server whose token is at most its own (rule 6 of package lease). The negative
 // control is a node that ends a newer instance: releasing the older token
 // must leave the renewal's holding in place, so the next server's grant
 // overlaps it.

@@ -83,7 +83,7 @@
 //     chunk that carries a token >= that holding's token and was invoked
 //     at or after the holding op's invoke, whatever that release's outcome
 //     (ok, fail, info or none): a release gives back every instance of its
-//     server up to its token (the contract's rule 6), so releasing a
+//     server up to its token (rule 6 of package lease), so releasing a
 //     renewal's token also ends the older lease it extended. A release
 //     with a smaller token, or none, cuts nothing: a late release never
 //     ends a newer lease. Empty holdings are dropped. A grant answered
@@ -106,9 +106,9 @@
 //     value carried by ops of two different servers (reported once per
 //     token and other server). token-order: an op invoked strictly after
 //     another op completed carries a token not larger than that op's (one
-//     violation per later op): rule 3 for another server's op, and the
-//     contract's "a renew or re-grant gets a new, larger one" for the same
-//     server's.
+//     violation per later op): another server's op (storage must refuse
+//     the deposed holder) or the same server's (a renew or re-grant gets
+//     a new, larger token).
 //   - Remaining times, over the same ops: expires-out-of-range: the op was
 //     told a time below 0, at or beyond 2^53, or longer than the lease_ms
 //     its request asked for (the proposer's timer starts before it sends

@@ -157,7 +157,7 @@ func (s *IdealLeases) token(server string) int64 {
 	return s.lastToken
 }
 
-// release ends the holder's leases whose tokens are at most token (rule 6).
+// release ends the holder's leases whose tokens are at most token (rule 6 of package lease).
 func (s *IdealLeases) release(now time.Duration, c *idealChunk, server string, token int64) {
 	if c.holder != server && !s.ReleaseAnyone {
 		return
