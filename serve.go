@@ -33,7 +33,8 @@ import (
 // over, the acceptor's recovery is done, and a majority of the acceptors,
 // this node counted, answered a peer ping sent within the transport's
 // readiness window (6 ping intervals of 250 ms: 1.5 s; internal/peer
-// liveness.go). An established TCP connection is no evidence: a paused
+// liveness.go) and are past their boot wait (their pongs say so; one in
+// its boot wait votes on nothing, TestServeReadyzLeavesOutBootingAcceptors). An established TCP connection is no evidence: a paused
 // member or a partition that drops packets silently keeps it. So with a
 // majority paused or cut off, /readyz turns 503 within about the window
 // (TestServeReadyzFollowsAMajority), and 200 again at the first answered
@@ -130,7 +131,8 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 	n.bootUntil = core.BootUntil()
 	n.recoveringNow.Store(core.Recovering())
 	n.peers = peer.New(peer.Config{Self: cfg.id, Members: cfg.members, Cert: cfg.peerCert, CAs: cfg.peerCAs,
-		Hello: cfg.clusterHello(), Seed: uint64(seed), Logf: logger.Printf})
+		Hello: cfg.clusterHello(), Seed: uint64(seed), Logf: logger.Printf,
+		Booting: func() bool { return n.clock.Now() < n.bootUntil }})
 	n.metrics = newServeMetrics(n)
 	n.http = n.newHTTPServer()
 	n.logStart(inc, seed)

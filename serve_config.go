@@ -314,10 +314,11 @@ cluster only (nothing to forget); the log says so.
 
 /readyz is 200 once the boot wait and recovery are over and a majority of
 the acceptors (this node counted) answered a peer ping sent within the
-last 1.5 s (pings every 250 ms); a paused or partitioned majority turns
-it 503. At -max-client-conns, a new client connection replaces the
-longest-idle one, or the oldest silent one (each quiet for 1 s or
-more), or is closed at once if there is none.
+last 1.5 s (pings every 250 ms) and are past their boot wait; a paused,
+partitioned or restarting majority turns it 503. At -max-client-conns,
+a new client connection replaces the longest-idle one, or the oldest
+silent one (each quiet for 1 s or more), or is closed at once if there
+is none.
 
 SIGTERM or SIGINT: the node stops taking requests (/readyz and new
 requests answer 503), answers the requests in flight, closes its peer

@@ -344,10 +344,17 @@ func (n *serveNode) serveReady(w http.ResponseWriter) {
 	writeJSON(w, status, b)
 }
 
+// readiness counts as reachable the acceptors that answered a recent ping
+// and are past their boot wait (their pongs say so): an acceptor in its
+// boot wait answers no lease message, so it cannot make a majority.
 func (n *serveNode) readiness() (ready bool, reason string, reachable int) {
+	booting := 0
 	for _, a := range n.cfg.acceptors {
-		if n.peers.Reachable(a) {
+		switch {
+		case n.peers.Serving(a):
 			reachable++
+		case n.peers.Reachable(a):
+			booting++
 		}
 	}
 	need := len(n.cfg.acceptors)/2 + 1
@@ -357,8 +364,12 @@ func (n *serveNode) readiness() (ready bool, reason string, reachable int) {
 	case left > 0:
 		return false, fmt.Sprintf("boot wait: the acceptor stays silent %d ms more", left.Milliseconds()+1), reachable
 	case reachable < need:
-		return false, fmt.Sprintf("%d of the acceptors %v answered a ping within the last %v (this node counted), %d needed: "+
-			"the others are down, paused or cut off", reachable, n.cfg.acceptors, n.peers.ReadyWindow(), need), reachable
+		why := fmt.Sprintf("%d of the acceptors %v answered a ping within the last %v and serve (this node counted), %d needed: ",
+			reachable, n.cfg.acceptors, n.peers.ReadyWindow(), need)
+		if booting > 0 {
+			why += fmt.Sprintf("%d more answered from their boot wait and serve once it ends; ", booting)
+		}
+		return false, why + "the others are down, paused or cut off", reachable
 	case n.recovering():
 		return false, "recovering: the acceptor has not yet learnt the ballot high-water mark from a majority (it asks again each sweep)", reachable
 	}

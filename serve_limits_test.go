@@ -56,6 +56,32 @@ func TestServeReadyzFollowsAMajority(t *testing.T) {
 	c.resume(2)
 }
 
+// TestServeReadyzLeavesOutBootingAcceptors: with n3 dead and n2
+// restarted with its default boot wait (3 s), n1 is not ready while n2
+// waits, though n2 answers its pings (an acceptor in its boot wait votes
+// on nothing, so n1 and n2 are no majority yet), and says why; it is
+// ready once n2's boot wait is over, and not before.
+func TestServeReadyzLeavesOutBootingAcceptors(t *testing.T) {
+	t.Parallel()
+	c := startServeCluster(t, 3, "-max-lease-ms", "3000", "-lease-ms", "3000")
+	c.waitReady(0, 10*time.Second)
+	c.kill(2)
+	c.kill(1)
+	restarted := time.Now()
+	c.start(1)
+	c.poll(10*time.Second, "n1's /readyz naming n2 as answering from its boot wait", func() bool {
+		s, body := c.get(0, "/readyz")
+		return s == http.StatusServiceUnavailable && strings.Contains(body, "1 more answered from their boot wait")
+	}, 0, 1)
+	c.waitReady(0, 10*time.Second)
+	if ready := time.Since(restarted); ready < 3*time.Second {
+		t.Fatalf("n1 ready %v after n2 restarted, inside n2's 3 s boot wait", ready.Round(time.Millisecond))
+	}
+	if status, reply := c.op(0, 0, "grant", lv("ch", "cs1", "lease_ms", 1000)); status != http.StatusOK {
+		t.Fatalf("n1 ready but a grant through it answered %d %v", status, reply)
+	}
+}
+
 // TestServeClientConnLimit: one client's connections cannot take a
 // member's descriptors (-max-client-conns). 24 idle keep-alive
 // connections against a limit of 8: each new one takes the place of the

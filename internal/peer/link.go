@@ -36,6 +36,8 @@ type link struct {
 	// answered is the send time (Transport.since) of the latest ping the
 	// member answered; 0 before the first answer.
 	answered atomic.Int64
+	// booting: the latest answer said the member is in its boot wait.
+	booting atomic.Bool
 
 	sent, received, writes, droppedFull, droppedDown, droppedBig atomic.Int64
 }

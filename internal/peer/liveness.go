@@ -15,6 +15,14 @@ import (
 // is not. A connection that carried no answer for DeadAfter (outgoing) or
 // no frame at all for DeadAfter (incoming) is closed and dialled again.
 //
+// A member in its boot wait answers every ping, with bootingBit set in
+// the echoed stamp: it is reachable, so its connections stay up, but
+// Serving is false for it, since its acceptor answers no lease message
+// until the wait is over (a majority counted for readiness must be able
+// to vote). A member of an earlier version sees such a pong as a stamp it
+// never sent and ignores it: to it the booting member is unreachable,
+// which is what readiness wants.
+//
 // Pings and pongs never reach the lease core: they are frames whose
 // payload starts with a type code above every lease.Msg type, handled by
 // the transport's readers. The times are the transport's own real,
@@ -35,6 +43,9 @@ const (
 	ctlPong      = 0xF1
 	ctlLen       = 1 + 8
 	ctlFrameSize = frameHeaderLen + ctlLen
+	// bootingBit marks a pong from a member in its boot wait; stamps are
+	// below 2^63 ns (292 years of uptime), so it never collides.
+	bootingBit = uint64(1) << 63
 )
 
 // ReadyWindow is how recent an answered ping must be for its member to be
@@ -65,18 +76,27 @@ func (t *Transport) onCtl(id string, p []byte) {
 	if l == nil {
 		return
 	}
-	stamp := time.Duration(binary.BigEndian.Uint64(p[1:]))
+	raw := binary.BigEndian.Uint64(p[1:])
 	if p[0] == ctlPing {
-		l.pushCtl(ctlPong, stamp)
+		if t.cfg.Booting != nil && t.cfg.Booting() {
+			raw |= bootingBit
+		}
+		l.pushCtl(ctlPong, time.Duration(raw))
 		l.flush()
 		return
 	}
-	if stamp < 0 || stamp > t.since() {
+	booting := raw&bootingBit != 0
+	stamp := time.Duration(raw &^ bootingBit)
+	if stamp > t.since() {
 		return // not a time this transport sent
 	}
 	for {
 		old := l.answered.Load()
-		if int64(stamp) <= old || l.answered.CompareAndSwap(old, int64(stamp)) {
+		if int64(stamp) <= old {
+			return
+		}
+		if l.answered.CompareAndSwap(old, int64(stamp)) {
+			l.booting.Store(booting)
 			return
 		}
 	}
@@ -95,6 +115,16 @@ func (t *Transport) Reachable(id string) bool {
 	}
 	answered := l.answered.Load()
 	return answered > 0 && t.since()-time.Duration(answered) < t.ReadyWindow()
+}
+
+// Serving reports whether member id is reachable and its latest answer
+// said it is past its boot wait: its acceptor votes. This node itself
+// always is (its own boot wait is the caller's to check).
+func (t *Transport) Serving(id string) bool {
+	if id == t.cfg.Self {
+		return true
+	}
+	return t.Reachable(id) && !t.links[id].booting.Load()
 }
 
 // pingDue sends a ping on the link and reports an error when the

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -29,6 +30,30 @@ func TestSilentMemberIsNotReachable(t *testing.T) {
 	silent.Close()
 	c.startWith("n2", Config{PingInterval: 10 * time.Millisecond})
 	eventually(t, "n1 and a real n2 reachable both ways", c.allReachable("n1", "n2"))
+}
+
+// TestBootingMemberIsReachableButNotServing: a member in its boot wait
+// answers pings, so it is reachable and its connections stay up, but it
+// is not serving until the wait ends; then it is, without a reconnect.
+// The control: n1, never booting, is serving to n2 throughout.
+func TestBootingMemberIsReachableButNotServing(t *testing.T) {
+	c := newTestCluster(t, 2)
+	var booting atomic.Bool
+	booting.Store(true)
+	n1 := c.startWith("n1", Config{PingInterval: 10 * time.Millisecond})
+	n2 := c.startWith("n2", Config{PingInterval: 10 * time.Millisecond, Booting: booting.Load})
+	eventually(t, "n1 and n2 reachable both ways", c.allReachable("n1", "n2"))
+	if n1.Serving("n2") {
+		t.Fatal("n2 counts as serving while its pongs say it is in its boot wait")
+	}
+	if !n2.Serving("n1") || !n1.Serving("n1") {
+		t.Fatal("a member that is not booting (or this node itself) does not count as serving")
+	}
+	booting.Store(false)
+	eventually(t, "n2 serving once its boot wait is over", func() bool { return n1.Serving("n2") })
+	if strings.Contains(c.log("n1"), "dialling again") {
+		t.Fatalf("n1 dropped its connection to the booting n2:\n%s", c.log("n1"))
+	}
 }
 
 // TestHandshakesAreCapped: connections that never finish their handshake
@@ -135,7 +160,7 @@ func (c *testCluster) startWith(id string, extra Config) *Transport {
 	c.logs[id] = &strings.Builder{}
 	c.mu.Unlock()
 	tr := New(Config{Self: id, Members: c.members, Cert: c.cert(id), CAs: c.pool, Hello: "h",
-		PingInterval: extra.PingInterval, MaxHandshakes: extra.MaxHandshakes, Logf: c.logf(id)})
+		PingInterval: extra.PingInterval, MaxHandshakes: extra.MaxHandshakes, Booting: extra.Booting, Logf: c.logf(id)})
 	if err := tr.Start(); err != nil {
 		c.t.Fatal(err)
 	}

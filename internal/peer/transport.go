@@ -52,7 +52,10 @@ type Config struct {
 	// (TLS handshake and hello); one more closes the oldest of them
 	// (handshakes.go). 0 means 64 + 4 per member.
 	MaxHandshakes int
-	Logf          func(format string, args ...any)
+	// Booting reports whether this member's acceptor is in its boot wait;
+	// its pongs say so (liveness.go). nil: never.
+	Booting func() bool
+	Logf    func(format string, args ...any)
 }
 
 func (c *Config) memberIDs() []string {
