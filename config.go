@@ -39,7 +39,7 @@ var settings = []setting{
 	{"drift-margin-ms", "LEASE_DRIFT_MARGIN_MS", "ms every reported remaining time is shortened by", "0"},
 	{"drift-ppm", "LEASE_DRIFT_PPM", "bound on clock-rate error in parts per million; acceptors stretch leases by it", "1000"},
 	{"quorum-timeout-ms", "LEASE_QUORUM_TIMEOUT_MS", "ms a request may take before the node answers error 11 (1..2000)", "2000"},
-	{"max-in-flight", "LEASE_MAX_IN_FLIGHT", "client requests a node runs at once; more wait, and fail with error 11 if none finishes within the quorum timeout", "256"},
+	{"max-in-flight", "LEASE_MAX_IN_FLIGHT", "the most client requests a node runs at once (it starts at 16 and adapts to how fast they are answered); more wait, and fail with error 11 if none finishes within the quorum timeout", "256"},
 	{"seed", "LEASE_SEED", "seed of the node's random backoff (0: from the start time)", "0"},
 }
 

@@ -40,7 +40,7 @@ type procCluster struct {
 }
 
 // The settings of every process test: 1 s leases, a 1 s boot wait on
-// restart (the contract's rule 7 with M = 1 s), a 1 s quorum timeout.
+// restart (rule 7 of package lease, with M = 1 s), a 1 s quorum timeout.
 // L = M/4 = 250 ms, so wall clocks must agree within 1000 - 250 = 750 ms.
 var procEnv = []string{"LEASE_MAX_MS=1000", "LEASE_MS=1000", "LEASE_QUORUM_TIMEOUT_MS=1000"}
 

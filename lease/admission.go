@@ -19,6 +19,21 @@ import (
 // passes fails definitely (error 11: nothing was sent, so nothing
 // changed), which a client can retry elsewhere at once.
 //
+// How many slots a node opens adapts, as TCP's congestion window does:
+// the limit starts at slowStart (or MaxInFlight, if smaller), grows by one
+// with every request answered within half its quorum timeout of taking
+// its slot, up to MaxInFlight, and halves, to no less than minLimit, when
+// a request is answered later than that (at most once per quorum
+// timeout: the requests of one wave are late together). A late answer is
+// the signal, whatever the answer: a round that met a congested node, a
+// lost majority or a round that timed out all say that more rounds at
+// once would not have finished sooner. A fixed cap is
+// right for one machine only: on a slower or busier one a full cap of
+// rounds can take longer than the quorum timeout, and a burst that
+// arrives at once then times out entirely, every request after its
+// propose went out. A node whose requests run at most minLimit at a time
+// never notices the limit.
+//
 // The master lease's own requests and master_* requests take no slot: a
 // burst of client requests must not cost the node its master lease.
 
@@ -28,9 +43,34 @@ import (
 // two-core machine.
 const DefaultMaxInFlight = 256
 
+// slowStart is the limit a node starts with; minLimit the least it keeps
+// while its requests time out.
+const (
+	slowStart = 16
+	minLimit  = 8
+)
+
+// initialLimit is the limit of a node that has answered nothing yet.
+func (c *Config) initialLimit() int { return min(slowStart, c.MaxInFlight) }
+
+// grow widens the limit by one after a request answered in time.
+func (n *Node) grow() {
+	n.limit = min(n.limit+1, n.cfg.MaxInFlight)
+}
+
+// congested halves the limit after a request answered late, once per
+// quorum timeout.
+func (n *Node) congested(now time.Duration) {
+	if now < n.cutUntil {
+		return
+	}
+	n.limit = max(min(minLimit, n.cfg.MaxInFlight), n.limit/2)
+	n.cutUntil = now + ms(n.cfg.QuorumTimeoutMs)
+}
+
 // admit starts client request r now if a slot is free, else queues it.
 func (n *Node) admit(now time.Duration, r *request) {
-	if n.inFlight >= n.cfg.MaxInFlight {
+	if n.inFlight >= n.limit {
 		r.waiting = true
 		n.waiting = append(n.waiting, r)
 		return
@@ -41,7 +81,7 @@ func (n *Node) admit(now time.Duration, r *request) {
 // begin1 starts a client grant, renew, check or release in a slot: its
 // first round, or its place in its chunk's queue.
 func (n *Node) begin1(now time.Duration, r *request) {
-	r.waiting, r.slot = false, true
+	r.waiting, r.slot, r.admitted = false, true, now
 	n.inFlight++
 	switch r.Op {
 	case OpGrant, OpRenew:
@@ -53,11 +93,18 @@ func (n *Node) begin1(now time.Duration, r *request) {
 	}
 }
 
-// freeSlot gives back the slot of a request just answered.
+// freeSlot gives back the slot of a request just answered, and adapts the
+// limit to how long the request took.
 func (n *Node) freeSlot(r *request) {
-	if r.slot {
-		r.slot = false
-		n.inFlight--
+	if !r.slot {
+		return
+	}
+	r.slot = false
+	n.inFlight--
+	if n.now-r.admitted > ms(n.cfg.QuorumTimeoutMs)/2 {
+		n.congested(n.now)
+	} else {
+		n.grow()
 	}
 }
 
@@ -66,7 +113,7 @@ func (n *Node) freeSlot(r *request) {
 // waiting are already answered and are dropped here.
 func (n *Node) admitWaiting(now time.Duration) bool {
 	started := false
-	for len(n.waiting) > 0 && n.inFlight < n.cfg.MaxInFlight {
+	for len(n.waiting) > 0 && n.inFlight < n.limit {
 		r := n.waiting[0]
 		n.waiting[0] = nil
 		n.waiting = n.waiting[1:]
@@ -84,7 +131,8 @@ func (n *Node) admitWaiting(now time.Duration) bool {
 // overloaded is the definite error of a request whose quorum timeout
 // passed while it waited for a slot.
 func (n *Node) overloaded(r *request) *Error {
-	return unavailable("this node is overloaded: all %d of its request slots (LEASE_MAX_IN_FLIGHT) stayed busy for this %s request's "+
-		"whole quorum timeout of %d ms, so it sent nothing and nothing changed; retry through another node, later, "+
-		"or with fewer requests in flight at once", n.cfg.MaxInFlight, r.Op, n.cfg.QuorumTimeoutMs)
+	return unavailable("this node is overloaded: all %d of its request slots stayed busy for this %s request's "+
+		"whole quorum timeout of %d ms, so it sent nothing and nothing changed (it opens up to %d, LEASE_MAX_IN_FLIGHT, "+
+		"fewer while its requests time out); retry through another node, later, or with fewer requests in flight at once",
+		n.limit, r.Op, n.cfg.QuorumTimeoutMs, n.cfg.MaxInFlight)
 }

@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -127,5 +128,59 @@ func TestAdmissionTimesOutDefinitely(t *testing.T) {
 	}
 	if n1.inFlight != 0 || len(n1.waiting) != 0 {
 		t.Errorf("after every answer n1 has %d slots taken and %d waiting", n1.inFlight, len(n1.waiting))
+	}
+}
+
+// TestAdmissionLimitAdapts: a node opens slowStart slots at first; when
+// the requests holding them time out (here the peers are silent) the
+// limit halves, once for the whole wave; every request answered in time
+// widens it by one, up to MaxInFlight.
+func TestAdmissionLimitAdapts(t *testing.T) {
+	c := newAdmissionCluster(t)
+	n1 := c.nodes["n1"]
+	n1.cfg.MaxInFlight = 40
+	n1.limit = n1.cfg.initialLimit()
+	var wave []Request
+	for i := range slowStart + 4 {
+		wave = append(wave, Request{Op: OpGrant, Chunk: fmt.Sprintf("w%d", i), Server: "cs1", LeaseMs: 1000})
+	}
+	c.burst(0, wave...)
+	if sent := len(c.chunksSent()); sent != slowStart {
+		t.Fatalf("a fresh node started %d of %d requests at once, want slowStart = %d", sent, len(wave), slowStart)
+	}
+	for now := time.Duration(0); now < 2*time.Second && n1.Pending() > 0; {
+		out := n1.Tick(now)
+		c.take(out)
+		c.held = nil // the peers are silent
+		now = max(out.Wake, now+time.Millisecond)
+	}
+	if n1.limit != slowStart/2 {
+		t.Fatalf("after a wave of %d timeouts the limit is %d, want it halved once to %d", slowStart, n1.limit, slowStart/2)
+	}
+	c.replies = map[uint64]Reply{}
+	for i := range wave {
+		wave[i].Chunk = fmt.Sprintf("v%d", i)
+	}
+	c.burst(3*time.Second, wave...)
+	if sent := len(c.chunksSent()); sent != slowStart/2 {
+		t.Fatalf("after the cut %d requests started at once, want %d", sent, slowStart/2)
+	}
+	c.deliver(3*time.Second + time.Millisecond)
+	for id := uint64(1); id <= uint64(len(wave)); id++ {
+		if r, ok := c.replies[id]; !ok || r.Err != nil {
+			t.Fatalf("request %d with the peers answering: answered %v, %+v", id, ok, r)
+		}
+	}
+	if want := min(slowStart/2+len(wave), n1.cfg.MaxInFlight); n1.limit != want {
+		t.Fatalf("after %d answers in time the limit is %d, want %d", len(wave), n1.limit, want)
+	}
+	c.replies = map[uint64]Reply{}
+	for i := range wave {
+		wave[i].Chunk = fmt.Sprintf("u%d", i)
+	}
+	c.burst(4*time.Second, wave...)
+	c.deliver(4*time.Second + time.Millisecond)
+	if n1.limit != n1.cfg.MaxInFlight {
+		t.Fatalf("the limit grew to %d, want it held at MaxInFlight = %d", n1.limit, n1.cfg.MaxInFlight)
 	}
 }

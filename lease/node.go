@@ -47,6 +47,10 @@ type Node struct {
 	// the slots taken (admission.go).
 	waiting  []*request
 	inFlight int
+	// limit is how many slots are open now, cutUntil when it may be
+	// halved again (admission.go).
+	limit    int
+	cutUntil time.Duration
 	taken    int // requests taken since the maps above were last resized (reclaim.go)
 	reqSeq   uint64
 	// floor is the lowest counter this acceptor still promises above for
@@ -92,6 +96,7 @@ func NewNode(cfg Config, now time.Duration) (*Node, error) {
 		// incarnation's read (late, on a slow link) never match is the
 		// nonce it must echo (answered).
 		reqSeq: firstReqID(cfg),
+		limit:  cfg.initialLimit(),
 	}
 	for i, a := range cfg.Acceptors {
 		n.accIdx[a] = i

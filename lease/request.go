@@ -14,8 +14,10 @@ type request struct {
 	// answered, with error 11 if nothing better is known.
 	deadline time.Duration
 	done     bool
-	// waiting: for a slot (admission.go); slot: holding one.
+	// waiting: for a slot (admission.go); slot: holding one since
+	// admitted.
 	waiting, slot bool
+	admitted      time.Duration
 
 	// grant and renew: the running attempt, or nil while the request waits
 	// in its chunk's queue or backs off until retryAt.

@@ -89,7 +89,7 @@ func runSchedule(sc scenario) outcome {
 func countOverloaded(ops []history.Op) int {
 	n := 0
 	for _, op := range ops {
-		if op.Type == "fail" && strings.Contains(op.Error, "request slots (LEASE_MAX_IN_FLIGHT)") {
+		if op.Type == "fail" && strings.Contains(op.Error, "this node is overloaded") {
 			n++
 		}
 	}
