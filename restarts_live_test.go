@@ -161,6 +161,7 @@ func TestSequentialRestartsAfterALoadLead(t *testing.T) {
 		c.startNode(id, nodeBin)
 	}
 	took := c.burst(100, "n1", "cs1", 3000)
+	c.settle(5000, "n1", "settle_n1", "cs1")
 	chunk, top, lead := c.highestToken()
 	t.Logf("3000 grants through n1 in %v (%.0f a second): the highest token %d (on %s) led the wall clock by %v at its reply (L = %d ms)",
 		took, 3000/took.Seconds(), top, chunk, lead, procLeadMs)
@@ -199,6 +200,9 @@ func TestWholeClusterRestartAfterLoad(t *testing.T) {
 	}
 	for range c.ids {
 		<-done
+	}
+	for k, id := range c.ids {
+		c.settle(50_000+100*k, id, "settle_"+id, "cs1")
 	}
 	chunk, top, lead := c.highestToken()
 	t.Logf("after 3 x 1000 grants the highest token %d (on %s) led the wall clock by %v", top, chunk, lead)

@@ -110,14 +110,20 @@ func (n *Node) freeSlot(r *request) {
 
 // admitWaiting starts waiting requests, oldest first, while slots are
 // free. It reports whether it started any. Requests that expired while
-// waiting are already answered and are dropped here.
+// waiting are already answered and are dropped here; one with less than
+// half its quorum timeout left is answered overloaded instead of started
+// (lateForASlot).
 func (n *Node) admitWaiting(now time.Duration) bool {
 	started := false
 	for len(n.waiting) > 0 && n.inFlight < n.limit {
 		r := n.waiting[0]
 		n.waiting[0] = nil
 		n.waiting = n.waiting[1:]
-		if !r.done {
+		switch {
+		case r.done:
+		case n.lateForASlot(now, r):
+			n.fail(r, n.overloaded(r))
+		default:
 			n.begin1(now, r)
 			started = true
 		}
@@ -128,11 +134,23 @@ func (n *Node) admitWaiting(now time.Duration) bool {
 	return started
 }
 
-// overloaded is the definite error of a request whose quorum timeout
-// passed while it waited for a slot.
+// lateForASlot reports whether a waiting request has too little of its
+// quorum timeout left to be started: less than half, the time within
+// which the adaptive limit expects an answer. Started that late, its
+// rounds would run out of time after messages went out, an indefinite
+// outcome that blames the network; answered now, it gets a definite one,
+// and the slot goes to a request that can still finish. A request whose
+// quorum timeout has passed (the loop ran late, and an answer freed a
+// slot before the timer fired) is the extreme case: it is never started.
+func (n *Node) lateForASlot(now time.Duration, r *request) bool {
+	return r.deadline-now < ms(n.cfg.QuorumTimeoutMs)/2
+}
+
+// overloaded is the definite error of a request that waited for a slot
+// until too little of its quorum timeout was left.
 func (n *Node) overloaded(r *request) *Error {
-	return unavailable("this node is overloaded: all %d of its request slots stayed busy for this %s request's "+
-		"whole quorum timeout of %d ms, so it sent nothing and nothing changed (it opens up to %d, LEASE_MAX_IN_FLIGHT, "+
-		"fewer while its requests time out); retry through another node, later, or with fewer requests in flight at once",
+	return unavailable("this node is overloaded: all %d of its request slots stayed busy until less than half of this %s request's "+
+		"quorum timeout of %d ms was left, so it sent nothing and nothing changed (it opens up to %d, LEASE_MAX_IN_FLIGHT, "+
+		"fewer while answers come late); retry through another node, later, or with fewer requests in flight at once",
 		n.limit, r.Op, n.cfg.QuorumTimeoutMs, n.cfg.MaxInFlight)
 }

@@ -184,3 +184,47 @@ func TestAdmissionLimitAdapts(t *testing.T) {
 		t.Fatalf("the limit grew to %d, want it held at MaxInFlight = %d", n1.limit, n1.cfg.MaxInFlight)
 	}
 }
+
+// TestAdmissionNeverStartsALateRequest: n1's two slots are taken at 0;
+// c3's grant waits from 500 ms (quorum timeout 1000 ms). When the
+// answers that free the slots arrive at 800 ms (700 ms left) c3 starts
+// and is granted; when they arrive at 1600 ms, past its quorum timeout
+// and before any timer fired (a loop running late), or at 1100 ms (less
+// than half left), c3 is answered overloaded and no message names it.
+func TestAdmissionNeverStartsALateRequest(t *testing.T) {
+	for _, tc := range []struct {
+		answersAt time.Duration
+		starts    bool
+	}{{800 * time.Millisecond, true}, {1100 * time.Millisecond, false}, {1600 * time.Millisecond, false}} {
+		c := newAdmissionCluster(t)
+		n1 := c.nodes["n1"]
+		c.burst(0,
+			Request{Op: OpGrant, Chunk: "c1", Server: "cs1", LeaseMs: 1000},
+			Request{Op: OpGrant, Chunk: "c2", Server: "cs1", LeaseMs: 1000})
+		c.take(n1.Request(500*time.Millisecond, Request{ID: 3, Op: OpGrant, Chunk: "c3", Server: "cs1", LeaseMs: 1000}))
+		c.take(n1.Tick(499 * time.Millisecond))
+		sentC3 := false
+		for len(c.held) > 0 {
+			m := c.held[0]
+			c.held = c.held[1:]
+			sentC3 = sentC3 || m.Chunk == "c3"
+			c.take(c.nodes[m.To].Receive(tc.answersAt, m))
+		}
+		r, ok := c.replies[3]
+		switch {
+		case tc.starts && (!sentC3 || !ok || r.Err != nil):
+			t.Errorf("slots freed at %v: c3 sent messages %v, answered %v %+v; want it started and granted", tc.answersAt, sentC3, ok, r)
+		case !tc.starts && (sentC3 || !ok || r.Err == nil || r.Err.Code != CodeTemporarilyUnavailable || !strings.Contains(r.Err.Text, "overloaded")):
+			t.Errorf("slots freed at %v: c3 sent messages %v, answered %v %+v; want error 11 naming the overload and nothing sent", tc.answersAt, sentC3, ok, r)
+		}
+	}
+}
+
+// TestAdmissionRefusesANegativeCap: MaxInFlight below zero is a setting
+// error, not a node that never admits anything.
+func TestAdmissionRefusesANegativeCap(t *testing.T) {
+	_, err := NewNode(Config{ID: "n1", Acceptors: []string{"n1"}, Incarnation: 1, Nonce: 1, MaxLeaseMs: 1000, MaxInFlight: -1}, 0)
+	if err == nil || !strings.Contains(err.Error(), "MaxInFlight") {
+		t.Fatalf("MaxInFlight -1 gave %v, want an error naming MaxInFlight", err)
+	}
+}

@@ -173,6 +173,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("WallMs is %d; the wall clock must read between 2020 and 2131 (ms since 1970), or 0 for none", c.WallMs)
 	case c.QuorumTimeoutMs <= 0 || c.RoundTimeoutMs <= 0:
 		return errors.New("QuorumTimeoutMs and RoundTimeoutMs must be > 0")
+	case c.MaxInFlight < 1:
+		return fmt.Errorf("MaxInFlight is %d, must be at least 1 (0 before defaults: DefaultMaxInFlight)", c.MaxInFlight)
 	case c.BackoffMinMs < 0 || c.BackoffMaxMs < c.BackoffMinMs:
 		return fmt.Errorf("backoff range %d..%d ms is empty", c.BackoffMinMs, c.BackoffMaxMs)
 	case c.Rand == nil:
