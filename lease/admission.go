@@ -14,10 +14,10 @@ import (
 // a load the node cannot carry within the quorum timeout every request
 // times out after its propose went out (error 0: indefinite, possibly
 // recorded, blocking the chunk until it expires), and none succeeds. With
-// a cap the node keeps at most MaxInFlight rounds in the pipeline, those
-// finish in time, and a request still waiting when its quorum timeout
-// passes fails definitely (error 11: nothing was sent, so nothing
-// changed), which a client can retry elsewhere at once.
+// a cap the node keeps a bounded number of rounds in the pipeline, those
+// finish in time, and a request still waiting when less than half its
+// quorum timeout is left fails definitely (error 11: nothing was sent, so
+// nothing changed), which a client can retry elsewhere at once.
 //
 // How many slots a node opens adapts, as TCP's congestion window does:
 // the limit starts at slowStart (or MaxInFlight, if smaller), grows by one
@@ -27,20 +27,19 @@ import (
 // timeout: the requests of one wave are late together). A late answer is
 // the signal, whatever the answer: a round that met a congested node, a
 // lost majority or a round that timed out all say that more rounds at
-// once would not have finished sooner. A fixed cap is
-// right for one machine only: on a slower or busier one a full cap of
-// rounds can take longer than the quorum timeout, and a burst that
-// arrives at once then times out entirely, every request after its
-// propose went out. A node whose requests run at most minLimit at a time
-// never notices the limit.
+// once would not have finished sooner. A fixed cap is right for one
+// machine only: on a slower or busier one a full cap of rounds can take
+// longer than the quorum timeout, and a burst that arrives at once then
+// times out entirely, every request after its propose went out. A node
+// whose requests run at most minLimit at a time never notices the limit.
 //
 // The master lease's own requests and master_* requests take no slot: a
 // burst of client requests must not cost the node its master lease.
 
-// DefaultMaxInFlight is the cap when Config.MaxInFlight is zero: far above
-// what a client with a few dozen connections keeps in flight at one node,
-// low enough that its rounds finish within a quorum timeout on a loaded
-// two-core machine.
+// DefaultMaxInFlight is the most slots a node opens when
+// Config.MaxInFlight is zero: far above what a client with a few dozen
+// connections keeps in flight at one node; the adaptive limit below keeps
+// a slower machine under it.
 const DefaultMaxInFlight = 256
 
 // slowStart is the limit a node starts with; minLimit the least it keeps
