@@ -344,7 +344,12 @@
 // none of these guarantees with more than one live node: it is the
 // single-process grader mode. Beyond the clock bound, grants through a
 // node whose clock is behind may fail with error 11 until its wall clock
-// catches up with the promises it must exceed (safe, not live).
+// catches up with the promises it must exceed (safe, not live). Under
+// a burst beyond what the node carries within its quorum timeout,
+// requests wait for one of a bounded, adaptive number of slots and fail
+// definitely (error 11, "overloaded") when too little time is left to
+// start (admission.go); the rounds already running when the node slows
+// can still end in error 0.
 //
 // # Tests
 //
