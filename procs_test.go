@@ -234,20 +234,6 @@ func (c *procCluster) call(proc int, node, f string, value map[string]any) map[s
 	return reply
 }
 
-// settle grants chunk to server through node after a burst, one request
-// at a time, until one is granted (at most 10 tries): a token issued
-// after the load, so that a test always has one to order later tokens
-// against, even where a loaded machine let no grant of the burst through.
-func (c *procCluster) settle(proc int, node, chunk, server string) {
-	for try := range 10 {
-		r := c.call(proc+try, node, "grant", map[string]any{"chunk": chunk, "server": server, "lease_ms": 1000})
-		if r != nil && r["type"] == "lease_grant_ok" && r["primary"] == server {
-			return
-		}
-	}
-	c.t.Fatalf("no grant of %s through %s in 10 tries after the burst", chunk, node)
-}
-
 // burst sends count grants of server for distinct chunks to node as fast
 // as the pipe takes them, then waits for every reply (at most 10 s after
 // the last send: on a loaded machine a node takes seconds for thousands). Processes from proc on. It

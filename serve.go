@@ -34,8 +34,9 @@ import (
 // this node counted, answered a peer ping sent within the transport's
 // readiness window (6 ping intervals of 250 ms: 1.5 s; internal/peer
 // liveness.go) and are past their boot wait (their pongs say so; one in
-// its boot wait votes on nothing, TestServeReadyzLeavesOutBootingAcceptors). An established TCP connection is no evidence: a paused
-// member or a partition that drops packets silently keeps it. So with a
+// its boot wait votes on nothing: TestServeReadyzLeavesOutBootingAcceptors).
+// An established TCP connection is no evidence: a paused member or a
+// partition that drops packets silently keeps it. So with a
 // majority paused or cut off, /readyz turns 503 within about the window
 // (TestServeReadyzFollowsAMajority), and 200 again at the first answered
 // ping after they come back.

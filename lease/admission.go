@@ -42,15 +42,12 @@ import (
 // a slower machine under it.
 const DefaultMaxInFlight = 256
 
-// slowStart is the limit a node starts with; minLimit the least it keeps
-// while its requests time out.
+// slowStart is the limit a node starts with (NewNode; MaxInFlight if
+// smaller); minLimit the least it keeps while its answers come late.
 const (
 	slowStart = 16
 	minLimit  = 8
 )
-
-// initialLimit is the limit of a node that has answered nothing yet.
-func (c *Config) initialLimit() int { return min(slowStart, c.MaxInFlight) }
 
 // grow widens the limit by one after a request answered in time.
 func (n *Node) grow() {

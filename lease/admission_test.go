@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// admissionCluster is three cores n1..n3 where n1 allows two requests in
-// flight; messages wait in held until deliver or drop.
+// admissionCluster is three cores n1..n3 where n1 allows maxInFlight
+// requests in flight; messages wait in held until deliver or drop.
 type admissionCluster struct {
 	t       *testing.T
 	nodes   map[string]*Node
@@ -17,14 +17,14 @@ type admissionCluster struct {
 	replies map[uint64]Reply
 }
 
-func newAdmissionCluster(t *testing.T) *admissionCluster {
+func newAdmissionCluster(t *testing.T, maxInFlight int) *admissionCluster {
 	ids := []string{"n1", "n2", "n3"}
 	c := &admissionCluster{t: t, nodes: map[string]*Node{}, replies: map[uint64]Reply{}}
 	for i, id := range ids {
 		cfg := Config{ID: id, Acceptors: ids, Incarnation: 1, Nonce: uint64(i + 1), MaxLeaseMs: 1000,
 			QuorumTimeoutMs: 1000, Rand: rand.New(rand.NewPCG(1, uint64(i)))}
 		if id == "n1" {
-			cfg.MaxInFlight = 2
+			cfg.MaxInFlight = maxInFlight
 		}
 		n, err := NewNode(cfg, 0)
 		if err != nil {
@@ -62,6 +62,30 @@ func (c *admissionCluster) chunksSent() map[string]bool {
 	return out
 }
 
+// tickSilent runs n's timers from 0 until until or until nothing is
+// pending, and drops everything it sends (the peers are silent); check,
+// if set, sees the held messages first.
+func (c *admissionCluster) tickSilent(n *Node, until time.Duration, check func(now time.Duration)) {
+	for now := time.Duration(0); now < until && n.Pending() > 0; {
+		out := n.Tick(now)
+		c.take(out)
+		if check != nil {
+			check(now)
+		}
+		c.held = nil
+		now = max(out.Wake, now+time.Millisecond)
+	}
+}
+
+// grants is count grant requests for cs1 of chunks prefix0, prefix1, ...
+func grants(prefix string, count int) []Request {
+	reqs := make([]Request, count)
+	for i := range reqs {
+		reqs[i] = Request{Op: OpGrant, Chunk: fmt.Sprintf("%s%d", prefix, i), Server: "cs1", LeaseMs: 1000}
+	}
+	return reqs
+}
+
 func (c *admissionCluster) burst(now time.Duration, reqs ...Request) {
 	for i, r := range reqs {
 		r.ID = uint64(i + 1)
@@ -73,7 +97,7 @@ func (c *admissionCluster) burst(now time.Duration, reqs ...Request) {
 // requests send nothing until the first two are answered, and then run
 // to completion within the same deliveries.
 func TestAdmissionWaitsForASlot(t *testing.T) {
-	c := newAdmissionCluster(t)
+	c := newAdmissionCluster(t, 2)
 	c.burst(0,
 		Request{Op: OpGrant, Chunk: "c1", Server: "cs1", LeaseMs: 1000},
 		Request{Op: OpGrant, Chunk: "c2", Server: "cs1", LeaseMs: 1000},
@@ -102,21 +126,17 @@ func TestAdmissionWaitsForASlot(t *testing.T) {
 // error 11 that says the node was overloaded, and no message ever named
 // its chunk.
 func TestAdmissionTimesOutDefinitely(t *testing.T) {
-	c := newAdmissionCluster(t)
+	c := newAdmissionCluster(t, 2)
 	c.burst(0,
 		Request{Op: OpGrant, Chunk: "c1", Server: "cs1", LeaseMs: 1000},
 		Request{Op: OpGrant, Chunk: "c2", Server: "cs1", LeaseMs: 1000},
 		Request{Op: OpGrant, Chunk: "c3", Server: "cs1", LeaseMs: 1000})
 	n1 := c.nodes["n1"]
-	for now := time.Duration(0); now < 2*time.Second && n1.Pending() > 0; {
-		out := n1.Tick(now)
-		c.take(out)
+	c.tickSilent(n1, 2*time.Second, func(now time.Duration) {
 		if c.chunksSent()["c3"] {
 			t.Fatalf("at %v n1 sent a message about c3, which never had a slot", now)
 		}
-		c.held = nil // the peers are silent
-		now = max(out.Wake, now+time.Millisecond)
-	}
+	})
 	r, ok := c.replies[3]
 	if !ok || r.Err == nil || r.Err.Code != CodeTemporarilyUnavailable || !strings.Contains(r.Err.Text, "overloaded") {
 		t.Fatalf("the request without a slot got %+v (answered %v), want error 11 naming the overload", r, ok)
@@ -136,31 +156,19 @@ func TestAdmissionTimesOutDefinitely(t *testing.T) {
 // limit halves, once for the whole wave; every request answered in time
 // widens it by one, up to MaxInFlight.
 func TestAdmissionLimitAdapts(t *testing.T) {
-	c := newAdmissionCluster(t)
+	c := newAdmissionCluster(t, 40)
 	n1 := c.nodes["n1"]
-	n1.cfg.MaxInFlight = 40
-	n1.limit = n1.cfg.initialLimit()
-	var wave []Request
-	for i := range slowStart + 4 {
-		wave = append(wave, Request{Op: OpGrant, Chunk: fmt.Sprintf("w%d", i), Server: "cs1", LeaseMs: 1000})
-	}
+	wave := grants("w", slowStart+4)
 	c.burst(0, wave...)
 	if sent := len(c.chunksSent()); sent != slowStart {
 		t.Fatalf("a fresh node started %d of %d requests at once, want slowStart = %d", sent, len(wave), slowStart)
 	}
-	for now := time.Duration(0); now < 2*time.Second && n1.Pending() > 0; {
-		out := n1.Tick(now)
-		c.take(out)
-		c.held = nil // the peers are silent
-		now = max(out.Wake, now+time.Millisecond)
-	}
+	c.tickSilent(n1, 2*time.Second, nil)
 	if n1.limit != slowStart/2 {
 		t.Fatalf("after a wave of %d timeouts the limit is %d, want it halved once to %d", slowStart, n1.limit, slowStart/2)
 	}
 	c.replies = map[uint64]Reply{}
-	for i := range wave {
-		wave[i].Chunk = fmt.Sprintf("v%d", i)
-	}
+	wave = grants("v", len(wave))
 	c.burst(3*time.Second, wave...)
 	if sent := len(c.chunksSent()); sent != slowStart/2 {
 		t.Fatalf("after the cut %d requests started at once, want %d", sent, slowStart/2)
@@ -175,10 +183,7 @@ func TestAdmissionLimitAdapts(t *testing.T) {
 		t.Fatalf("after %d answers in time the limit is %d, want %d", len(wave), n1.limit, want)
 	}
 	c.replies = map[uint64]Reply{}
-	for i := range wave {
-		wave[i].Chunk = fmt.Sprintf("u%d", i)
-	}
-	c.burst(4*time.Second, wave...)
+	c.burst(4*time.Second, grants("u", len(wave))...)
 	c.deliver(4*time.Second + time.Millisecond)
 	if n1.limit != n1.cfg.MaxInFlight {
 		t.Fatalf("the limit grew to %d, want it held at MaxInFlight = %d", n1.limit, n1.cfg.MaxInFlight)
@@ -196,7 +201,7 @@ func TestAdmissionNeverStartsALateRequest(t *testing.T) {
 		answersAt time.Duration
 		starts    bool
 	}{{800 * time.Millisecond, true}, {1100 * time.Millisecond, false}, {1600 * time.Millisecond, false}} {
-		c := newAdmissionCluster(t)
+		c := newAdmissionCluster(t, 2)
 		n1 := c.nodes["n1"]
 		c.burst(0,
 			Request{Op: OpGrant, Chunk: "c1", Server: "cs1", LeaseMs: 1000},

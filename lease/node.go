@@ -96,7 +96,7 @@ func NewNode(cfg Config, now time.Duration) (*Node, error) {
 		// incarnation's read (late, on a slow link) never match is the
 		// nonce it must echo (answered).
 		reqSeq: firstReqID(cfg),
-		limit:  cfg.initialLimit(),
+		limit:  min(slowStart, cfg.MaxInFlight),
 	}
 	for i, a := range cfg.Acceptors {
 		n.accIdx[a] = i

@@ -69,9 +69,9 @@
 // silently dropping partition keeps open. A member in its boot wait
 // (Config.Booting) marks its pongs, so Serving(id) is false for it while
 // Reachable(id) is true: readiness counts only acceptors that can vote.
-// An outgoing connection with no
-// answer for 40 intervals (10 s), or an incoming one that carried nothing
-// for as long, is closed; the dialler dials again. Pings and pongs are
+// An outgoing connection with no answer for 40 intervals (10 s), or an
+// incoming one that carried nothing for as long, is closed; the dialler
+// dials again. Pings and pongs are
 // frames whose payload starts with type code 0xF0 or 0xF1 (liveness.go);
 // they never reach the core. At most MaxHandshakes incoming connections
 // (64 + 4 per member by default) may be in their handshake and hello at
