@@ -112,10 +112,14 @@ func assertNothingLeft(t *testing.T, before rootState, prefix, bin string) {
 // leaseRun is a lease run of seconds on nodes with faults, on the real
 // network running bin. Five workers a node: a request to a killed or
 // paused node holds its worker up to the 5 s client timeout, and every
-// f must complete ok some time (the stats checker).
+// f must complete ok some time (the stats checker). Its seed is 3 unless
+// -seed says otherwise: the tests assert that every fault they ask for
+// was applied, and in a run of a few seconds a random schedule may draw
+// none of one kind (a seed drew no completed kill in 8 s); seed 3 applies
+// every kind in each of them.
 func leaseRun(t *testing.T, bin string, nodes int, seconds int, faults nemesis.Faults) (harness.Options, *bytes.Buffer) {
 	t.Helper()
-	seed := testseed.Get(t)
+	seed := testseed.GetOr(t, 3)
 	ids := make([]string, nodes)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("n%d", i)
