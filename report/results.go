@@ -265,6 +265,7 @@ type FinalPhase struct {
 	Ran           bool    `json:"ran"`
 	HealedAtNs    int64   `json:"healed_at_ns"`
 	RecoveryWaitS float64 `json:"recovery_wait_s"`
+	Workers       int     `json:"workers,omitempty"` // the workers that ran the final ops
 	Invoked       int     `json:"invoked"`
 	OK            int     `json:"ok"`
 	Valid         any     `json:"valid"`

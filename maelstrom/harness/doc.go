@@ -82,8 +82,10 @@
 //     clock-reset (every node's clock), resume (every paused node), start
 //     (every killed node). Then the harness waits the
 //     recovery time (--recovery-time; by default twice the workload's
-//     longest lease, at least 1 s, where Maelstrom waits a fixed 10 s)
-//     and invokes each final op once, op i on worker i mod concurrency. A
+//     longest lease, at least 1 s, where Maelstrom waits a fixed 10 s,
+//     and nothing in a run without a nemesis) and invokes each final op
+//     once, op i on worker i mod w, where w is at least 8 per node
+//     (finalWorkers; added workers are new processes). A
 //     workload without final ops (echo) ends with the main phase, faults
 //     in force and unrecorded, as in Maelstrom.
 //  5. Teardown: a fault action in flight gives up and the network stops

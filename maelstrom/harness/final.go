@@ -33,15 +33,13 @@ func (r *runner) finalPhase(ctx context.Context) error {
 	if len(ops) == 0 {
 		return nil
 	}
-	wait := r.o.RecoveryTime
-	if wait == 0 {
-		wait = DefaultRecoveryTime(r.leaseMs)
-	}
+	wait := r.recoveryWait()
 	r.final.Ran, r.final.RecoveryWaitS = true, wait.Seconds()
+	r.final.Workers = finalWorkers(len(r.workers), len(r.o.Nodes), len(ops))
 	if r.o.Faults.Any() {
-		fmt.Fprintf(r.o.Stdout, "maelstrom: healing every fault, then waiting %v for recovery before %d final ops\n", wait, len(ops))
+		fmt.Fprintf(r.o.Stdout, "maelstrom: healing every fault, then waiting %v for recovery before %d final ops on %d workers\n", wait, len(ops), r.final.Workers)
 	} else {
-		fmt.Fprintf(r.o.Stdout, "maelstrom: no nemesis, no fault to heal; waiting %v before %d final ops\n", wait, len(ops))
+		fmt.Fprintf(r.o.Stdout, "maelstrom: no nemesis, no fault to heal, no recovery to wait for; %d final ops on %d workers\n", len(ops), r.final.Workers)
 	}
 	for _, op := range nemesis.FinalOps(r.o.Faults) {
 		r.perform(op)
@@ -54,6 +52,47 @@ func (r *runner) finalPhase(ctx context.Context) error {
 		return err
 	}
 	return r.invokeFinal(ctx, ops)
+}
+
+// recoveryWait is how long the final phase waits after healing:
+// --recovery-time when given; otherwise DefaultRecoveryTime when the run
+// had a nemesis, and nothing without one. The wait lets nodes restarted
+// by the heal finish their boot wait and leases granted across a fault
+// run out; a run without faults has nothing to recover from, and its
+// final ops read the service as the main phase left it.
+func (r *runner) recoveryWait() time.Duration {
+	switch {
+	case r.o.RecoveryTime > 0:
+		return r.o.RecoveryTime
+	case r.o.Faults.Any():
+		return DefaultRecoveryTime(r.leaseMs)
+	}
+	return 0
+}
+
+// finalWorkersPerNode is how many final ops the final phase keeps in
+// flight per node at least. Final ops are independent reads, one per
+// chunk in the lease workload, so the phase runs them on more workers
+// than the main phase's concurrency when that is small: at 8 per node the
+// nodes and the network are busy instead of waiting on one round trip
+// per worker.
+const finalWorkersPerNode = 8
+
+// finalWorkers is how many workers run the final ops: the main phase's
+// workers, and more up to finalWorkersPerNode per node, but no more than
+// there are ops.
+func finalWorkers(workers, nodes, ops int) int {
+	return max(workers, min(ops, finalWorkersPerNode*nodes))
+}
+
+// addWorkers grows the workers to n. Each new worker is a new Jepsen
+// process, numbered after every process the run has had, and talks to
+// node i mod n like the others.
+func (r *runner) addWorkers(n int) {
+	for len(r.workers) < n {
+		r.topProcess++
+		r.workers = append(r.workers, worker{process: r.topProcess})
+	}
 }
 
 // sleep waits for d, unless the run fails or is interrupted first.
@@ -74,9 +113,10 @@ func (r *runner) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// invokeFinal invokes op i on worker i mod concurrency, each worker's ops
+// invokeFinal invokes op i on worker i mod the final phase's workers, each worker's ops
 // one after another, and waits until all have completed.
 func (r *runner) invokeFinal(ctx context.Context, ops []workloads.Invocation) error {
+	r.addWorkers(r.final.Workers)
 	queues := make([][]workloads.Invocation, len(r.workers))
 	for i, op := range ops {
 		queues[i%len(queues)] = append(queues[i%len(queues)], op)

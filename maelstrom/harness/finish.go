@@ -192,7 +192,7 @@ func (r *runner) printSummary(res *report.Results, runErr error, invoked int) {
 			res.Nemesis.Ops["clock-skew"], res.Nemesis.Ops["clock-reset"], c.DriftPPM, c.MaxOffsetMs, within)
 	}
 	if f := res.Final; f.Ran {
-		fmt.Fprintf(w, "  final phase: %d of %d final ops ok after healing and %.1f s of recovery\n", f.OK, f.Invoked, f.RecoveryWaitS)
+		fmt.Fprintf(w, "  final phase: %s\n", finalLine(f))
 	}
 	fmt.Fprintf(w, "  analysis: %.1f s after %.1f s of run; peak memory: harness %.0f MiB, largest node %.0f MiB\n",
 		res.Timing.AnalysisS, res.Timing.RunS, res.Memory.HarnessPeakMiB, res.Memory.NodePeakMiB)
@@ -346,4 +346,17 @@ func (r *runner) writeReport(res *report.Results, nemesis []history.Op, focus *w
 			panic(err)
 		}
 	})
+}
+
+// finalLine is the summary of the final phase. Runs stored before the
+// final phase recorded its workers (0) print as they did then.
+func finalLine(f report.FinalPhase) string {
+	ops := fmt.Sprintf("%d of %d final ops ok", f.OK, f.Invoked)
+	if f.Workers > 0 {
+		ops += fmt.Sprintf(" on %d workers", f.Workers)
+	}
+	if f.Workers > 0 && f.RecoveryWaitS == 0 {
+		return ops + ", with no recovery wait"
+	}
+	return fmt.Sprintf("%s after healing and %.1f s of recovery", ops, f.RecoveryWaitS)
 }

@@ -24,7 +24,7 @@ const minIdleWait = time.Millisecond
 
 // worker is one client thread (Jepsen's worker): at most one op in flight.
 type worker struct {
-	process int    // Jepsen process; + concurrency after each info
+	process int    // Jepsen process; a new one after each info (newProcess)
 	client  Client // nil before the first op and after an info
 	stale   Client // the client an info retired; closed at the next op
 	busy    bool
@@ -183,8 +183,8 @@ func (r *runner) invoke(ctx context.Context, i int, inv workloads.Invocation) {
 func (r *runner) nodeOf(i int) string { return r.o.Nodes[i%len(r.o.Nodes)] }
 
 // complete hands a reply (or a timeout) to the workload and records the
-// completion op. After an info the worker's process becomes process +
-// concurrency and its client is retired.
+// completion op. After an info the worker gets a new process
+// (newProcess) and its client is retired.
 func (r *runner) complete(res callResult) {
 	w := &r.workers[res.worker]
 	w.busy = false
@@ -207,7 +207,21 @@ func (r *runner) complete(res callResult) {
 		r.counts.fail++
 	default:
 		r.counts.info++
-		w.process += len(r.workers)
+		r.newProcess(w)
 		w.stale, w.client = w.client, nil
 	}
+}
+
+// newProcess gives worker w the process that follows an info: process +
+// concurrency in the main phase, as Jepsen numbers them, and in the final
+// phase, which may run more workers (addWorkers), the next number no
+// process of the run has had.
+func (r *runner) newProcess(w *worker) {
+	if r.final.running {
+		r.topProcess++
+		w.process = r.topProcess
+		return
+	}
+	w.process += r.o.Concurrency
+	r.topProcess = max(r.topProcess, w.process)
 }

@@ -24,7 +24,9 @@
 // is dropped (never delivered); otherwise Recv waits until the deadline and
 // returns it. While it waits for a slow message, later messages with
 // earlier deadlines wait behind it (head-of-line blocking), including
-// zero-latency client requests to the same node.
+// zero-latency client requests to the same node. RecvReady is the same
+// step without the wait: it takes the head only if it is due, so a
+// receiver can hand every message already due to its program at once.
 //
 // Partitions are per-receiver drop sets: Drop(src, dest) makes dest drop
 // what src sends, so one-directional partitions exist. The drop set is

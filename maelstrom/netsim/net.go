@@ -162,6 +162,32 @@ func (n *Net) Recv(ctx context.Context, name string) (Message, error) {
 	}
 }
 
+// RecvReady is Recv without waiting: it returns name's next message if
+// one is due now (queued, and its delivery deadline passed), skipping
+// (and counting) heads name drops, and ok false otherwise. A receiver
+// that writes each delivery into a pipe calls it after Recv to hand
+// every message already due over in one write, in the order Recv would
+// have returned them.
+func (n *Net) RecvReady(name string) (m Message, ok bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	in := n.inboxes[name]
+	if in == nil {
+		return Message{}, false
+	}
+	now := time.Now()
+	for in.queue.Len() > 0 && !in.queue[0].deadline.After(now) {
+		p := heap.Pop(&in.queue).(pending)
+		if n.drops[name][p.msg.Src] {
+			n.note(p.msg, dropped)
+			continue
+		}
+		n.note(p.msg, delivered)
+		return p.msg, true
+	}
+	return Message{}, false
+}
+
 // take waits until name's inbox is non-empty and pops its head, marking
 // it dropped (and counting the drop) when the receiver drops its source.
 // It returns the inbox too, whose timer the delivery waits on.

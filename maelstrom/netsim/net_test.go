@@ -216,6 +216,47 @@ func TestDropIsPerReceiverAndAtDequeue(t *testing.T) {
 	})
 }
 
+// TestRecvReadyTakesOnlyWhatIsDue: RecvReady never waits: it returns the
+// messages whose deadline has passed, in Recv's order, skips (and
+// counts) those the receiver drops, and leaves a message not yet due
+// queued for Recv.
+func TestRecvReadyTakesOnlyWhatIsDue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := newNet(t, Latency{MeanMs: 100, Dist: Constant})
+		mustSend(t, n, "n2", "n1", "peer-later")
+		time.Sleep(100 * time.Millisecond) // peer-later is due now
+		mustSend(t, n, "n3", "n1", "peer-not-due")
+		mustSend(t, n, "c0", "n1", "client-first")
+		mustSend(t, n, "c0", "n1", "client-second")
+		n.Drop("c0", "n1")
+		mustSend(t, n, "n2", "n1", "peer-not-due-2")
+		n.Heal()
+		var got []string
+		for {
+			m, ok := n.RecvReady("n1")
+			if !ok {
+				break
+			}
+			got = append(got, typesOf([]delivery{{msg: m}})...)
+		}
+		if !equal(got, []string{"peer-later", "client-first", "client-second"}) {
+			t.Fatalf("RecvReady gave %v, want the three due messages in deadline order", got)
+		}
+		n.Drop("n3", "n1")
+		time.Sleep(100 * time.Millisecond)
+		m, ok := n.RecvReady("n1")
+		if types := typesOf([]delivery{{msg: m}}); !ok || !equal(types, []string{"peer-not-due-2"}) {
+			t.Fatalf("after 100 ms RecvReady gave %v (%v), want peer-not-due-2 with n3's message dropped", types, ok)
+		}
+		if _, ok := n.RecvReady("n1"); ok {
+			t.Fatal("RecvReady on an empty inbox returned a message")
+		}
+		if s := n.Stats(); s.Servers.RecvCount != 2 || s.Servers.DropCount != 1 || s.Clients.RecvCount != 2 {
+			t.Errorf("stats %+v, want 2 peer deliveries, 1 drop, 2 client deliveries", s)
+		}
+	})
+}
+
 func TestDropAppliesAtDequeueNotAtSend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := newNet(t, Latency{MeanMs: 100, Dist: Constant})

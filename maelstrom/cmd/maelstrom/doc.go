@@ -61,7 +61,7 @@
 // choices), --strict (default true; false mutes a node that
 // prints a bad line, as Maelstrom does), --store DIR (default store),
 // --recovery-time (the final phase's wait; default twice the longest
-// lease, at least 1 s), --kill-without-boot-wait (the kill nemesis's
+// lease, at least 1 s, and none in a run without a nemesis), --kill-without-boot-wait (the kill nemesis's
 // negative control), --clock-drift-ppm and --clock-max-offset-ms (the
 // clock nemesis's bounds, by default the nodes' own; beyond them, its
 // negative control), --lease-ms (the lease workload's longest lease_ms;

@@ -86,7 +86,7 @@ func newTestFlagSet(f *testFlags) *pflag.FlagSet {
 	fs.StringVar(&f.LatencyDist, "latency-dist", "constant", "latency distribution: constant, uniform or exponential")
 	fs.StringVar(&f.Nemesis, "nemesis", "", "faults to inject, comma-separated: partition, kill, pause, clock, packet (clock needs a node built with -tags clockfault)")
 	fs.Float64Var(&f.NemesisInterval, "nemesis-interval", 10, "mean seconds between nemesis operations")
-	fs.Float64Var(&f.RecoveryTimeS, "recovery-time", 0, "seconds the final phase waits after healing every fault (default: twice the longest lease, at least 1; Maelstrom: 10)")
+	fs.Float64Var(&f.RecoveryTimeS, "recovery-time", 0, "seconds the final phase waits after healing every fault (default: twice the longest lease, at least 1, with a --nemesis; 0 without; Maelstrom: 10)")
 	fs.BoolVar(&f.KillWithoutBootWait, "kill-without-boot-wait", false, "negative control: restart killed nodes without LEASE_BOOT_WAIT_MS")
 	fs.Var(optionalInt{&f.ClockDriftPPM}, "clock-drift-ppm", "clock nemesis: draw rates within 1 +- N ppm (default: the nodes' LEASE_DRIFT_PPM, 1000 unless set; more is the negative control)")
 	fs.Var(optionalInt{&f.ClockMaxOffsetMs}, "clock-max-offset-ms", "clock nemesis: draw wall-clock offsets within +-N ms (default: a quarter of the longest lease, the bound for token order across restarts; more is the negative control)")

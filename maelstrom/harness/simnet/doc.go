@@ -48,7 +48,8 @@
 // watching; kill, pause and resume by process group; reaping), which the
 // real network shares. What is this network's own: each node id has a
 // delivery goroutine (network -> the running program's stdin, one JSON
-// line per message with the global id) for the whole test, and each
+// line per message with the global id; the messages already due go out
+// in one write, netsim's RecvReady) for the whole test, and each
 // program it runs (an incarnation) has a stdout reader. Every stdout
 // line goes through Maelstrom's checks (envelope.go and the network's
 // registration check). In strict mode (the default) the

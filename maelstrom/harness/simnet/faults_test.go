@@ -373,6 +373,55 @@ func TestSimFinalPhaseHealsEverything(t *testing.T) {
 	})
 }
 
+// TestSimFinalPhaseWithoutFaults: a run without a nemesis has nothing to
+// heal, so its final phase reads at once (no recovery wait) and keeps
+// finalWorkersPerNode reads in flight on its one node although the main
+// phase had two workers: the added workers are new processes, numbered
+// after every process of the main phase, and each chunk is checked once.
+func TestSimFinalPhaseWithoutFaults(t *testing.T) {
+	seed := testSeed(t)
+	synctest.Test(t, func(t *testing.T) {
+		o, _ := leaseSimOptions(t, nemesis.Faults{}, 0, seed)
+		o.Concurrency, o.TimeLimit = 2, 10*time.Second
+		o.Workload = lease.NewLease(lease.LeaseOptions{LeaseMs: 2000, Rate: 20, Chunks: 40, Workers: 2}, harness.WorkloadSeed(seed))
+		out := runSim(context.Background(), o)
+		checkLeaseValid(t, out)
+		h := readHistory(t, out.Dir)
+		checkHistoryDiscipline(t, h, o.Options)
+		f := out.Results.Final
+		if !f.Ran || f.RecoveryWaitS != 0 || f.Workers != 8 || f.Invoked < 8 || f.OK != f.Invoked {
+			t.Fatalf("final phase %+v, want at least 8 checks, all ok, on 8 workers, no recovery wait", f)
+		}
+		first := len(h) - 2*f.Invoked // the final ops end the history
+		mainEnd, mainTop := h[first-1].Time, 0
+		for _, op := range h[:first] {
+			mainTop = max(mainTop, op.Process.ID)
+		}
+		open, most, chunks := map[int]bool{}, 0, map[string]bool{}
+		for _, op := range h[first:] {
+			if op.Type != history.Invoke {
+				delete(open, op.Process.ID)
+				continue
+			}
+			if op.F != lease.FCheck || chunks[string(op.Value)] {
+				t.Fatalf("final op %+v: want one check per chunk", op)
+			}
+			chunks[string(op.Value)] = true
+			if op.Process.ID >= 2 && op.Process.ID <= mainTop {
+				t.Errorf("final op %+v: an added worker's process must come after the main phase's (up to %d)", op, mainTop)
+			}
+			open[op.Process.ID] = true
+			most = max(most, len(open))
+		}
+		if most != 8 {
+			t.Errorf("at most %d final checks in flight, want 8", most)
+		}
+		if start := h[first].Time; start-mainEnd >= int64(time.Second) {
+			t.Errorf("final reads began %v after the main phase ended: no fault, no recovery wait", time.Duration(start-mainEnd))
+		}
+	})
+}
+
 // TestSimNoFinalPhaseForEcho: a workload without final ops ends with the
 // main phase, faults in force, as Maelstrom's echo does.
 func TestSimNoFinalPhaseForEcho(t *testing.T) {

@@ -37,6 +37,16 @@ func (n *network) Recv(ctx context.Context, name string) (netsim.Message, error)
 	return m, err
 }
 
+// RecvReady returns a message already due without waiting, logged as
+// Recv logs it.
+func (n *network) RecvReady(name string) (netsim.Message, bool) {
+	m, ok := n.Net.RecvReady(name)
+	if ok && n.logRecv {
+		n.log(":recv ", m)
+	}
+	return m, ok
+}
+
 func (n *network) log(prefix string, m netsim.Message) {
 	line := m.Line()
 	n.console(prefix + string(line[:len(line)-1]))

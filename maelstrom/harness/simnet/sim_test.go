@@ -110,6 +110,16 @@ func checkHistoryDiscipline(t *testing.T, h []history.Op, o harness.Options) {
 	if len(problems) > 0 {
 		t.Fatalf("history problems: %+v", problems)
 	}
+	retired := map[int]bool{} // a process ends with its first info (Jepsen)
+	for _, op := range h {
+		if op.Process.Nemesis {
+			continue
+		}
+		if retired[op.Process.ID] {
+			t.Fatalf("op %d: process %d used again after its info", op.Index, op.Process.ID)
+		}
+		retired[op.Process.ID] = op.Type == history.Info
+	}
 	if f, ok := o.Workload.(workloads.Finisher); ok {
 		pairs = pairs[:len(pairs)-len(f.FinalOps())] // the final phase comes after the cutoff
 	}
