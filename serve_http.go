@@ -69,7 +69,7 @@ func refusalWith(status int) refusal {
 }
 
 // endpoints lists the client endpoints, for texts.
-const endpoints = "POST /v1/lease_grant, /v1/lease_renew, /v1/lease_check, /v1/lease_release, /v1/master_start, /v1/master_stop, /v1/master_status; GET /healthz, /readyz, /metrics"
+const endpoints = "POST /v1/lease_grant, /v1/lease_renew, /v1/lease_check, /v1/lease_release, /v1/batch, /v1/master_start, /v1/master_stop, /v1/master_status; GET /healthz, /readyz, /metrics"
 
 func (n *serveNode) newHTTPServer() *http.Server {
 	s := &http.Server{
@@ -105,6 +105,8 @@ func (n *serveNode) serveHTTP() error {
 // ServeHTTP routes every client request.
 func (n *serveNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch path := r.URL.Path; {
+	case path == batchPath:
+		n.serveBatch(w, r)
 	case strings.HasPrefix(path, "/v1/"):
 		n.serveV1(w, r, strings.TrimPrefix(path, "/v1/"))
 	case path == "/healthz":
@@ -200,21 +202,27 @@ func (n *serveNode) serveCall(w http.ResponseWriter, r *http.Request, op lease.O
 
 // answer writes the core's reply.
 func (n *serveNode) answer(w http.ResponseWriter, op lease.Op, rep lease.Reply) {
+	status, b := n.rendered(op, rep)
+	writeAnswer(w, status, b)
+}
+
+// rendered is the core's reply as the client API answers it (status and
+// body), counted in the metrics: the single endpoints and the batch
+// endpoint answer alike.
+func (n *serveNode) rendered(op lease.Op, rep lease.Reply) (int, []byte) {
 	if rep.Err != nil {
 		if rep.Err.Code == lease.CodeTimeout || rep.Err.Code == lease.CodeTemporarilyUnavailable {
 			n.metrics.quorumTimeout(rep.Err.Code)
 		}
-		n.refuse(w, op.String(), refusalFor(rep.Err.Code), rep.Err.Text)
-		return
+		return n.refusal(op.String(), refusalFor(rep.Err.Code), rep.Err.Text)
 	}
 	b, err := appendReply(make([]byte, 0, 128), rep.Type, rep.Body)
 	if err != nil {
 		n.log.Printf("cannot encode %s: %v", rep.Type, err)
-		n.refuse(w, op.String(), refusal{code: 13, status: http.StatusInternalServerError, outcome: "encode_error"}, "the reply could not be encoded")
-		return
+		return n.refusal(op.String(), refusal{code: 13, status: http.StatusInternalServerError, outcome: "encode_error"}, "the reply could not be encoded")
 	}
 	n.metrics.count(op.String(), "ok")
-	writeJSON(w, http.StatusOK, b)
+	return http.StatusOK, b
 }
 
 // appendReply renders {"type":typ, ...body's fields}.
@@ -233,14 +241,26 @@ func appendReply(dst []byte, typ string, body any) ([]byte, error) {
 
 // refuse writes an error body with the row's status and counts it.
 func (n *serveNode) refuse(w http.ResponseWriter, label string, rf refusal, text string) {
+	status, b := n.refusal(label, rf, text)
+	writeAnswer(w, status, b)
+}
+
+// refusal is the error body of a row, counted in the metrics.
+func (n *serveNode) refusal(label string, rf refusal, text string) (int, []byte) {
 	b := append([]byte(`{"type":"error","code":`), strconv.Itoa(rf.code)...)
 	b = append(b, `,"text":`...)
 	b = append(jsonstr.Append(b, text), '}')
-	if rf.status == http.StatusServiceUnavailable {
+	n.metrics.count(label, rf.outcome)
+	return rf.status, b
+}
+
+// writeAnswer writes an answer; a 503 asks the client to wait a second
+// before it sends this member more (Retry-After).
+func writeAnswer(w http.ResponseWriter, status int, b []byte) {
+	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
-	n.metrics.count(label, rf.outcome)
-	writeJSON(w, rf.status, b)
+	writeJSON(w, status, b)
 }
 
 // authorized checks the bearer token, when one is set, and refuses with

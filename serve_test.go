@@ -294,6 +294,9 @@ func TestServeBearerToken(t *testing.T) {
 		status, reply, _, _ := c.post(0, "/v1/lease_grant", body, "Authorization", h)
 		wantStatus(t, "grant with "+h, status, 200, reply)
 	}
+	if status, _, _, _ := c.post(0, batchPath, []byte(`[{"op":"lease_check","body":{"chunk_handle":"t"}}]`)); status != http.StatusUnauthorized {
+		t.Fatalf("a batch without the token answered %d, want 401", status)
+	}
 	if s, _ := c.get(0, "/metrics"); s != http.StatusUnauthorized {
 		t.Fatalf("/metrics without the token answered %d, want 401", s)
 	}

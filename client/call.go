@@ -54,6 +54,10 @@ type attempt struct {
 	text       string
 	retryAfter time.Duration
 	err        error // from the network or the context
+	// batched: the call went in a batch (Config.Batching); batchWrote
+	// then says whether the batch may have reached the member, as
+	// body.wasRead does for a call sent alone.
+	batched, batchWrote bool
 }
 
 // answered says which attempt succeeded: when it started (a lease's
@@ -169,7 +173,16 @@ func (a *attempt) class() statusClass {
 
 // try makes one attempt at ep. The attempt's deadline is the context's,
 // capped by AttemptTimeout and by half the time left (see attemptBudget).
+// With batching on, a lease call may go in a batch (batch.go).
 func (c *Client) try(ctx context.Context, ep *endpoint, r *request, out *reply) *attempt {
+	if c.batching && r.op <= opRelease && ep.idx >= 0 {
+		return c.tryBatched(ctx, ep, r, out)
+	}
+	return c.trySingle(ctx, ep, r, out)
+}
+
+// trySingle makes one attempt at ep with the call alone on its endpoint.
+func (c *Client) trySingle(ctx context.Context, ep *endpoint, r *request, out *reply) *attempt {
 	actx, cancel := context.WithTimeout(ctx, c.attemptBudget(ctx))
 	defer cancel()
 	body := newBody(r)
@@ -222,7 +235,12 @@ func (a *attempt) read(resp *http.Response, out *reply) {
 
 // wrote reports whether the member may have received the request. It is
 // asked only of an attempt without an answer (see body.wasRead).
-func (a *attempt) wrote() bool { return a.broken || a.body.wasRead() }
+func (a *attempt) wrote() bool {
+	if a.batched {
+		return a.broken || a.batchWrote
+	}
+	return a.broken || a.body.wasRead()
+}
 
 // attemptBudget is how long the next attempt may take.
 func (c *Client) attemptBudget(ctx context.Context) time.Duration {

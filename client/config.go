@@ -56,6 +56,12 @@ type Config struct {
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Seed seeds the jitter of the backoffs; 0 draws one.
 	Seed uint64
+	// Batching sends lease calls that would wait behind a member's busy
+	// connections together, as one POST /v1/batch (batch.go): for
+	// programs with many calls in flight, it cuts the CPU a call costs
+	// on both sides. Each call keeps its own deadline, failover and
+	// outcome. A member without the batch endpoint gets calls alone.
+	Batching bool
 }
 
 // Client calls the lease service. It is safe for concurrent use; make one
@@ -71,6 +77,7 @@ type Client struct {
 	attemptMax  time.Duration
 	retryMax    time.Duration
 	epoch       time.Time // origin of the endpoints' cool-down times
+	batching    bool
 
 	randMu sync.Mutex
 	rand   *rand.Rand
@@ -93,6 +100,7 @@ func New(cfg Config) (*Client, error) {
 		rand:        newRand(cfg.Seed),
 		transport:   newTransport(cfg, tlsCfg),
 		header:      http.Header{"Content-Type": {"application/json"}},
+		batching:    cfg.Batching,
 	}
 	if cfg.Token != "" {
 		if strings.ContainsFunc(cfg.Token, func(r rune) bool { return r <= ' ' || r > '~' }) {
@@ -185,6 +193,9 @@ type endpoint struct {
 	base string
 	idx  int32 // in Client.endpoints; -1 for a node named outside them
 	urls [numOps]*url.URL
+	// batchURL is POST /v1/batch; batch is the queue of batched calls.
+	batchURL *url.URL
+	batch    batcher
 	// coolUntil is when calls may come back (ns since Client.epoch); a
 	// member that failed, or asked for it with Retry-After, is skipped
 	// until then while another member is available.
@@ -206,6 +217,7 @@ func newEndpoint(raw, scheme string, idx int32) (*endpoint, error) {
 	for op := range numOps {
 		ep.urls[op] = &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/v1/" + op.String()}
 	}
+	ep.batchURL = &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/v1/batch"}
 	return ep, nil
 }
 

@@ -30,6 +30,9 @@ type Options struct {
 	Token          string  // the bearer token asked for; "" asks none
 	ClockRate      float64 // the cluster's clock rate against the caller's; default 1
 	FirstToken     int64   // tokens start above it; default 1000
+	// Batch serves POST /v1/batch (the members' batch endpoint); without
+	// it a member answers 404 there, as one without the endpoint would.
+	Batch bool
 }
 
 // Cluster is a running fake cluster.
@@ -59,6 +62,10 @@ type Call struct {
 	Status   int       // the status answered; 0 when the connection was cut
 	Applied  bool      // the model performed it
 	Received time.Time // when the request arrived
+	// Batched: the call came in a batch; the batch request itself is
+	// logged too, as Op "batch" with the number of its calls in Calls.
+	Batched bool
+	Calls   int
 }
 
 // Start starts a fake cluster; t's cleanup stops it.

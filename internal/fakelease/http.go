@@ -35,7 +35,7 @@ func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		early(refuse(401, 12, "this node asks for a bearer token: send the header Authorization: Bearer TOKEN"))
 		return
 	}
-	if !opsKnown[op] {
+	if !opsKnown[op] && !(op == "batch" && n.c.opts.Batch) {
 		early(refuse(404, 10, "no endpoint %s", r.URL.Path))
 		return
 	}
@@ -54,7 +54,61 @@ func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		n.c.logCall(call)
 		return
 	}
+	if op == "batch" {
+		n.serveBatch(w, r, b, killed, &call)
+		return
+	}
 	n.serveOp(w, r, op, b, killed, &call)
+}
+
+// serveBatch serves POST /v1/batch as a member does: each call answered
+// as its own endpoint would, in order. A fault for op "batch" meets the
+// request as a whole (Apply performs every call before it).
+func (n *Node) serveBatch(w http.ResponseWriter, r *http.Request, b []byte, killed <-chan struct{}, call *Call) {
+	var calls []struct {
+		Op   string          `json:"op"`
+		Body json.RawMessage `json:"body"`
+	}
+	if err := json.Unmarshal(b, &calls); err != nil || len(calls) == 0 {
+		n.answer(w, call, refuse(400, 12, "/v1/batch takes a JSON array of calls"))
+		return
+	}
+	call.Calls = len(calls)
+	f := n.takeFault("batch")
+	if !n.pause(f.DelayIn, killed, r.Context().Done()) {
+		n.c.logCall(*call)
+		return
+	}
+	results := make([]answer, len(calls))
+	if (f.Status == 0 && !f.Reset) || f.Apply {
+		for i, bc := range calls {
+			c := Call{Node: n.ID, Op: bc.Op, Received: call.Received, At: time.Now(), Batched: true}
+			if opsKnown[bc.Op] && !strings.HasPrefix(bc.Op, "master_") {
+				results[i] = n.decideAndPerform(bc.Op, bc.Body, &c)
+			} else {
+				results[i] = refuse(404, 10, "%q is not a lease call a batch can carry", bc.Op)
+			}
+			c.Status = results[i].status
+			n.c.logCall(c)
+		}
+	}
+	call.At = time.Now()
+	switch {
+	case f.Reset:
+		n.c.logCall(*call)
+		reset(w)
+	case f.Status != 0:
+		if f.Status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
+		}
+		n.answer(w, call, refuse(f.Status, 13, "injected failure %d", f.Status))
+	default:
+		out := make([]map[string]any, len(results))
+		for i, a := range results {
+			out[i] = map[string]any{"status": a.status, "body": a.body}
+		}
+		n.answer(w, call, answer{status: 200, body: map[string]any{"results": out}})
+	}
 }
 
 // serveOp meets the request's fault, performs it and answers. The call

@@ -1,0 +1,232 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Batching (Config.Batching). Each member has at most batchesInFlight
+// requests in flight from this client's lease calls; a call that finds
+// them all busy queues, and when one comes back the queue goes out as
+// one POST /v1/batch (at most maxBatch calls), which the member answers
+// call by call as the calls' own endpoints would. A lone call, or one
+// that finds a request free, goes out alone on its own endpoint, so
+// batching adds no wait: calls queue only behind requests already in
+// flight. Every call keeps its own attempt: its deadline, its failover
+// (a batch that fails fails each of its calls, which then move on as
+// they would alone), and its outcome (a call whose batch may have
+// reached the member is unknown, one still queued was not sent). A
+// member that answers 404 to /v1/batch has none: its calls go alone.
+
+const (
+	// maxBatch bounds the calls of one batch request, and maxBatchBytes
+	// their bodies (about 100 bytes each with short names), well within
+	// the member's 64 KiB limit of a request body, whatever the names.
+	maxBatch      = 64
+	maxBatchBytes = 32 << 10
+	// batchesInFlight is how many requests a member has in flight from
+	// one client before calls queue: enough to keep a member's cores
+	// busy, few enough that calls meet in the queue under load.
+	batchesInFlight = 2
+)
+
+// batcher is one member's queue of batched calls.
+type batcher struct {
+	mu       sync.Mutex
+	inFlight int // requests from lease calls in flight to the member
+	queue    []*queued
+	// none: the member answered 404 to /v1/batch; calls go alone.
+	none bool
+}
+
+// queued is a call waiting in a batcher's queue, then in a batch.
+type queued struct {
+	r     *request
+	body  []byte // the call's body, as its own endpoint takes it
+	taken bool // under the batcher's lock: a batch took it
+	done  chan batchAnswer
+}
+
+// batchAnswer is what a batch came to for one of its calls.
+type batchAnswer struct {
+	sent       time.Time
+	status     int
+	retryAfter time.Duration
+	body       []byte
+	err        error
+	wrote      bool // no answer, but the batch may have reached the member
+	broken     bool // an answer came but made no sense
+	alone      bool // the member has no batch endpoint: send the call alone
+}
+
+// tryBatched is try for a lease call when batching is on.
+func (c *Client) tryBatched(ctx context.Context, ep *endpoint, r *request, out *reply) *attempt {
+	b := &ep.batch
+	b.mu.Lock()
+	if b.none || b.inFlight < batchesInFlight {
+		b.inFlight++
+		b.mu.Unlock()
+		a := c.trySingle(ctx, ep, r, out)
+		c.requestDone(ep)
+		return a
+	}
+	q := &queued{r: r, body: r.appendBody(make([]byte, 0, 128)), done: make(chan batchAnswer, 1)}
+	b.queue = append(b.queue, q)
+	b.mu.Unlock()
+	actx, cancel := context.WithTimeout(ctx, c.attemptBudget(ctx))
+	defer cancel()
+	select {
+	case ans := <-q.done:
+		if ans.alone {
+			return c.trySingle(ctx, ep, r, out)
+		}
+		return ans.attempt(ep, out)
+	case <-actx.Done():
+		b.mu.Lock()
+		taken := q.taken
+		if !taken {
+			b.queue = slices.DeleteFunc(b.queue, func(x *queued) bool { return x == q })
+		}
+		b.mu.Unlock()
+		return &attempt{ep: ep, code: -1, sent: time.Now(), err: actx.Err(), batched: true, batchWrote: taken}
+	}
+}
+
+// requestDone ends a request to ep from a lease call, and sends the
+// queue as a batch when calls wait.
+func (c *Client) requestDone(ep *endpoint) {
+	b := &ep.batch
+	b.mu.Lock()
+	b.inFlight--
+	var batch []*queued
+	if len(b.queue) > 0 && b.inFlight < batchesInFlight {
+		n, size := 1, len(b.queue[0].body)
+		for n < min(len(b.queue), maxBatch) && size+len(b.queue[n].body) <= maxBatchBytes {
+			size += len(b.queue[n].body)
+			n++
+		}
+		batch = slices.Clone(b.queue[:n])
+		b.queue = slices.Delete(b.queue, 0, n)
+		for _, q := range batch {
+			q.taken = true
+		}
+		b.inFlight++
+	}
+	b.mu.Unlock()
+	if batch != nil {
+		go c.sendBatch(ep, batch)
+	}
+}
+
+// sendBatch sends one batch and hands each call its answer.
+func (c *Client) sendBatch(ep *endpoint, batch []*queued) {
+	defer c.requestDone(ep)
+	answers := c.postBatch(ep, batch)
+	for i, q := range batch {
+		q.done <- answers[i]
+	}
+}
+
+// postBatch makes the batch request; the answers are in the calls' order.
+func (c *Client) postBatch(ep *endpoint, batch []*queued) []batchAnswer {
+	ctx, cancel := context.WithTimeout(context.Background(), c.attemptMax)
+	defer cancel()
+	raw := appendBatch(make([]byte, 0, 96*len(batch)), batch)
+	body := body{r: bytes.NewReader(raw), length: len(raw)}
+	req := (&http.Request{
+		Method: http.MethodPost, URL: ep.batchURL, Host: ep.batchURL.Host,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: c.header, Body: body.reader(), ContentLength: int64(len(raw)),
+	}).WithContext(ctx)
+	all := func(a batchAnswer) []batchAnswer {
+		answers := make([]batchAnswer, len(batch))
+		for i := range answers {
+			answers[i] = a
+		}
+		return answers
+	}
+	sent := time.Now()
+	resp, err := c.transport.RoundTrip(req)
+	if err != nil {
+		return all(batchAnswer{sent: sent, err: err, wrote: body.wasRead()})
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBatch*maxReplyBytes))
+	resp.Body.Close()
+	switch {
+	case err != nil:
+		return all(batchAnswer{sent: sent, err: fmt.Errorf("the batch's answer broke off: %w", err), wrote: true})
+	case resp.StatusCode == http.StatusNotFound:
+		ep.batch.mu.Lock()
+		ep.batch.none = true
+		ep.batch.mu.Unlock()
+		return all(batchAnswer{alone: true})
+	case resp.StatusCode != http.StatusOK:
+		// The request as a whole was refused (401, 503 draining, ...):
+		// each call was refused alike.
+		return all(batchAnswer{sent: sent, status: resp.StatusCode, retryAfter: parseRetryAfter(resp.Header.Get("Retry-After")), body: b})
+	}
+	var res struct {
+		Results []struct {
+			Status      int             `json:"status"`
+			RetryAfterS int             `json:"retry_after_s"`
+			Body        json.RawMessage `json:"body"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil || len(res.Results) != len(batch) {
+		return all(batchAnswer{sent: sent, broken: true, err: fmt.Errorf("the batch's answer is not %d results: %q", len(batch), truncate(string(b), 200))})
+	}
+	answers := make([]batchAnswer, len(batch))
+	for i, r := range res.Results {
+		answers[i] = batchAnswer{sent: sent, status: r.Status, retryAfter: time.Duration(r.RetryAfterS) * time.Second, body: r.Body}
+	}
+	return answers
+}
+
+// appendBatch renders [{"op":"lease_renew","body":{...}}, ...].
+func appendBatch(dst []byte, batch []*queued) []byte {
+	dst = append(dst, '[')
+	for i, q := range batch {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"op":"`...)
+		dst = append(dst, q.r.op.String()...)
+		dst = append(dst, `","body":`...)
+		dst = append(dst, q.body...)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+// attempt is the call's attempt as if it had gone alone.
+func (ans batchAnswer) attempt(ep *endpoint, out *reply) *attempt {
+	a := &attempt{ep: ep, code: -1, sent: ans.sent, err: ans.err, batched: true, batchWrote: ans.wrote, broken: ans.broken}
+	if ans.broken {
+		a.text = ans.err.Error()
+		return a
+	}
+	if ans.err != nil {
+		return a
+	}
+	a.status, a.retryAfter = ans.status, ans.retryAfter
+	if a.status != http.StatusOK {
+		var e reply
+		if e.decode(ans.body) == nil {
+			a.code, a.text = e.code(), e.Text
+		} else {
+			a.text = "body: " + truncate(string(ans.body), 200)
+		}
+		return a
+	}
+	if err := out.decode(ans.body); err != nil {
+		a.status, a.err, a.broken = 0, fmt.Errorf("the 200 answer is not a reply body (%v): %q", err, truncate(string(ans.body), 200)), true
+	}
+	return a
+}

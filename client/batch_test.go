@@ -1,0 +1,194 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"chunklease/internal/fakelease"
+)
+
+// grantAll grants chunk ch_k to cs_k for k < n, all at once, and returns
+// each call's lease and error.
+func grantAll(ctx context.Context, c *Client, n int) ([]Lease, []error) {
+	leases, errs := make([]Lease, n), make([]error, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Go(func() {
+			leases[k], errs[k] = c.Grant(ctx, fmt.Sprintf("ch_%d", k), fmt.Sprintf("cs%d", k), 5000)
+		})
+	}
+	wg.Wait()
+	return leases, errs
+}
+
+// batchesOf lists the batch requests member node received and the calls
+// it received alone.
+func batchesOf(f *fakelease.Cluster, node string) (batches []fakelease.Call, alone int) {
+	for _, call := range f.Calls() {
+		switch {
+		case call.Node != node:
+		case call.Op == "batch":
+			batches = append(batches, call)
+		case !call.Batched:
+			alone++
+		}
+	}
+	return batches, alone
+}
+
+// TestBatchingQueuesBehindBusyRequests: with a member slow to answer, the
+// first batchesInFlight calls go alone and the 38 that find them busy go
+// together in one batch as soon as one comes back; each call gets its
+// own chunk's answer (its server, the token the member gave it).
+func TestBatchingQueuesBehindBusyRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, c := fakeClient(t, fakelease.Options{Network: fakelease.Pipe, Batch: true}, Config{Batching: true})
+		f.Node(0).SetLatency(20*time.Millisecond, 0)
+		leases, errs := grantAll(context.Background(), c, 40)
+		for k, l := range leases {
+			if errs[k] != nil || !l.Granted() || l.Token != f.Holder(l.Chunk).Token || l.Primary != fmt.Sprintf("cs%d", k) {
+				t.Fatalf("grant %d: %+v %v; the member holds %+v", k, l, errs[k], f.Holder(l.Chunk))
+			}
+		}
+		batches, alone := batchesOf(f, "n1")
+		if alone != batchesInFlight || len(batches) != 1 || batches[0].Calls != 40-batchesInFlight || batches[0].Status != 200 {
+			t.Fatalf("n1 got %d calls alone and batches %+v; want %d alone and one batch of %d", alone, batches, batchesInFlight, 40-batchesInFlight)
+		}
+	})
+}
+
+// TestBatchingWithoutTheEndpoint: a member without /v1/batch (404) gets
+// the queued calls alone, and every later call alone too.
+func TestBatchingWithoutTheEndpoint(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, c := fakeClient(t, fakelease.Options{Network: fakelease.Pipe}, Config{Batching: true})
+		f.Node(0).SetLatency(20*time.Millisecond, 0)
+		for round := range 2 {
+			leases, errs := grantAll(context.Background(), c, 20)
+			for k, l := range leases {
+				if errs[k] != nil || !l.Granted() {
+					t.Fatalf("round %d, grant %d: %+v %v", round, k, l, errs[k])
+				}
+			}
+		}
+		batches, alone := batchesOf(f, "n1")
+		if len(batches) != 1 || batches[0].Status != 404 || alone != 40 {
+			t.Fatalf("n1 got batches %+v and %d calls alone; want one 404, then all 40 calls alone", batches, alone)
+		}
+	})
+}
+
+// TestBatchCutOffFailsOverEachCall: a batch the member performed and then
+// cut off is unknown for each of its calls, which fail over to the next
+// member as they would alone; every grant ends granted to its own server
+// with the token of the member that answered.
+func TestBatchCutOffFailsOverEachCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, c := fakeClient(t, fakelease.Options{Network: fakelease.Pipe, Batch: true}, Config{Batching: true})
+		f.Node(0).SetLatency(20*time.Millisecond, 0)
+		f.Node(0).Inject(fakelease.Fault{Op: "batch", Reset: true, Apply: true})
+		leases, errs := grantAll(context.Background(), c, 12)
+		for k, l := range leases {
+			if errs[k] != nil || !l.Granted() || l.Token != f.Holder(l.Chunk).Token {
+				t.Fatalf("grant %d: %+v %v; the member holds %+v", k, l, errs[k], f.Holder(l.Chunk))
+			}
+		}
+		batches, _ := batchesOf(f, "n1")
+		if len(batches) != 1 || batches[0].Status != 0 {
+			t.Fatalf("n1's batches %+v, want one, cut off", batches)
+		}
+		moved := map[string]bool{}
+		for _, call := range f.CallsOf("lease_grant") {
+			if call.Node != "n1" {
+				moved[call.Chunk] = true
+			}
+		}
+		if len(moved) != 12-batchesInFlight {
+			t.Fatalf("%d chunks were granted again at another member, want the %d of the cut batch", len(moved), 12-batchesInFlight)
+		}
+	})
+}
+
+// TestQueuedPastItsDeadlineWasNotSent: a call whose attempt ends while it
+// waits in the queue never reached a member: with one attempt it fails
+// as unavailable, "not sent", never unknown, and no member saw it; the
+// calls that went out and met the same deadline are unknown.
+func TestQueuedPastItsDeadlineWasNotSent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, c := fakeClient(t, fakelease.Options{Network: fakelease.Pipe, Batch: true}, Config{Batching: true, MaxAttempts: 1})
+		f.Node(0).SetLatency(200*time.Millisecond, 0)
+		// The first calls go out with 100 ms (attempts of 50 ms); the last
+		// queues behind them with 20 ms (an attempt of 10 ms), so it is
+		// still waiting when its attempt ends.
+		slow, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		errs := make([]error, batchesInFlight+1)
+		var wg sync.WaitGroup
+		for k := range batchesInFlight {
+			wg.Go(func() { _, errs[k] = c.Grant(slow, fmt.Sprintf("ch_%d", k), "cs1", 5000) })
+		}
+		synctest.Wait()
+		quick, cancelQuick := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancelQuick()
+		_, errs[batchesInFlight] = c.Grant(quick, "ch_queued", "cs1", 5000)
+		wg.Wait()
+		unknown, notSent := 0, 0
+		for _, err := range errs {
+			switch {
+			case errors.Is(err, ErrUnknown):
+				unknown++
+			case errors.Is(err, ErrUnavailable) && IsRefused(err):
+				notSent++
+			default:
+				t.Fatalf("error %v, want unknown or not sent", err)
+			}
+		}
+		if !errors.Is(errs[batchesInFlight], ErrUnavailable) {
+			t.Fatalf("the queued call: %v, want not sent", errs[batchesInFlight])
+		}
+		time.Sleep(time.Second) // the member finishes what it received
+		if unknown != batchesInFlight || notSent != 1 || len(f.CallsOf("lease_grant")) != batchesInFlight || len(f.CallsOf("batch")) != 0 {
+			t.Fatalf("%d unknown, %d not sent, members saw %d grants and %d batches; want %d, 1, %d, 0",
+				unknown, notSent, len(f.CallsOf("lease_grant")), len(f.CallsOf("batch")), batchesInFlight, batchesInFlight)
+		}
+	})
+}
+
+// TestBatchesStayWithinTheBodyLimit: calls with long chunk names go in
+// batches of at most maxBatchBytes of bodies, so no batch meets the
+// member's 64 KiB limit (a 413 would refuse calls that alone succeed).
+func TestBatchesStayWithinTheBodyLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, c := fakeClient(t, fakelease.Options{Network: fakelease.Pipe, Batch: true}, Config{Batching: true})
+		f.Node(0).SetLatency(20*time.Millisecond, 0)
+		long := strings.Repeat("x", 2000)
+		var wg sync.WaitGroup
+		errs := make([]error, 60)
+		for k := range errs {
+			wg.Go(func() { _, errs[k] = c.Check(context.Background(), fmt.Sprintf("%s_%d", long, k)) })
+		}
+		wg.Wait()
+		for k, err := range errs {
+			if err != nil {
+				t.Fatalf("check %d: %v", k, err)
+			}
+		}
+		batches, alone := batchesOf(f, "n1")
+		calls := alone
+		for _, b := range batches {
+			calls += b.Calls
+			if b.Status != 200 || b.Calls > maxBatchBytes/2000 {
+				t.Fatalf("batch %+v: more than %d calls of 2 KB", b, maxBatchBytes/2000)
+			}
+		}
+		if calls != len(errs) || len(batches) < 2 {
+			t.Fatalf("%d calls reached n1 in %d batches, want all %d in several", calls, len(batches), len(errs))
+		}
+	})
+}
