@@ -50,7 +50,7 @@ type batcher struct {
 type queued struct {
 	r     *request
 	body  []byte // the call's body, as its own endpoint takes it
-	taken bool // under the batcher's lock: a batch took it
+	taken bool   // under the batcher's lock: a batch took it
 	done  chan batchAnswer
 }
 
