@@ -63,8 +63,9 @@ type serveNode struct {
 
 	drv      *shell.Driver[*call]
 	peers    *peer.Transport
-	calls    chan *call  // client requests for the loop
-	queries  chan func() // read-only questions the loop answers (metrics)
+	calls    chan *call   // client requests for the loop
+	batches  chan []*call // the calls of a batch request, for the loop at once
+	queries  chan func()  // read-only questions the loop answers (metrics)
 	stopLoop chan struct{}
 	loopDone chan struct{}
 	timer    loopTimer
@@ -112,7 +113,7 @@ func runServe(args []string, stdout, stderr io.Writer, getenv func(string) strin
 // newServeNode builds the core and the edges; nothing listens yet.
 func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serveNode, error) {
 	n := &serveNode{cfg: cfg, clock: clk, log: logger,
-		calls: make(chan *call, 1024), queries: make(chan func()), stopLoop: make(chan struct{}), loopDone: make(chan struct{})}
+		calls: make(chan *call, 1024), batches: make(chan []*call, 64), queries: make(chan func()), stopLoop: make(chan struct{}), loopDone: make(chan struct{})}
 	wall, now := clk.Wall(), clk.Now()
 	inc := wall.UnixMicro() // grows across restarts, as in the Maelstrom node
 	seed := cfg.node.seed

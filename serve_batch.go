@@ -84,8 +84,21 @@ func (n *serveNode) serveBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	defer n.inflight.leave()
 	entries := make([]batchEntry, len(calls))
+	var submitted []*call
 	for i, bc := range calls {
-		entries[i] = n.submitBatched(bc)
+		entries[i] = n.decodeBatched(bc)
+		if e := &entries[i]; e.c != nil {
+			submitted = append(submitted, e.c)
+		}
+	}
+	if len(submitted) > 0 && !n.submit(submitted) {
+		for i := range entries {
+			if e := &entries[i]; e.c != nil {
+				callPool.Put(e.c)
+				e.c = nil
+				e.status, e.body = n.refusal(e.op.String(), refusalFor(lease.CodeTemporarilyUnavailable), "the node is stopping")
+			}
+		}
 	}
 	for i := range entries {
 		if !n.awaitBatched(r, &entries[i], start) {
@@ -96,9 +109,9 @@ func (n *serveNode) serveBatch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, appendBatchResults(make([]byte, 0, 64+160*len(entries)), entries))
 }
 
-// submitBatched decodes one call of a batch and hands it to the loop, or
+// decodeBatched decodes one call of a batch into a call for the loop, or
 // decides its refusal as its own endpoint would.
-func (n *serveNode) submitBatched(bc batchCall) batchEntry {
+func (n *serveNode) decodeBatched(bc batchCall) batchEntry {
 	op, known := lease.Ops[bc.Op]
 	if !known || op < lease.OpGrant || op > lease.OpRelease {
 		st, b := n.refusal("other", refusalFor(lease.CodeNotSupported), fmt.Sprintf("%q is not a lease call a batch can carry; a batch carries lease_grant, lease_renew, lease_check and lease_release", bc.Op))
@@ -115,13 +128,17 @@ func (n *serveNode) submitBatched(bc batchCall) batchEntry {
 	}
 	c := callPool.Get().(*call)
 	c.req = req
+	return batchEntry{op: op, c: c}
+}
+
+// submit hands the calls of a batch to the loop as one event; false when
+// the loop has stopped.
+func (n *serveNode) submit(cs []*call) bool {
 	select {
-	case n.calls <- c:
-		return batchEntry{op: op, c: c}
+	case n.batches <- cs:
+		return true
 	case <-n.loopDone:
-		callPool.Put(c)
-		st, b := n.refusal(op.String(), refusalFor(lease.CodeTemporarilyUnavailable), "the node is stopping")
-		return batchEntry{op: op, status: st, body: b}
+		return false
 	}
 }
 

@@ -49,6 +49,8 @@ func (n *serveNode) loop() {
 		select {
 		case c := <-n.calls:
 			n.drv.Request(n.clock.Now(), c.req, c)
+		case cs := <-n.batches:
+			n.requestAll(cs)
 		case m := <-inbox:
 			n.drv.Receive(n.clock.Now(), m)
 		case <-n.wakeC():
@@ -76,11 +78,21 @@ func (n *serveNode) drainReady(inbox <-chan lease.Msg) {
 		select {
 		case c := <-n.calls:
 			n.drv.Request(n.clock.Now(), c.req, c)
+		case cs := <-n.batches:
+			n.requestAll(cs)
 		case m := <-inbox:
 			n.drv.Receive(n.clock.Now(), m)
 		default:
 			return
 		}
+	}
+}
+
+// requestAll hands the calls of one batch to the core in one event, so
+// that their peer messages leave together at the next Flush.
+func (n *serveNode) requestAll(cs []*call) {
+	for _, c := range cs {
+		n.drv.Request(n.clock.Now(), c.req, c)
 	}
 }
 
