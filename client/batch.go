@@ -185,6 +185,9 @@ func (c *Client) postBatch(ep *endpoint, batch []*queued) []batchAnswer {
 	answers := make([]batchAnswer, len(batch))
 	for i, r := range res.Results {
 		answers[i] = batchAnswer{sent: sent, status: r.Status, retryAfter: time.Duration(r.RetryAfterS) * time.Second, body: r.Body}
+		if r.Status < 100 || r.Status > 599 {
+			answers[i] = batchAnswer{sent: sent, broken: true, err: fmt.Errorf("the batch's answer gave call %d the status %d", i, r.Status)}
+		}
 	}
 	return answers
 }
