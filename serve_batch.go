@@ -68,6 +68,12 @@ func (n *serveNode) serveBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer putBody(body)
+	if !n.inflight.enter() {
+		w.Header().Set("Connection", "close")
+		n.refuse(w, label, refusalFor(lease.CodeTemporarilyUnavailable), fmt.Sprintf("node %s is shutting down; send the requests to another member", n.cfg.id))
+		return
+	}
+	defer n.inflight.leave()
 	var calls []batchCall
 	if err := json.Unmarshal(body.bytes(), &calls); err != nil || len(calls) == 0 || len(calls) > maxBatchCalls {
 		text := fmt.Sprintf("%s takes a JSON array of 1 to %d calls, each {\"op\": \"lease_grant\", \"body\": {...}}", batchPath, maxBatchCalls)
@@ -77,12 +83,6 @@ func (n *serveNode) serveBatch(w http.ResponseWriter, r *http.Request) {
 		n.refuse(w, label, refusalFor(lease.CodeMalformedRequest), text)
 		return
 	}
-	if !n.inflight.enter() {
-		w.Header().Set("Connection", "close")
-		n.refuse(w, label, refusalFor(lease.CodeTemporarilyUnavailable), fmt.Sprintf("node %s is shutting down; send the requests to another member", n.cfg.id))
-		return
-	}
-	defer n.inflight.leave()
 	entries := make([]batchEntry, len(calls))
 	var submitted []*call
 	for i, bc := range calls {
@@ -118,7 +118,7 @@ func (n *serveNode) decodeBatched(bc batchCall) batchEntry {
 		return batchEntry{status: st, body: b}
 	}
 	raw := []byte(bc.Body)
-	if len(raw) == 0 || string(raw) == "null" {
+	if len(raw) == 0 { // no "body": as an endpoint reads an empty body
 		raw = []byte("{}")
 	}
 	req, derr := lease.DecodeRequest(bc.Op, raw)

@@ -32,13 +32,14 @@ func TestServeBatch(t *testing.T) {
 		`{"op":"master_start","body":{}},` +
 		`{"op":"lease_steal"},` +
 		`{"op":"lease_renew","body":{"chunk_handle":"held","server":"cs9"}},` +
-		`{"op":"lease_check","body":{"chunk_handle":"held"}}]`
+		`{"op":"lease_check","body":{"chunk_handle":"held"}},` +
+		`{"op":"lease_check","body":null}]`
 	status, reply, _, err := c.post(0, batchPath, []byte(calls))
 	if err != nil || status != http.StatusOK {
 		t.Fatalf("batch: %d %v %v", status, reply, err)
 	}
 	results, _ := reply["results"].([]any)
-	want := []int{200, 200, 400, 404, 404, 409, 200}
+	want := []int{200, 200, 400, 404, 404, 409, 200, 400}
 	if len(results) != len(want) {
 		t.Fatalf("batch answered %d results, want %d: %v", len(results), len(want), reply)
 	}
@@ -64,6 +65,9 @@ func TestServeBatch(t *testing.T) {
 	}
 	if b := bodies[6]; b["primary"] != "cs1" || b["expired"] != false {
 		t.Errorf("check of held in the batch: %v, want cs1, live", b)
+	}
+	if _, single, _, _ := c.post(2, "/v1/lease_check", []byte("null")); bodies[7]["text"] != single["text"] || single["text"] == nil {
+		t.Errorf("a null body in the batch: %v; POST /v1/lease_check answers %v", bodies[7], single)
 	}
 
 	resp, err := c.client.Get(c.url(1, batchPath))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,9 +22,14 @@ import (
 // batching adds no wait: calls queue only behind requests already in
 // flight. Every call keeps its own attempt: its deadline, its failover
 // (a batch that fails fails each of its calls, which then move on as
-// they would alone), and its outcome (a call whose batch may have
-// reached the member is unknown, one still queued was not sent). A
-// member that answers 404 to /v1/batch has none: its calls go alone.
+// they would alone), and its outcome, decided as a lone call's is: a
+// call still queued when its attempt ends was not sent, and a batch ends
+// when the first of its calls' attempts does (its deadline, or its
+// context cancelled), so a taken call learns from the batch itself
+// whether it may have reached the member (unknown) or not (not sent). An
+// impatient call thus cuts its batch short: the others fail over as from
+// any attempt that failed. A member that answers 404 to /v1/batch has
+// none: its calls go alone.
 
 const (
 	// maxBatch bounds the calls of one batch request, and maxBatchBytes
@@ -49,8 +55,9 @@ type batcher struct {
 // queued is a call waiting in a batcher's queue, then in a batch.
 type queued struct {
 	r     *request
-	body  []byte // the call's body, as its own endpoint takes it
-	taken bool   // under the batcher's lock: a batch took it
+	body  []byte          // the call's body, as its own endpoint takes it
+	ctx   context.Context // the call's attempt: its end ends the batch
+	taken bool            // under the batcher's lock: a batch took it
 	done  chan batchAnswer
 }
 
@@ -77,17 +84,14 @@ func (c *Client) tryBatched(ctx context.Context, ep *endpoint, r *request, out *
 		c.requestDone(ep)
 		return a
 	}
-	q := &queued{r: r, body: r.appendBody(make([]byte, 0, 128)), done: make(chan batchAnswer, 1)}
-	b.queue = append(b.queue, q)
-	b.mu.Unlock()
 	actx, cancel := context.WithTimeout(ctx, c.attemptBudget(ctx))
 	defer cancel()
+	q := &queued{r: r, body: r.appendBody(make([]byte, 0, 128)), ctx: actx, done: make(chan batchAnswer, 1)}
+	b.queue = append(b.queue, q)
+	b.mu.Unlock()
+	var ans batchAnswer
 	select {
-	case ans := <-q.done:
-		if ans.alone {
-			return c.trySingle(ctx, ep, r, out)
-		}
-		return ans.attempt(ep, out)
+	case ans = <-q.done:
 	case <-actx.Done():
 		b.mu.Lock()
 		taken := q.taken
@@ -95,8 +99,17 @@ func (c *Client) tryBatched(ctx context.Context, ep *endpoint, r *request, out *
 			b.queue = slices.DeleteFunc(b.queue, func(x *queued) bool { return x == q })
 		}
 		b.mu.Unlock()
-		return &attempt{ep: ep, code: -1, sent: time.Now(), err: actx.Err(), batched: true, batchWrote: taken}
+		if !taken {
+			return &attempt{ep: ep, code: -1, sent: time.Now(), err: actx.Err(), batched: true}
+		}
+		// The batch ends with this attempt (postBatch): its answer comes
+		// at once, and says whether the request may have gone out.
+		ans = <-q.done
 	}
+	if ans.alone {
+		return c.trySingle(ctx, ep, r, out)
+	}
+	return ans.attempt(ep, out)
 }
 
 // requestDone ends a request to ep from a lease call, and sends the
@@ -134,10 +147,18 @@ func (c *Client) sendBatch(ep *endpoint, batch []*queued) {
 	}
 }
 
+// errBatchMateLeft ends a batch whose call's attempt ended first.
+var errBatchMateLeft = errors.New("a call of the batch ran out of time or was cancelled, which ends the batch")
+
 // postBatch makes the batch request; the answers are in the calls' order.
+// The request lasts while every call's attempt does.
 func (c *Client) postBatch(ep *endpoint, batch []*queued) []batchAnswer {
-	ctx, cancel := context.WithTimeout(context.Background(), c.attemptMax)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	for _, q := range batch {
+		stop := context.AfterFunc(q.ctx, func() { cancel(errBatchMateLeft) })
+		defer stop()
+	}
 	raw := appendBatch(make([]byte, 0, 96*len(batch)), batch)
 	body := body{r: bytes.NewReader(raw), length: len(raw)}
 	req := (&http.Request{
@@ -155,6 +176,9 @@ func (c *Client) postBatch(ep *endpoint, batch []*queued) []batchAnswer {
 	sent := time.Now()
 	resp, err := c.transport.RoundTrip(req)
 	if err != nil {
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
+			err = fmt.Errorf("%w (%w)", err, cause)
+		}
 		return all(batchAnswer{sent: sent, err: err, wrote: body.wasRead()})
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBatch*maxReplyBytes))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -190,5 +191,47 @@ func TestBatchesStayWithinTheBodyLimit(t *testing.T) {
 		if calls != len(errs) || len(batches) < 2 {
 			t.Fatalf("%d calls reached n1 in %d batches, want all %d in several", calls, len(batches), len(errs))
 		}
+	})
+}
+
+// TestBatchThatNeverWentOutWasNotSent: a member whose dial hangs (a
+// black-holed address) never receives anything. The calls sent alone end
+// "not sent" at their deadline, and so does the call taken into a batch
+// whose dial hangs too: the batch ends with its call's attempt, and the
+// call learns from it that nothing went out.
+func TestBatchThatNeverWentOutWasNotSent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := fakelease.Start(t, fakelease.Options{Network: fakelease.Pipe, Batch: true, Nodes: 1})
+		hang := func(ctx context.Context, _, _ string) (net.Conn, error) {
+			select { // no answer until the connect times out
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(5 * time.Second):
+				return nil, errors.New("connect: timed out")
+			}
+		}
+		c, err := New(Config{Endpoints: f.Endpoints(), DialContext: hang, Batching: true, MaxAttempts: 1, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := make([]error, batchesInFlight+1)
+		var wg sync.WaitGroup
+		for k := range batchesInFlight {
+			wg.Go(func() { _, errs[k] = c.Grant(ctxFor(t, 100*time.Millisecond), "ch_alone", "cs1", 5000) })
+		}
+		synctest.Wait()
+		wg.Go(func() { _, errs[batchesInFlight] = c.Grant(ctxFor(t, time.Second), "ch_batched", "cs1", 5000) })
+		wg.Wait()
+		for k, err := range errs {
+			if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "not sent") {
+				t.Errorf("call %d never reached the member: %v, want unavailable, not sent", k, err)
+			}
+		}
+		if n := len(f.Calls()); n != 0 {
+			t.Fatalf("the member logged %d requests", n)
+		}
+		// The transport's dials outlive the calls that started them; the
+		// bubble ends only after their connects have timed out.
+		time.Sleep(5 * time.Second)
 	})
 }
