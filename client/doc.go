@@ -81,7 +81,9 @@
 // in flight it cuts the CPU a call costs on both sides (the HTTP request
 // and its answer cost more than the lease round on loopback), and it
 // never delays a lone call. Each call keeps its own deadline, failover
-// and outcome; a call still queued when its attempt ends was never sent.
+// and outcome: a call still queued when its attempt ends was never sent,
+// and a batch ends when the first of its calls' attempts does, telling
+// each call whether it may have reached the member.
 // A member without the endpoint (404) gets its calls alone from then on.
 //
 // # Session
