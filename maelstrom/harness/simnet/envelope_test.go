@@ -1,6 +1,9 @@
 package simnet
 
 import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -50,6 +53,49 @@ func TestParseEnvelopeAccepts(t *testing.T) {
 		}
 		if env.Src != c.src || env.Dest != c.dest || string(env.Body) != c.body {
 			t.Errorf("%q parsed as %+v (body %s)", c.line, env, env.Body)
+		}
+	}
+}
+
+// TestCanonicalEnvelopeAgreesWithTheFullParse: the fast path takes the
+// lines nodes print (so it is used), and on every line it takes it gives
+// what the full parse gives; lines it leaves (spaces, escapes, non-ASCII
+// names, an id, other key orders, broken JSON) go to the full parse. The
+// lines are built from pieces that each change one thing; the seed is
+// printed and taken back with -seed.
+func TestCanonicalEnvelopeAgreesWithTheFullParse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(testSeed(t), 0))
+	names := []string{`n1`, `c12`, ``, `n 1`, `n\"1`, "n\u00e91", "n\xff", `n\u0031`, "n\t1"}
+	bodies := []string{`{}`, `{"type":"lease_grant_ok","msg_id":3,"in_reply_to":2,"primary":null}`, `{"a":{"b":[1,2,{"c":"\u00e9\n"}]}}`,
+		`{"type":"error","text":"no majority, try again"}`, `{ "type":"x" }`,
+		`{"a":1}}`, `{"a":`, `{"a":1},"id":5`, `[]`, `null`, `{"a":"` + "\xff" + `"}`, "{\"a\":\n1}"}
+	shapes := []string{`{"src":"%s","dest":"%s","body":%s}`, `{"src":"%s","dest":"%s","body":%s}` + "\r",
+		`{"dest":"%[2]s","src":"%[1]s","body":%[3]s}`, `{"src":"%s","dest":"%s","body":%s,"id":1}`, ` {"src":"%s","dest":"%s","body":%s}`}
+	canonical := 0
+	pick := func(pieces []string, good, i int) string { // every other line from the good pieces only
+		if i%2 == 0 {
+			return pieces[rng.IntN(good)]
+		}
+		return pieces[rng.IntN(len(pieces))]
+	}
+	for i := range 5000 {
+		line := []byte(fmt.Sprintf(pick(shapes, 1, i), pick(names, 3, i), pick(names, 3, i), pick(bodies, 3, i)))
+		fast, ok := parseCanonical(line)
+		if !ok {
+			continue
+		}
+		canonical++
+		full, err := parseFull(line)
+		if err != nil || fast.Src != full.Src || fast.Dest != full.Dest || !bytes.Equal(fast.Body, full.Body) {
+			t.Fatalf("%q: fast path %+v (body %s), full parse %+v (body %s) %v", line, fast, fast.Body, full, full.Body, err)
+		}
+	}
+	if canonical < 2500 {
+		t.Fatalf("the fast path took %d of 5000 lines: it must take the lines nodes print", canonical)
+	}
+	for _, line := range []string{`{"src":"n1","dest":"c1","body":{"type":"lease_grant_ok","in_reply_to":2,"chunk_handle":"ch_001","primary":"n2","expires_in_ms":60000,"msg_id":1}}`} {
+		if _, ok := parseCanonical([]byte(line)); !ok {
+			t.Errorf("the fast path left the node's own line %s", line)
 		}
 	}
 }
