@@ -186,11 +186,17 @@ func (inc *Incarnation) drainReaders() {
 
 // Kill is the nemesis's SIGKILL: the running program dies (resumed
 // first if paused) and the node is down until Restart. It reports
-// whether a program was running.
+// whether a program was running. Killing a paused program ends its
+// pause: between the SIGCONT and the SIGKILL it may still answer what it
+// held, and PausedSince must excuse those answers as any resume's.
 func (n *Node) Kill() bool {
 	n.mu.Lock()
 	inc := n.cur
 	n.cur = nil
+	if inc != nil && inc.paused {
+		inc.paused = false
+		n.resumedAt = time.Now()
+	}
 	n.mu.Unlock()
 	if inc == nil {
 		return false

@@ -148,6 +148,31 @@ func TestPauseAndResumeTheProcessGroup(t *testing.T) {
 	waitFor(t, "the child killed with its group", func() bool { s := procState(child); return s == "" || s == "Z" })
 }
 
+// TestKillEndsAPause: a program killed while paused is resumed by the kill
+// (SIGCONT before SIGKILL) and may answer what it held as it dies, so
+// PausedSince counts the kill as the pause's end; a kill of a running
+// program ends no pause.
+func TestKillEndsAPause(t *testing.T) {
+	n, _ := start(t, `exec sleep 60`)
+	if !n.Pause() {
+		t.Fatal("Pause: want true")
+	}
+	opened := time.Now() // a client opened during the pause
+	time.Sleep(time.Millisecond) // so the two times differ
+	if !n.Kill() || n.Paused() || !n.PausedSince(opened) {
+		t.Fatalf("after killing the paused program: Paused %v, PausedSince(during the pause) %v; want false, true", n.Paused(), n.PausedSince(opened))
+	}
+	if _, err := n.Restart(nil); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now()
+	time.Sleep(time.Millisecond) // so the two times differ
+	if !n.Kill() || n.PausedSince(later) {
+		t.Fatal("a kill of a running program counted as the end of a pause")
+	}
+	n.KillAll()
+}
+
 func TestCanonicalBinErrors(t *testing.T) {
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "plain")
