@@ -157,7 +157,7 @@ func TestKillEndsAPause(t *testing.T) {
 	if !n.Pause() {
 		t.Fatal("Pause: want true")
 	}
-	opened := time.Now() // a client opened during the pause
+	opened := time.Now()         // a client opened during the pause
 	time.Sleep(time.Millisecond) // so the two times differ
 	if !n.Kill() || n.Paused() || !n.PausedSince(opened) {
 		t.Fatalf("after killing the paused program: Paused %v, PausedSince(during the pause) %v; want false, true", n.Paused(), n.PausedSince(opened))
