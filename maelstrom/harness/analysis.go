@@ -31,6 +31,26 @@ type analysis struct {
 	judged   *workloads.Analyzed // nil when the workload was not judged
 	readErr  error               // the history could not be read back
 	judgeErr error               // the workload's analysis failed
+	// graphs is the latency and rate graphs, drawn beside the workload's
+	// judgement once the history is read (drawGraphs); nil until then.
+	graphs chan report.PerfResult
+}
+
+// drawGraphs draws the graphs in the background: they need only what
+// the read gathered, and the judgement runs meanwhile.
+func (an *analysis) drawGraphs(dir string) {
+	an.graphs = make(chan report.PerfResult, 1)
+	perf, faults := an.perf, workloads.FaultsOf(an.facts.Nemesis, an.facts.Nodes)
+	go func() { an.graphs <- report.DrawPerf(dir, perf, faults) }()
+}
+
+// drawnGraphs waits for the graphs, or draws them when the read never
+// ended (a crash in it).
+func (an *analysis) drawnGraphs(dir string) report.PerfResult {
+	if an.graphs == nil {
+		an.drawGraphs(dir)
+	}
+	return <-an.graphs
 }
 
 // readBack reads the history back once: the harness's figures always, and
@@ -62,6 +82,7 @@ func (r *runner) readBack(judge bool, end time.Duration) *analysis {
 			}
 			return append(sinks, wa), nil
 		})
+		an.drawGraphs(r.dir)
 		switch {
 		case an.readErr != nil && wa != nil:
 			wa.Abort()

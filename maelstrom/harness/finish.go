@@ -55,8 +55,7 @@ func (r *runner) conclude(runErr error, ranFor time.Duration, analysisStart time
 		}
 		r.drawPictures(res, j.Pictures)
 	}
-	faults := workloads.FaultsOf(an.facts.Nemesis, an.facts.Nodes)
-	res.Perf = report.DrawPerf(r.dir, an.perf, faults)
+	res.Perf = an.drawnGraphs(r.dir)
 	if res.Perf.Error != "" {
 		r.console.println("WARN " + res.Perf.Error)
 	}
