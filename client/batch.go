@@ -161,11 +161,7 @@ func (c *Client) postBatch(ep *endpoint, batch []*queued) []batchAnswer {
 	}
 	raw := appendBatch(make([]byte, 0, 96*len(batch)), batch)
 	body := body{r: bytes.NewReader(raw), length: len(raw)}
-	req := (&http.Request{
-		Method: http.MethodPost, URL: ep.batchURL, Host: ep.batchURL.Host,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: c.header, Body: body.reader(), ContentLength: int64(len(raw)),
-	}).WithContext(ctx)
+	req := c.post(ctx, ep.batchURL, body)
 	all := func(a batchAnswer) []batchAnswer {
 		answers := make([]batchAnswer, len(batch))
 		for i := range answers {
@@ -239,21 +235,9 @@ func (ans batchAnswer) attempt(ep *endpoint, out *reply) *attempt {
 		a.text = ans.err.Error()
 		return a
 	}
-	if ans.err != nil {
-		return a
-	}
-	a.status, a.retryAfter = ans.status, ans.retryAfter
-	if a.status != http.StatusOK {
-		var e reply
-		if e.decode(ans.body) == nil {
-			a.code, a.text = e.code(), e.Text
-		} else {
-			a.text = "body: " + truncate(string(ans.body), 200)
-		}
-		return a
-	}
-	if err := out.decode(ans.body); err != nil {
-		a.status, a.err, a.broken = 0, fmt.Errorf("the 200 answer is not a reply body (%v): %q", err, truncate(string(ans.body), 200)), true
+	if ans.err == nil {
+		a.status = ans.status
+		a.decode(ans.body, ans.retryAfter, out)
 	}
 	return a
 }

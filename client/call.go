@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -187,11 +188,7 @@ func (c *Client) trySingle(ctx context.Context, ep *endpoint, r *request, out *r
 	defer cancel()
 	body := newBody(r)
 	a := &attempt{ep: ep, code: -1, body: body}
-	req := (&http.Request{
-		Method: http.MethodPost, URL: ep.urls[r.op], Host: ep.urls[r.op].Host,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: c.header, Body: body.reader(), ContentLength: int64(body.len()),
-	}).WithContext(actx)
+	req := c.post(actx, ep.urls[r.op], body)
 	a.sent = time.Now()
 	resp, err := c.transport.RoundTrip(req)
 	if err != nil {
@@ -200,6 +197,15 @@ func (c *Client) trySingle(ctx context.Context, ep *endpoint, r *request, out *r
 	}
 	a.read(resp, out)
 	return a
+}
+
+// post is the request that sends body to u, within ctx.
+func (c *Client) post(ctx context.Context, u *url.URL, body body) *http.Request {
+	return (&http.Request{
+		Method: http.MethodPost, URL: u, Host: u.Host,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: c.header, Body: body.reader(), ContentLength: int64(body.len()),
+	}).WithContext(ctx)
 }
 
 // read reads and decodes the answer.
@@ -218,8 +224,15 @@ func (a *attempt) read(resp *http.Response, out *reply) {
 		}
 		return
 	}
+	a.decode(b, parseRetryAfter(resp.Header.Get("Retry-After")), out)
+}
+
+// decode judges a complete answer with a.status: an error body's code and
+// text (and the member's Retry-After), or the 200 reply into out, which
+// makes the attempt broken when it is no reply body.
+func (a *attempt) decode(b []byte, retryAfter time.Duration, out *reply) {
 	if a.status != http.StatusOK {
-		a.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"))
+		a.retryAfter = retryAfter
 		var e reply
 		if e.decode(b) == nil {
 			a.code, a.text = e.code(), e.Text
