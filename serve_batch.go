@@ -58,22 +58,12 @@ func (n *serveNode) serveBatch(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !n.authorized(w, r, label):
 		return
-	case r.Method != http.MethodPost:
-		w.Header().Set("Allow", "POST")
-		n.refuse(w, label, refusalWith(http.StatusMethodNotAllowed), fmt.Sprintf("%s takes POST with a JSON array of calls, not %s", batchPath, r.Method))
-		return
 	}
-	body, ok := n.readBody(w, r, label)
+	body, done, ok := n.openPost(w, r, label, batchPath+" takes POST with a JSON array of calls")
 	if !ok {
 		return
 	}
-	defer putBody(body)
-	if !n.inflight.enter() {
-		w.Header().Set("Connection", "close")
-		n.refuse(w, label, refusalFor(lease.CodeTemporarilyUnavailable), fmt.Sprintf("node %s is shutting down; send the requests to another member", n.cfg.id))
-		return
-	}
-	defer n.inflight.leave()
+	defer done()
 	var calls []batchCall
 	if err := json.Unmarshal(body.bytes(), &calls); err != nil || len(calls) == 0 || len(calls) > maxBatchCalls {
 		text := fmt.Sprintf("%s takes a JSON array of 1 to %d calls, each {\"op\": \"lease_grant\", \"body\": {...}}", batchPath, maxBatchCalls)
@@ -149,21 +139,10 @@ func (n *serveNode) awaitBatched(r *http.Request, e *batchEntry, start time.Dura
 	if e.c == nil {
 		return true
 	}
-	select {
-	case rep := <-e.c.done:
-		callPool.Put(e.c)
-		e.c = nil
-		e.status, e.body = n.rendered(e.op, rep)
-		n.metrics.observe(e.op, n.clock.Now()-start)
-		return true
-	case <-r.Context().Done():
-		n.metrics.count(e.op.String(), "abandoned")
-		return false
-	case <-n.loopDone:
-		e.c = nil
-		e.status, e.body = n.refusal(e.op.String(), refusalFor(lease.CodeTimeout), "the node stopped before the request was decided; it may have taken effect")
-		return true
-	}
+	var ok bool
+	e.status, e.body, ok = n.awaitReply(r, e.op, e.c, start)
+	e.c = nil
+	return ok
 }
 
 // appendBatchResults renders {"results":[{"status":S,"body":B}, ...]}.

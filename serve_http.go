@@ -151,22 +151,12 @@ func (n *serveNode) serveV1(w http.ResponseWriter, r *http.Request, typ string) 
 	case !known:
 		n.refuse(w, label, refusalFor(lease.CodeNotSupported), fmt.Sprintf("%q is not a lease request type; the endpoints are %s", typ, endpoints))
 		return
-	case r.Method != http.MethodPost:
-		w.Header().Set("Allow", "POST")
-		n.refuse(w, label, refusalWith(http.StatusMethodNotAllowed), fmt.Sprintf("/v1/%s takes POST with a JSON body, not %s", typ, r.Method))
-		return
 	}
-	body, ok := n.readBody(w, r, label)
+	body, done, ok := n.openPost(w, r, label, fmt.Sprintf("/v1/%s takes POST with a JSON body", typ))
 	if !ok {
 		return
 	}
-	defer putBody(body)
-	if !n.inflight.enter() {
-		w.Header().Set("Connection", "close")
-		n.refuse(w, label, refusalFor(lease.CodeTemporarilyUnavailable), fmt.Sprintf("node %s is shutting down; send the request to another member", n.cfg.id))
-		return
-	}
-	defer n.inflight.leave()
+	defer done()
 	req, derr := lease.DecodeRequest(typ, body.bytes())
 	if derr != nil {
 		n.refuse(w, label, refusalFor(derr.Code), derr.Text)
@@ -175,9 +165,30 @@ func (n *serveNode) serveV1(w http.ResponseWriter, r *http.Request, typ string) 
 	n.serveCall(w, r, op, req, start)
 }
 
-// serveCall hands the request to the loop and writes its answer. A client
-// that leaves first is not waited for: the core still answers, into the
-// call's buffered channel, and the call is left to the collector.
+// openPost is the door of the POST endpoints after the token: the
+// method (usage says what the endpoint takes), the body (at most
+// maxBodyBytes) and a place among the requests in flight, refused while
+// the node drains. When it answers a refusal ok is false; otherwise the
+// caller calls done when the request is answered.
+func (n *serveNode) openPost(w http.ResponseWriter, r *http.Request, label, usage string) (b *body, done func(), ok bool) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		n.refuse(w, label, refusalWith(http.StatusMethodNotAllowed), fmt.Sprintf("%s, not %s", usage, r.Method))
+		return nil, nil, false
+	}
+	if b, ok = n.readBody(w, r, label); !ok {
+		return nil, nil, false
+	}
+	if !n.inflight.enter() {
+		putBody(b)
+		w.Header().Set("Connection", "close")
+		n.refuse(w, label, refusalFor(lease.CodeTemporarilyUnavailable), fmt.Sprintf("node %s is shutting down; send the request to another member", n.cfg.id))
+		return nil, nil, false
+	}
+	return b, func() { n.inflight.leave(); putBody(b) }, true
+}
+
+// serveCall hands the request to the loop and writes its answer.
 func (n *serveNode) serveCall(w http.ResponseWriter, r *http.Request, op lease.Op, req lease.Request, start time.Duration) {
 	c := callPool.Get().(*call)
 	c.req = req
@@ -187,16 +198,29 @@ func (n *serveNode) serveCall(w http.ResponseWriter, r *http.Request, op lease.O
 		n.refuse(w, op.String(), refusalFor(lease.CodeTemporarilyUnavailable), "the node is stopping")
 		return
 	}
+	if status, b, ok := n.awaitReply(r, op, c, start); ok {
+		writeAnswer(w, status, b)
+	}
+}
+
+// awaitReply waits for the core's reply to c and renders it. A client
+// that leaves first is not waited for (ok false): the core still answers,
+// into the call's buffered channel, and the call is left to the
+// collector.
+func (n *serveNode) awaitReply(r *http.Request, op lease.Op, c *call, start time.Duration) (status int, b []byte, ok bool) {
 	select {
 	case rep := <-c.done:
 		callPool.Put(c)
-		n.answer(w, op, rep)
+		status, b = n.rendered(op, rep)
 		n.metrics.observe(op, n.clock.Now()-start)
+		return status, b, true
 	case <-r.Context().Done():
 		n.metrics.count(op.String(), "abandoned")
+		return 0, nil, false
 	case <-n.loopDone:
 		// The drain's bound passed: the request may have gone out.
-		n.refuse(w, op.String(), refusalFor(lease.CodeTimeout), "the node stopped before the request was decided; it may have taken effect")
+		status, b = n.refusal(op.String(), refusalFor(lease.CodeTimeout), "the node stopped before the request was decided; it may have taken effect")
+		return status, b, true
 	}
 }
 
