@@ -177,13 +177,10 @@ func (n *Net) RecvReady(name string) (m Message, ok bool) {
 	}
 	now := time.Now()
 	for in.queue.Len() > 0 && !in.queue[0].deadline.After(now) {
-		p := heap.Pop(&in.queue).(pending)
-		if n.drops[name][p.msg.Src] {
-			n.note(p.msg, dropped)
-			continue
+		if p := n.pop(in, name); !p.dropped {
+			n.note(p.msg, delivered)
+			return p.msg, true
 		}
-		n.note(p.msg, delivered)
-		return p.msg, true
 	}
 	return Message{}, false
 }
@@ -200,11 +197,7 @@ func (n *Net) take(ctx context.Context, name string) (pending, *inbox, error) {
 			return pending{}, nil, n.check("receiver", name)
 		}
 		if in.queue.Len() > 0 {
-			p := heap.Pop(&in.queue).(pending)
-			if n.drops[name][p.msg.Src] {
-				p.dropped = true
-				n.note(p.msg, dropped)
-			}
+			p := n.pop(in, name)
 			n.mu.Unlock()
 			return p, in, nil
 		}
@@ -217,6 +210,17 @@ func (n *Net) take(ctx context.Context, name string) (pending, *inbox, error) {
 			return pending{}, nil, ctx.Err()
 		}
 	}
+}
+
+// pop takes the head of name's inbox, marking it dropped (and counting
+// the drop) when name drops its source. The network's lock is held.
+func (n *Net) pop(in *inbox, name string) pending {
+	p := heap.Pop(&in.queue).(pending)
+	if n.drops[name][p.msg.Src] {
+		p.dropped = true
+		n.note(p.msg, dropped)
+	}
+	return p
 }
 
 // Drop makes dest drop every message from src, from its next dequeue on.
