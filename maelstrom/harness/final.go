@@ -90,8 +90,7 @@ func finalWorkers(workers, nodes, ops int) int {
 // node i mod n like the others.
 func (r *runner) addWorkers(n int) {
 	for len(r.workers) < n {
-		r.topProcess++
-		r.workers = append(r.workers, worker{process: r.topProcess})
+		r.workers = append(r.workers, worker{process: r.unusedProcess()})
 	}
 }
 

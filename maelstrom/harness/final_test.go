@@ -10,7 +10,7 @@ import (
 // and the workers the final phase adds, and infos during it, take numbers
 // after every process so far.
 func TestProcessesAreNeverReused(t *testing.T) {
-	r := &runner{o: Options{Concurrency: 2}, workers: []worker{{process: 0}, {process: 1}}, topProcess: 1}
+	r := &runner{o: Options{Concurrency: 2}, workers: []worker{{process: 0}, {process: 1}}}
 	used := []int{0, 1}
 	info := func(i int) {
 		r.newProcess(&r.workers[i])

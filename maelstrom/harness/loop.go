@@ -218,10 +218,18 @@ func (r *runner) complete(res callResult) {
 // process of the run has had.
 func (r *runner) newProcess(w *worker) {
 	if r.final.running {
-		r.topProcess++
-		w.process = r.topProcess
+		w.process = r.unusedProcess()
 		return
 	}
 	w.process += r.o.Concurrency
-	r.topProcess = max(r.topProcess, w.process)
+}
+
+// unusedProcess is a number no process of the run has had: each worker's
+// process only grows, so it is one above the workers' highest.
+func (r *runner) unusedProcess() int {
+	top := -1
+	for i := range r.workers {
+		top = max(top, r.workers[i].process)
+	}
+	return top + 1
 }

@@ -61,7 +61,6 @@ type runner struct {
 	nodeLeases bool
 
 	workers    []worker
-	topProcess int // the highest Jepsen process number given so far
 	nextWorker int // where the search for a free worker starts
 	done       chan callResult
 	inFlight   int // client ops started and not yet completed
@@ -146,7 +145,6 @@ func (r *runner) prepare() error {
 	for i := range r.workers {
 		r.workers[i].process = i
 	}
-	r.topProcess = len(r.workers) - 1
 	return nil
 }
 
