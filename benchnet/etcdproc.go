@@ -31,6 +31,7 @@ type etcdCluster struct {
 type etcdMember struct {
 	name, bin, clientURL, peerURL string
 	args                          []string
+	env                           []string // beside this program's environment
 	log                           string
 	pids                          *pidFile
 	cmd                           *exec.Cmd
@@ -39,7 +40,7 @@ type etcdMember struct {
 
 // startEtcd starts the cluster named name in dir and waits until every
 // member reports healthy (60 s at most).
-func startEtcd(bin, dir, name string, fsync bool, pp *ports, pids *pidFile) (*etcdCluster, error) {
+func startEtcd(bin, dir, name string, fsync bool, env []string, pp *ports, pids *pidFile) (*etcdCluster, error) {
 	c := &etcdCluster{name: name}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -51,7 +52,7 @@ func startEtcd(bin, dir, name string, fsync bool, pp *ports, pids *pidFile) (*et
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("ports for %s: %v %v", name, err1, err2)
 		}
-		m := &etcdMember{name: fmt.Sprintf("e%d", i+1), bin: bin, pids: pids,
+		m := &etcdMember{name: fmt.Sprintf("e%d", i+1), bin: bin, pids: pids, env: env,
 			clientURL: fmt.Sprintf("http://127.0.0.1:%d", cp), peerURL: fmt.Sprintf("http://127.0.0.1:%d", pport)}
 		initial = append(initial, m.name+"="+m.peerURL)
 		c.members = append(c.members, m)
@@ -85,6 +86,7 @@ func (m *etcdMember) start() error {
 		return err
 	}
 	cmd := exec.Command(m.bin, m.args...)
+	cmd.Env = append(os.Environ(), m.env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	// A backstop if this program dies without stopping it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -54,12 +54,12 @@ func (f *failoverPart) run(ctx context.Context, env *benchEnv) error {
 		return fmt.Errorf("-lease-ms %d is over -max-lease-ms %d", f.leaseMs, f.maxLeaseMs)
 	}
 	env.logf("starting 3 lease-node serve members (-max-lease-ms %d: a restart waits that long) and 3 etcd members (--unsafe-no-fsync)", f.maxLeaseMs)
-	oc, err := upOurs(env.repo, filepath.Join(env.work, "ours-failover"), nil, env.pids, "-max-lease-ms", fmt.Sprint(f.maxLeaseMs))
+	oc, err := upOurs(env.repo, filepath.Join(env.work, "ours-failover"), env.memberEnv(), env.pids, "-max-lease-ms", fmt.Sprint(f.maxLeaseMs))
 	if err != nil {
 		return err
 	}
 	defer oc.down()
-	ec, err := startEtcd(env.etcdBin, filepath.Join(env.work, "etcd-failover"), "etcd", false, env.ports, env.pids)
+	ec, err := startEtcd(env.etcdBin, filepath.Join(env.work, "etcd-failover"), "etcd", false, env.memberEnv(), env.ports, env.pids)
 	if err != nil {
 		return err
 	}

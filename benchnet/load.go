@@ -75,6 +75,9 @@ type result struct {
 	// together and this process's: on loopback they are most of the cost.
 	ServerIOCalls int64 `json:"server_io_calls"`
 	ClientIOCalls int64 `json:"client_io_calls"`
+	// MemberProcs is the GOMAXPROCS every member ran with (-member-cpus);
+	// 0: Go's default (every core).
+	MemberProcs int `json:"member_gomaxprocs,omitempty"`
 }
 
 // complete reports whether every planned op was answered, and ok.

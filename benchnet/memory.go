@@ -47,7 +47,7 @@ type memPoint struct {
 func (m *memoryPart) run(ctx context.Context, env *benchEnv) error {
 	maxLeaseMs := (m.budget + 5*time.Second).Milliseconds()
 	env.logf("starting 3 lease-node serve members (-max-lease-ms %d)", maxLeaseMs)
-	oc, err := upOurs(env.repo, filepath.Join(env.work, "ours-memory"), nil, env.pids, "-max-lease-ms", fmt.Sprint(maxLeaseMs))
+	oc, err := upOurs(env.repo, filepath.Join(env.work, "ours-memory"), env.memberEnv(), env.pids, "-max-lease-ms", fmt.Sprint(maxLeaseMs))
 	if err != nil {
 		return err
 	}

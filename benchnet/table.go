@@ -91,7 +91,7 @@ func (t *tablePart) runRow(ctx context.Context, env *benchEnv, sys system, op st
 	if ctx.Err() != nil {
 		return r, ctx.Err()
 	}
-	r.Round = round
+	r.Round, r.MemberProcs = round, env.memberProcs()
 	env.save("results.jsonl", r)
 	all := r.Kinds["all"]
 	env.logf("%-10s %-7s %2d clients: %d/%d ok in %.2f s, %.0f ops/s, p50 %.2f ms, p99 %.2f ms; per op: CPU µs servers %.0f client %.0f, read+write calls servers %.1f client %.1f (load %.2f -> %.2f)%s",
@@ -137,7 +137,7 @@ func (t *tablePart) start(env *benchEnv) ([]system, func(), error) {
 			stops[i]()
 		}
 	}
-	var extra []string
+	extra := env.memberEnv()
 	if t.profile != "" {
 		abs, err := filepath.Abs(t.profile)
 		if err != nil {
@@ -191,7 +191,7 @@ func (t *tablePart) start(env *benchEnv) ([]system, func(), error) {
 // stop closes the client and stops the members, and is never nil.
 func startEtcdSystem(env *benchEnv, name string, fsync bool, ttlS int64) (system, func(), error) {
 	env.logf("starting 3 etcd members (%s, %s)", name, map[bool]string{true: "fsync on", false: "--unsafe-no-fsync"}[fsync])
-	ec, err := startEtcd(env.etcdBin, filepath.Join(env.work, name), name, fsync, env.ports, env.pids)
+	ec, err := startEtcd(env.etcdBin, filepath.Join(env.work, name), name, fsync, env.memberEnv(), env.ports, env.pids)
 	if err != nil {
 		return nil, func() {}, err
 	}
@@ -210,6 +210,7 @@ func (t *tablePart) report(env *benchEnv, results []result, systems []system, cl
 	w := env.out
 	fmt.Fprintf(w, "\nbench_net: %d measured ops per run, %d run(s) per row (medians), clients %v; load average now %.2f\n",
 		t.ops, t.rounds, clients, loadAverage())
+	fmt.Fprintf(w, "bench_net: every member, ours and etcd's, ran with %s\n", memberProcsText(results))
 	var others []string
 	for _, s := range systems {
 		fmt.Fprintf(w, "\n%s\n\n", describe(s.Name()))
@@ -224,6 +225,15 @@ func (t *tablePart) report(env *benchEnv, results []result, systems []system, cl
 	for _, g := range goals(rows, "etcd") {
 		fmt.Fprintln(w, g)
 	}
+}
+
+// memberProcsText says what GOMAXPROCS the members of the results ran
+// with (the first result's: one table part runs with one setting).
+func memberProcsText(results []result) string {
+	if len(results) == 0 || results[0].MemberProcs == 0 {
+		return "Go's default GOMAXPROCS (every core; -member-cpus -1)"
+	}
+	return fmt.Sprintf("GOMAXPROCS=%d (-member-cpus: its share of this machine's cores, which all 3 members and the clients share)", results[0].MemberProcs)
 }
 
 // describe says what a system is, above its table.
