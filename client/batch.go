@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,13 +28,14 @@ import (
 // flight. Every call keeps its own attempt: its deadline, its failover
 // (a batch that fails fails each of its calls, which then move on as
 // they would alone), and its outcome, decided as a lone call's is: a
-// call still queued when its attempt ends was not sent, and a batch ends
-// when the first of its calls' attempts does (its deadline, or its
-// context cancelled), so a taken call learns from the batch itself
-// whether it may have reached the member (unknown) or not (not sent). An
-// impatient call thus cuts its batch short: the others fail over as from
-// any attempt that failed. A member that answers 404 to /v1/batch has
-// none: its calls go alone.
+// call still queued when its attempt ends was not sent; a taken call
+// whose attempt ends (its deadline, or its context cancelled) before the
+// batch went out ends the batch, so that it and its mates learn from the
+// batch itself that nothing reached the member (not sent; the mates fail
+// over as from any attempt that failed); once the batch may have gone
+// out, such a call leaves it alone, unknown, and the others wait on for
+// their answers. A member that answers 404 to /v1/batch has none: its
+// calls go alone.
 
 const (
 	// maxBatch bounds the calls of one batch request, and maxBatchBytes
@@ -62,7 +65,12 @@ type queued struct {
 	ctx   context.Context // the call's attempt: its end ends the batch
 	taken bool            // under the batcher's lock: a batch took it
 	done  chan batchAnswer
+	once  sync.Once // one answer: the batch's, or its own when it leaves
 }
+
+// answer hands the call its answer, once: a call that left its batch
+// (postBatch) has had its own.
+func (q *queued) answer(a batchAnswer) { q.once.Do(func() { q.done <- a }) }
 
 // batchAnswer is what a batch came to for one of its calls.
 type batchAnswer struct {
@@ -105,8 +113,8 @@ func (c *Client) tryBatched(ctx context.Context, ep *endpoint, r *request, out *
 		if !taken {
 			return &attempt{ep: ep, code: -1, sent: time.Now(), err: actx.Err(), batched: true}
 		}
-		// The batch ends with this attempt (postBatch): its answer comes
-		// at once, and says whether the request may have gone out.
+		// The call leaves its batch, or ends it (postBatch): its answer
+		// comes at once, and says whether the request may have gone out.
 		ans = <-q.done
 	}
 	if ans.alone {
@@ -146,7 +154,7 @@ func (c *Client) sendBatch(ep *endpoint, batch []*queued) {
 	defer c.requestDone(ep)
 	answers := c.postBatch(ep, batch)
 	for i, q := range batch {
-		q.done <- answers[i]
+		q.answer(answers[i])
 	}
 	// Let the callers just answered run before the queue goes out (the
 	// deferred requestDone): a caller that calls again at once (a holder
@@ -159,15 +167,37 @@ func (c *Client) sendBatch(ep *endpoint, batch []*queued) {
 }
 
 // errBatchMateLeft ends a batch whose call's attempt ended first.
-var errBatchMateLeft = errors.New("a call of the batch ran out of time or was cancelled, which ends the batch")
+var errBatchMateLeft = errors.New("a call of the batch ran out of time or was cancelled before the batch went out, which ends the batch")
 
 // postBatch makes the batch request; the answers are in the calls' order.
-// The request lasts while every call's attempt does.
+// A call whose attempt ends before the request went out ends the batch
+// (its mates fail over, "not sent", as it does); once the request may
+// have gone out, such a call leaves alone, its outcome unknown, and the
+// batch goes on for the others until the last has left.
 func (c *Client) postBatch(ep *endpoint, batch []*queued) []batchAnswer {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
+	sent := time.Now()
+	var out atomic.Bool // the transport began writing the request
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { out.Store(true) }})
+	var mu sync.Mutex
+	staying := len(batch)
 	for _, q := range batch {
-		stop := context.AfterFunc(q.ctx, func() { cancel(errBatchMateLeft) })
+		stop := context.AfterFunc(q.ctx, func() {
+			if !out.Load() {
+				cancel(errBatchMateLeft)
+				return
+			}
+			q.answer(batchAnswer{sent: sent, wrote: true,
+				err: fmt.Errorf("the call's attempt ended while its batch was out: %w", context.Cause(q.ctx))})
+			mu.Lock()
+			staying--
+			last := staying == 0
+			mu.Unlock()
+			if last {
+				cancel(nil) // nobody waits for the answer
+			}
+		})
 		defer stop()
 	}
 	raw := appendBatch(make([]byte, 0, 96*len(batch)), batch)
@@ -180,7 +210,6 @@ func (c *Client) postBatch(ep *endpoint, batch []*queued) []batchAnswer {
 		}
 		return answers
 	}
-	sent := time.Now()
 	resp, err := c.transport.RoundTrip(req)
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {

@@ -161,6 +161,48 @@ func TestQueuedPastItsDeadlineWasNotSent(t *testing.T) {
 	})
 }
 
+// TestImpatientCallLeavesItsBatch: a call whose attempt ends after its
+// batch went out leaves it alone, unknown, and its mates wait on for
+// their answers from the same batch instead of being cut short.
+func TestImpatientCallLeavesItsBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, c := fakeClient(t, fakelease.Options{Network: fakelease.Pipe, Batch: true}, Config{Batching: true, MaxAttempts: 1})
+		f.Node(0).SetLatency(20*time.Millisecond, 0)
+		var wg sync.WaitGroup
+		for k := range batchesInFlight {
+			wg.Go(func() { c.Grant(ctxFor(t, time.Second), fmt.Sprintf("ch_alone_%d", k), "cs1", 5000) })
+		}
+		synctest.Wait()
+		// The batch goes out at 20 ms and is answered at 40 ms; the
+		// impatient call's attempt (half of its 50 ms) ends at 25 ms.
+		const mates = 5
+		leases, errs := make([]Lease, mates), make([]error, mates)
+		for k := range mates {
+			wg.Go(func() { leases[k], errs[k] = c.Grant(ctxFor(t, time.Second), fmt.Sprintf("ch_%d", k), "cs1", 5000) })
+		}
+		var impatient error
+		wg.Go(func() { _, impatient = c.Grant(ctxFor(t, 50*time.Millisecond), "ch_impatient", "cs1", 5000) })
+		wg.Wait()
+		if !errors.Is(impatient, ErrUnknown) {
+			t.Fatalf("the impatient call: %v, want unknown (its batch had gone out)", impatient)
+		}
+		for k, l := range leases {
+			if errs[k] != nil || !l.Granted() || l.Token != f.Holder(l.Chunk).Token {
+				t.Fatalf("mate %d: %+v %v; the member holds %+v", k, l, errs[k], f.Holder(l.Chunk))
+			}
+		}
+		batches, _ := batchesOf(f, "n1")
+		if len(batches) != 1 || batches[0].Status != 200 || batches[0].Calls != mates+1 {
+			t.Fatalf("n1's batches %+v, want one of %d calls, answered", batches, mates+1)
+		}
+		for _, call := range f.CallsOf("lease_grant") {
+			if call.Node != "n1" {
+				t.Fatalf("%s was granted again at %s: its batch was cut short", call.Chunk, call.Node)
+			}
+		}
+	})
+}
+
 // TestBatchesStayWithinTheBodyLimit: calls with long chunk names go in
 // batches of at most maxBatchBytes of bodies, so no batch meets the
 // member's 64 KiB limit (a 413 would refuse calls that alone succeed).

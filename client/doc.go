@@ -82,8 +82,10 @@
 // and its answer cost more than the lease round on loopback), and it
 // never delays a lone call. Each call keeps its own deadline, failover
 // and outcome: a call still queued when its attempt ends was never sent,
-// and a batch ends when the first of its calls' attempts does, telling
-// each call whether it may have reached the member.
+// and a call whose attempt ends while its batch is out is told, as a
+// lone call would be, whether it may have reached the member: before the
+// batch went out it ends the batch (every call not sent, the others fail
+// over); after, it leaves alone (unknown) and the others wait on.
 // A member without the endpoint (404) gets its calls alone from then on.
 //
 // # Session
