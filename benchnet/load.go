@@ -115,7 +115,7 @@ func runOnce(ctx context.Context, sys system, spec runSpec, id string) (result, 
 			shares[k]++
 		}
 	}
-	defer teardownAll(ws)
+	defer teardownAll(ctx, ws)
 	if err := setupAll(ctx, ws, shares); err != nil {
 		return res, fmt.Errorf("%s setup: %w", sys.Name(), err)
 	}
@@ -166,9 +166,11 @@ func setupAll(ctx context.Context, ws []worker, shares []int) error {
 	return nil
 }
 
-// teardownAll gives back what the clients hold, each within 30 s.
-func teardownAll(ws []worker) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// teardownAll gives back what the clients hold, each within 30 s; not at
+// all when ctx was cancelled (the benchmark was interrupted: its clusters
+// are stopped next).
+func teardownAll(ctx context.Context, ws []worker) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, w := range ws {

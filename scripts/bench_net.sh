@@ -62,11 +62,18 @@ fi
 
 work=$(mktemp -d)
 pidfile=$work/pids
-# cleanup: the program stops what it started; this is the backstop for a
-# program that was killed: the clusters by their scripts, then any PID it
-# recorded that still runs etcd or lease-node.
+# cleanup: the program stops what it started, also when this script is
+# interrupted (SIGTERM to it first, 10 s at most); this is the backstop
+# for a program that was killed: the clusters by their scripts, then any
+# PID it recorded that still runs etcd or lease-node.
+bench_pid=""
 cleanup() {
-  local dir pid name
+  local dir pid name i
+  if [ -n "$bench_pid" ] && kill -0 "$bench_pid" 2>/dev/null; then
+    kill -TERM "$bench_pid" 2>/dev/null || true
+    for i in $(seq 100); do kill -0 "$bench_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$bench_pid" 2>/dev/null || true
+  fi
   for dir in "$work"/ours*; do
     [ -d "$dir" ] && CLUSTER_STATE_DIR=$dir scripts/cluster.sh down >/dev/null 2>&1 || true
   done
@@ -107,6 +114,11 @@ for part in "${order[@]}"; do
   echo "=== bench_net $part (load average $(cut -d' ' -f1-3 /proc/loadavg))"
   started=$SECONDS
   eval "part_flags=(${flags[$part]})"
-  "$work/benchnet" "$part" -repo "$repo" -work "$work" -store "$store" -pidfile "$pidfile" "${part_flags[@]}"
+  # In the background, so that a signal to this script ends the wait at
+  # once and its cleanup stops the program.
+  "$work/benchnet" "$part" -repo "$repo" -work "$work" -store "$store" -pidfile "$pidfile" "${part_flags[@]}" &
+  bench_pid=$!
+  wait "$bench_pid"
+  bench_pid=""
   echo "bench_net: $part took $((SECONDS - started)) s; its runs are in $store/"
 done
