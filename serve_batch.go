@@ -92,6 +92,14 @@ func (n *serveNode) serveBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	for i := range entries {
 		if !n.awaitBatched(r, &entries[i], start) {
+			// The client left: each call it no longer waits for counts,
+			// as a lone call's request would, and so does the batch.
+			for _, e := range entries[i+1:] {
+				if e.c != nil {
+					n.metrics.count(e.op.String(), "abandoned")
+				}
+			}
+			n.metrics.count(label, "abandoned")
 			return
 		}
 	}

@@ -398,6 +398,33 @@ func TestServeStatusCodes(t *testing.T) {
 		return strings.Contains(m, `chunklease_requests_total{outcome="abandoned",type="lease_grant"} 1`) &&
 			strings.Contains(m, "chunklease_requests_in_flight 0") && strings.Contains(m, "chunklease_core_pending_requests 0")
 	}, 0)
+	// So does a client that gives up on a batch: each of its calls, and
+	// the batch.
+	ctx, leave = context.WithCancel(context.Background())
+	batch := `[{"op":"lease_grant","body":{"chunk_handle":"gone1","server":"cs4"}},{"op":"lease_grant","body":{"chunk_handle":"gone2","server":"cs4"}},{"op":"lease_grant","body":{"chunk_handle":"gone3","server":"cs4"}}]`
+	req, _ = http.NewRequestWithContext(ctx, http.MethodPost, c.url(0, batchPath), strings.NewReader(batch))
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			err = fmt.Errorf("answered %d", resp.StatusCode)
+		}
+		gone <- err
+	}()
+	c.poll(5*time.Second, "the impatient batch in flight", func() bool {
+		_, m := c.get(0, "/metrics")
+		return strings.Contains(m, "chunklease_core_pending_requests 3")
+	}, 0)
+	leave()
+	if err := <-gone; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the client that gave up on its batch: %v", err)
+	}
+	c.poll(5*time.Second, "the abandoned batch's calls counted and nothing in flight", func() bool {
+		_, m := c.get(0, "/metrics")
+		return strings.Contains(m, `chunklease_requests_total{outcome="abandoned",type="lease_grant"} 4`) &&
+			strings.Contains(m, `chunklease_requests_total{outcome="abandoned",type="batch"} 1`) &&
+			strings.Contains(m, "chunklease_requests_in_flight 0") && strings.Contains(m, "chunklease_core_pending_requests 0")
+	}, 0)
 	c.resume(1)
 	c.resume(2)
 	for _, want := range []int{200, 400, 404, 405, 409, 413, 503, 504} {
