@@ -17,7 +17,8 @@ import (
 // way another member may not (a connection error, 503, 504 or another
 // 5xx, an attempt timeout) cools that member down and moves on: for its
 // Retry-After (503), or for a backoff that doubles with its consecutive
-// failures (50 ms to 2 s, jittered). A cooling member is skipped while
+// failures (50 ms to 2 s, jittered; attempts that were in flight
+// together fail as one). A cooling member is skipped while
 // another is available; when all are cooling, the call waits for the
 // first to come back, unless the context's deadline comes first. A
 // definite refusal (400, 401, 404, 409, 413) ends the call at once. The
@@ -99,7 +100,7 @@ func (c *Client) call(ctx context.Context, r *request, out *reply) (answered, er
 		if !cls.failover {
 			return answered{}, c.failure(r, a, cls.kind, attempts)
 		}
-		c.cool(ep, a.retryAfter)
+		c.cool(ep, a.sent, a.retryAfter)
 		last = a
 		if cls.kind == ErrUnknown {
 			unknown = a
@@ -308,9 +309,21 @@ func (c *Client) pick(tried uint64) (ep *endpoint, wait time.Duration, probe *en
 }
 
 // cool keeps calls away from ep for retryAfter (capped), or for the
-// backoff of its consecutive failures.
-func (c *Client) cool(ep *endpoint, retryAfter time.Duration) {
-	fails := ep.fails.Add(1)
+// backoff of its consecutive failures. Failures are counted by attempt
+// sent: an attempt that went out before the member's last counted
+// failure was in flight beside it, and its failure is the same episode
+// (a stall that times out many concurrent calls at once, or the calls of
+// one batch), not one more in a row; counting each would raise the
+// backoff to its cap at once (5 concurrent timeouts: 800 ms).
+func (c *Client) cool(ep *endpoint, sent time.Time, retryAfter time.Duration) {
+	fails := ep.fails.Load()
+	if last := ep.failedAt.Load(); fails == 0 || sent.Sub(c.epoch) >= time.Duration(last) {
+		if ep.failedAt.CompareAndSwap(last, c.now()) {
+			fails = ep.fails.Add(1)
+		} else {
+			fails = max(ep.fails.Load(), 1) // a concurrent failure counted it
+		}
+	}
 	d := backoffBase << min(fails-1, 10)
 	d = c.jitter(min(d, backoffMax), 0.2)
 	if retryAfter > 0 {

@@ -201,6 +201,7 @@ type endpoint struct {
 	// until then while another member is available.
 	coolUntil atomic.Int64
 	fails     atomic.Int32 // consecutive failures, for the backoff
+	failedAt  atomic.Int64 // when the last of them was counted (as coolUntil)
 	askedWait atomic.Bool  // the cool-down is the member's Retry-After
 }
 

@@ -48,7 +48,8 @@
 // last. A connection error, a 503 or a 504 (or another 5xx, or an attempt
 // that timed out) moves on to the next member; a refusal (400, 401, 404,
 // 409, 413) ends the call at once. A member that failed is kept away for
-// a backoff (50 ms doubling per consecutive failure to 2 s, jittered 20%)
+// a backoff (50 ms doubling per consecutive failure to 2 s, jittered 20%;
+// the failures of attempts that were in flight together count once)
 // and a member that answered 503 for its Retry-After (at most
 // MaxRetryAfter); a call skips cooling members while another is
 // available, waits for the first to come back when none is and the

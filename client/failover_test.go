@@ -3,8 +3,10 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -207,6 +209,46 @@ func TestCallerCancelStops(t *testing.T) {
 		_, err := c.Renew(ctx, "ch_1", "cs1", 1000)
 		if !IsUnknown(err) || !errors.Is(err, context.Canceled) || time.Since(start) != 100*time.Millisecond {
 			t.Fatalf("got %v after %v; want unknown (sent, then cancelled) at 100 ms", err, time.Since(start))
+		}
+	})
+}
+
+// TestConcurrentFailuresCountOnce: calls that fail together at a member
+// (five timeouts of attempts in flight at once) are one failure for its
+// backoff, so the next call waits one base backoff, not the cap; failures
+// one after another still count one each.
+func TestConcurrentFailuresCountOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, c := fakeClient(t, fakelease.Options{Network: fakelease.Pipe, Nodes: 1}, Config{MaxAttempts: 1})
+		f.Node(0).SetLatency(30*time.Millisecond, 0)
+		ep := c.endpoints[0]
+		// Attempts of 25 ms (half of 50) against answers after 30 ms.
+		impatient := func(chunk string) {
+			if _, err := c.Grant(ctxFor(t, 50*time.Millisecond), chunk, "cs1", 5000); !errors.Is(err, ErrUnknown) {
+				t.Errorf("grant of %s: %v, want unknown (its attempt timed out)", chunk, err)
+			}
+		}
+		var wg sync.WaitGroup
+		for k := range 5 {
+			wg.Go(func() { impatient(fmt.Sprintf("ch_%d", k)) })
+		}
+		wg.Wait()
+		if n := ep.fails.Load(); n != 1 {
+			t.Fatalf("five concurrent timeouts counted as %d failures, want 1", n)
+		}
+		start := time.Now()
+		if _, err := c.Grant(context.Background(), "next", "cs1", 5000); err != nil {
+			t.Fatal(err)
+		}
+		// At most the first backoff (50 ms, +20 % jitter) and a round trip.
+		if took := time.Since(start); took > 60*time.Millisecond+30*time.Millisecond {
+			t.Fatalf("the next call took %v: the member was cooled as if for several failures in a row", took)
+		}
+		for k := range 3 {
+			impatient(fmt.Sprintf("seq_%d", k))
+		}
+		if n := ep.fails.Load(); n != 3 {
+			t.Fatalf("three timeouts one after another counted as %d failures, want 3", n)
 		}
 	})
 }
