@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"regexp"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -44,10 +45,18 @@ func newServeMetrics(n *serveNode) *serveMetrics {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m.requests, m.latency, m.quorum, &nodeCollector{n: n},
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(liveHeap)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: n.log})
 	return m
 }
+
+// liveHeap adds go_gc_heap_live_bytes to Go's default metrics: the heap
+// the last collection found reachable, which is what the node's state
+// costs. go_memstats_heap_alloc_bytes also counts what was allocated
+// since, garbage included (up to as much again between collections),
+// and even right after a collection what was allocated while it ran.
+var liveHeap = collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)}
 
 // count adds one request of type label with outcome.
 func (m *serveMetrics) count(label, outcome string) {
