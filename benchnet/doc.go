@@ -10,8 +10,16 @@
 //	benchnet memory   [-chunks 1000000] [-budget 150s]
 //	benchnet report   -results STORE/results.jsonl   (the table's report again, from a stored run)
 //
-// with the shared flags -repo, -work, -store, -pidfile, -seed, -etcd and
-// -cpuprofile (`benchnet PART -h`).
+// with the shared flags -repo, -work, -store, -pidfile, -seed, -etcd,
+// -member-cpus and -cpuprofile (`benchnet PART -h`).
+//
+// Every member of both systems starts with GOMAXPROCS = -member-cpus
+// (default: the machine's cores / 3, at least 1; -1 leaves Go's
+// default): the three members of a cluster share this machine with each
+// other and the clients, where a real member has a machine of its own,
+// and with Go's default their runtimes spend much of the shared cores
+// looking for work (memberEnv in main.go has the measurement). The
+// table prints the setting it ran with.
 //
 // # Table (table.go, load.go, report.go)
 //

@@ -20,6 +20,9 @@
 # memory    heap and VmRSS of each member at 1 000 000 chunks: live, idle,
 #           reclaimed; bytes per chunk. About 8 minutes.
 #
+# Every member, ours and etcd's, runs with GOMAXPROCS = its share of the
+# cores (cores / 3, at least 1; `-member-cpus N` sets it, -1 leaves Go's
+# default; benchnet/doc.go says why).
 # FLAGS go to that part (`benchnet PART -h` lists them), e.g.
 #   scripts/bench_net.sh table -rounds 3 memory -chunks 100000 -budget 30s
 # BENCH_NET_QUIET=LOAD waits (at most 10 minutes) before each part until
