@@ -62,7 +62,7 @@ type batcher struct {
 type queued struct {
 	r     *request
 	body  []byte          // the call's body, as its own endpoint takes it
-	ctx   context.Context // the call's attempt: its end ends the batch
+	ctx   context.Context // the call's attempt: its end ends the batch, or the call leaves it
 	taken bool            // under the batcher's lock: a batch took it
 	done  chan batchAnswer
 	once  sync.Once // one answer: the batch's, or its own when it leaves
