@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -270,8 +272,45 @@ func (c *serveCluster) post(i int, path string, body []byte, header ...string) (
 	return resp.StatusCode, reply, resp, nil
 }
 
+// abandon posts body to path on member i and gives up once /metrics shows
+// waiting (the request is in the core), then waits until /metrics shows
+// every one of counted, nothing in flight and nothing pending in the core.
+func (c *serveCluster) abandon(i int, path, body, waiting string, counted ...string) {
+	c.t.Helper()
+	ctx, leave := context.WithCancel(context.Background())
+	defer leave()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.url(i, path), strings.NewReader(body))
+	gone := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			err = fmt.Errorf("answered %d", resp.StatusCode)
+		}
+		gone <- err
+	}()
+	c.poll(5*time.Second, "the impatient request to "+path+" in flight", func() bool {
+		_, m := c.get(i, "/metrics")
+		return strings.Contains(m, waiting)
+	}, i)
+	leave()
+	if err := <-gone; !errors.Is(err, context.Canceled) {
+		c.t.Fatalf("the client that gave up on %s: %v", path, err)
+	}
+	c.poll(5*time.Second, "the abandoned request to "+path+" counted and nothing in flight", func() bool {
+		_, m := c.get(i, "/metrics")
+		for _, want := range append(counted, "chunklease_requests_in_flight 0", "chunklease_core_pending_requests 0") {
+			if !strings.Contains(m, want) {
+				return false
+			}
+		}
+		return true
+	}, i)
+}
+
 // op runs lease op f (grant, renew, check, release) through member i as
 // client process proc and records it in the history. value is the
+
 // history value: chunk, server, lease_ms, token.
 func (c *serveCluster) op(proc, i int, f string, value map[string]any) (int, map[string]any) {
 	body := map[string]any{"chunk_handle": value["chunk"]}

@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -374,57 +372,14 @@ func TestServeStatusCodes(t *testing.T) {
 	check("renew without a majority", status, 504, r, 0)
 	// A client that gives up while its request waits in the core leaves
 	// nothing behind: the core's answer is dropped, the request counted.
-	ctx, leave := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.url(0, "/v1/lease_grant"), strings.NewReader(`{"chunk_handle":"gone","server":"cs4"}`))
-	gone := make(chan error, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			err = fmt.Errorf("answered %d", resp.StatusCode)
-		}
-		gone <- err
-	}()
-	c.poll(5*time.Second, "the impatient grant in flight", func() bool {
-		_, m := c.get(0, "/metrics")
-		return strings.Contains(m, "chunklease_requests_in_flight 1")
-	}, 0)
-	leave()
-	if err := <-gone; !errors.Is(err, context.Canceled) {
-		t.Fatalf("the client that gave up: %v", err)
-	}
-	c.poll(5*time.Second, "the abandoned request counted and nothing in flight", func() bool {
-		_, m := c.get(0, "/metrics")
-		return strings.Contains(m, `chunklease_requests_total{outcome="abandoned",type="lease_grant"} 1`) &&
-			strings.Contains(m, "chunklease_requests_in_flight 0") && strings.Contains(m, "chunklease_core_pending_requests 0")
-	}, 0)
+	c.abandon(0, "/v1/lease_grant", `{"chunk_handle":"gone","server":"cs4"}`, "chunklease_requests_in_flight 1",
+		`chunklease_requests_total{outcome="abandoned",type="lease_grant"} 1`)
 	// So does a client that gives up on a batch: each of its calls, and
 	// the batch.
-	ctx, leave = context.WithCancel(context.Background())
-	batch := `[{"op":"lease_grant","body":{"chunk_handle":"gone1","server":"cs4"}},{"op":"lease_grant","body":{"chunk_handle":"gone2","server":"cs4"}},{"op":"lease_grant","body":{"chunk_handle":"gone3","server":"cs4"}}]`
-	req, _ = http.NewRequestWithContext(ctx, http.MethodPost, c.url(0, batchPath), strings.NewReader(batch))
-	go func() {
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			err = fmt.Errorf("answered %d", resp.StatusCode)
-		}
-		gone <- err
-	}()
-	c.poll(5*time.Second, "the impatient batch in flight", func() bool {
-		_, m := c.get(0, "/metrics")
-		return strings.Contains(m, "chunklease_core_pending_requests 3")
-	}, 0)
-	leave()
-	if err := <-gone; !errors.Is(err, context.Canceled) {
-		t.Fatalf("the client that gave up on its batch: %v", err)
-	}
-	c.poll(5*time.Second, "the abandoned batch's calls counted and nothing in flight", func() bool {
-		_, m := c.get(0, "/metrics")
-		return strings.Contains(m, `chunklease_requests_total{outcome="abandoned",type="lease_grant"} 4`) &&
-			strings.Contains(m, `chunklease_requests_total{outcome="abandoned",type="batch"} 1`) &&
-			strings.Contains(m, "chunklease_requests_in_flight 0") && strings.Contains(m, "chunklease_core_pending_requests 0")
-	}, 0)
+	c.abandon(0, batchPath, `[{"op":"lease_grant","body":{"chunk_handle":"gone1","server":"cs4"}},`+
+		`{"op":"lease_grant","body":{"chunk_handle":"gone2","server":"cs4"}},{"op":"lease_grant","body":{"chunk_handle":"gone3","server":"cs4"}}]`,
+		"chunklease_core_pending_requests 3",
+		`chunklease_requests_total{outcome="abandoned",type="lease_grant"} 4`, `chunklease_requests_total{outcome="abandoned",type="batch"} 1`)
 	c.resume(1)
 	c.resume(2)
 	for _, want := range []int{200, 400, 404, 405, 409, 413, 503, 504} {
