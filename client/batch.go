@@ -170,36 +170,11 @@ func (c *Client) sendBatch(ep *endpoint, batch []*queued) {
 var errBatchMateLeft = errors.New("a call of the batch ran out of time or was cancelled before the batch went out, which ends the batch")
 
 // postBatch makes the batch request; the answers are in the calls' order.
-// A call whose attempt ends before the request went out ends the batch
-// (its mates fail over, "not sent", as it does); once the request may
-// have gone out, such a call leaves alone, its outcome unknown, and the
-// batch goes on for the others until the last has left.
+// The request lasts while its calls wait for it (watchCalls).
 func (c *Client) postBatch(ep *endpoint, batch []*queued) []batchAnswer {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
 	sent := time.Now()
-	var out atomic.Bool // the transport began writing the request
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { out.Store(true) }})
-	var mu sync.Mutex
-	staying := len(batch)
-	for _, q := range batch {
-		stop := context.AfterFunc(q.ctx, func() {
-			if !out.Load() {
-				cancel(errBatchMateLeft)
-				return
-			}
-			q.answer(batchAnswer{sent: sent, wrote: true,
-				err: fmt.Errorf("the call's attempt ended while its batch was out: %w", context.Cause(q.ctx))})
-			mu.Lock()
-			staying--
-			last := staying == 0
-			mu.Unlock()
-			if last {
-				cancel(nil) // nobody waits for the answer
-			}
-		})
-		defer stop()
-	}
+	ctx, done := watchCalls(batch, sent)
+	defer done()
 	raw := appendBatch(make([]byte, 0, 96*len(batch)), batch)
 	body := body{r: bytes.NewReader(raw), length: len(raw)}
 	req := c.post(ctx, ep.batchURL, body)
@@ -250,6 +225,40 @@ func (c *Client) postBatch(ep *endpoint, batch []*queued) []batchAnswer {
 		}
 	}
 	return answers
+}
+
+// watchCalls returns the context of a batch's request, tied to its
+// calls' attempts, and the function that ends it. A call whose attempt
+// ends before the request went out (the transport had not begun writing
+// it) ends the batch: its mates fail over, "not sent", as it does. Once
+// the request may have gone out, such a call leaves alone, its outcome
+// unknown, and the batch goes on for the others until the last has left.
+func watchCalls(batch []*queued, sent time.Time) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	var out atomic.Bool // the transport began writing the request
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { out.Store(true) }})
+	var staying atomic.Int32
+	staying.Store(int32(len(batch)))
+	stops := make([]func() bool, len(batch))
+	for i, q := range batch {
+		stops[i] = context.AfterFunc(q.ctx, func() {
+			if !out.Load() {
+				cancel(errBatchMateLeft)
+				return
+			}
+			q.answer(batchAnswer{sent: sent, wrote: true,
+				err: fmt.Errorf("the call's attempt ended while its batch was out: %w", context.Cause(q.ctx))})
+			if staying.Add(-1) == 0 {
+				cancel(nil) // nobody waits for the answer
+			}
+		})
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel(nil)
+	}
 }
 
 // appendBatch renders [{"op":"lease_renew","body":{...}}, ...].
