@@ -7,19 +7,20 @@ import (
 	"time"
 
 	"chunklease/internal/clock"
+	"chunklease/internal/nodeconfig"
 	"chunklease/internal/shell"
 	"chunklease/lease"
 	"chunklease/maelstrom"
 )
 
-// server is the thin shell around the pure lease core: it reads the clock
+// shellNode is the thin shell around the pure lease core: it reads the clock
 // once per event, feeds the core, and turns the core's output into
 // Maelstrom messages, replies and one wake-up timer (the shared part is
 // internal/shell's Driver; this file is the Maelstrom edges). Everything
 // runs on the protocol library's single event loop, so nothing here is
 // locked.
-type server struct {
-	cfg   nodeConfig
+type shellNode struct {
+	cfg   nodeconfig.Node
 	clock *clock.Clock // the process's clocks (skewed only in a clockfault build)
 	node  *maelstrom.Node
 	drv   *shell.Driver[maelstrom.Message] // nil until init
@@ -36,8 +37,8 @@ type server struct {
 // WithMaxLineBytes).
 const maxLineBytes = 1 << 20
 
-func newServer(cfg nodeConfig, clk *clock.Clock, stdin io.Reader, stdout, stderr io.Writer) *server {
-	s := &server{cfg: cfg, clock: clk}
+func newShellNode(cfg nodeconfig.Node, clk *clock.Clock, stdin io.Reader, stdout, stderr io.Writer) *shellNode {
+	s := &shellNode{cfg: cfg, clock: clk}
 	s.node = maelstrom.New(stdin, stdout, stderr, maelstrom.WithClock(clk), maelstrom.WithMaxLineBytes(maxLineBytes))
 	s.node.OnInit(s.init)
 	// At end of input the node drains until every client request it took
@@ -55,21 +56,21 @@ func newServer(cfg nodeConfig, clk *clock.Clock, stdin io.Reader, stdout, stderr
 
 // init builds the core once node_ids are known; a misconfigured acceptor
 // list fails init, which stops a Maelstrom test with this text.
-func (s *server) init() error {
-	acc, err := s.cfg.acceptorList(s.node.NodeIDs(), s.node.ID())
+func (s *shellNode) init() error {
+	acc, err := s.cfg.AcceptorList(s.node.NodeIDs(), s.node.ID())
 	if err != nil {
 		return err
 	}
 	wall := s.clock.Wall()
 	inc := wall.UnixMicro() // grows across restarts; below 2^53 until the year 2255
-	seed := s.cfg.seed
+	seed := s.cfg.Seed
 	if seed == 0 {
 		seed = inc
 	}
 	core, err := lease.NewNode(lease.Config{
 		ID: s.node.ID(), Acceptors: acc, Nodes: s.node.NodeIDs(), Incarnation: inc, Nonce: shell.NewNonce(), WallMs: wall.UnixMilli(),
-		DefaultLeaseMs: s.cfg.leaseMs, MaxLeaseMs: s.cfg.maxLeaseMs, BootWaitMs: s.cfg.bootWaitMs,
-		DriftMarginMs: s.cfg.driftMarginMs, DriftPPM: s.cfg.driftPPM, QuorumTimeoutMs: s.cfg.quorumTimeoutMs, MaxInFlight: int(s.cfg.maxInFlight),
+		DefaultLeaseMs: s.cfg.LeaseMs, MaxLeaseMs: s.cfg.MaxLeaseMs, BootWaitMs: s.cfg.BootWaitMs,
+		DriftMarginMs: s.cfg.DriftMarginMs, DriftPPM: s.cfg.DriftPPM, QuorumTimeoutMs: s.cfg.QuorumTimeoutMs, MaxInFlight: int(s.cfg.MaxInFlight),
 		Rand: rand.New(rand.NewPCG(uint64(seed), uint64(inc))),
 	}, s.node.Now())
 	if err != nil {
@@ -81,12 +82,12 @@ func (s *server) init() error {
 	// init_ok must be the node's first message (msg_id 0).
 	s.drv.Schedule(s.node.Now())
 	s.node.Logf("lease-node %s (incarnation %d): acceptors %v, lease %d ms (max %d), boot wait %d ms, drift %d ppm, margin %d ms, quorum timeout %d ms, %d requests in flight, seed %d",
-		s.node.ID(), inc, acc, s.cfg.leaseMs, s.cfg.maxLeaseMs, s.cfg.bootWaitMs, s.cfg.driftPPM, s.cfg.driftMarginMs, s.cfg.quorumTimeoutMs, s.cfg.maxInFlight, seed)
+		s.node.ID(), inc, acc, s.cfg.LeaseMs, s.cfg.MaxLeaseMs, s.cfg.BootWaitMs, s.cfg.DriftPPM, s.cfg.DriftMarginMs, s.cfg.QuorumTimeoutMs, s.cfg.MaxInFlight, seed)
 	return nil
 }
 
 // onClient serves lease_grant, lease_renew, lease_check and lease_release.
-func (s *server) onClient(req maelstrom.Message) error {
+func (s *shellNode) onClient(req maelstrom.Message) error {
 	r, err := lease.DecodeRequest(req.Type, req.Body)
 	if err != nil {
 		return maelstrom.Errorf(maelstrom.Code(err.Code), "%s", err.Text)
@@ -103,7 +104,7 @@ func (s *server) onClient(req maelstrom.Message) error {
 // of the cluster may send one: a client's prepare or propose would reach
 // the acceptor as if a proposer had sent it, planting a lease or a
 // promise no client asked for.
-func (s *server) onPeer(req maelstrom.Message) error {
+func (s *shellNode) onPeer(req maelstrom.Message) error {
 	if !s.node.IsNode(req.Src) {
 		return maelstrom.Errorf(maelstrom.CodeNotSupported,
 			"%s is a message between lease nodes; only the nodes in node_ids %v may send it, not %s (clients use lease_grant, lease_renew, lease_check, lease_release)",
@@ -122,7 +123,7 @@ func (s *server) onPeer(req maelstrom.Message) error {
 // onPeerReply feeds an acceptor's answer to one of this node's requests
 // back to the core. A timeout needs nothing: the core has its own
 // deadlines, and the library has already forgotten the request.
-func (s *server) onPeerReply(reply maelstrom.Message, err error) {
+func (s *shellNode) onPeerReply(reply maelstrom.Message, err error) {
 	if err != nil {
 		return
 	}
@@ -135,22 +136,22 @@ func (s *server) onPeerReply(reply maelstrom.Message, err error) {
 }
 
 // Now, After, Send, Reply and Log are the Maelstrom edges of the Driver.
-func (s *server) Now() time.Duration { return s.node.Now() }
+func (s *shellNode) Now() time.Duration { return s.node.Now() }
 
 // Log writes one of the core's lines for the operator to stderr.
-func (s *server) Log(line string) { s.node.Logf("%s", line) }
+func (s *shellNode) Log(line string) { s.node.Logf("%s", line) }
 
-func (s *server) After(d time.Duration, f func()) func() { return s.node.After(d, f) }
+func (s *shellNode) After(d time.Duration, f func()) func() { return s.node.After(d, f) }
 
 // Send sends a peer message: the answer to the peer request being handled
 // as its reply, anything else as an RPC.
-func (s *server) Send(m lease.Msg) {
+func (s *shellNode) Send(m lease.Msg) {
 	var err error
 	// A booting acceptor's answer goes back as the reply too.
 	if peer := s.answering; peer != nil && m.To == peer.Src && (m.Type == lease.MsgType(peer.Type)+"_ok" || m.Type == lease.MsgBooting) {
 		err = s.node.Reply(*peer, string(m.Type), m.Body())
 	} else {
-		timeout := time.Duration(s.cfg.quorumTimeoutMs) * time.Millisecond
+		timeout := time.Duration(s.cfg.QuorumTimeoutMs) * time.Millisecond
 		err = s.node.RPC(m.To, string(m.Type), m.Body(), timeout, s.onPeerReply)
 	}
 	if err != nil {
@@ -160,7 +161,7 @@ func (s *server) Send(m lease.Msg) {
 
 // Reply answers the client request the core decided; the one place where
 // core errors become Maelstrom error codes.
-func (s *server) Reply(req maelstrom.Message, r lease.Reply) {
+func (s *shellNode) Reply(req maelstrom.Message, r lease.Reply) {
 	var err error
 	if r.Err != nil {
 		err = s.node.ReplyError(req, maelstrom.Code(r.Err.Code), r.Err.Text)
@@ -174,7 +175,7 @@ func (s *server) Reply(req maelstrom.Message, r lease.Reply) {
 
 // onEcho serves Maelstrom's echo workload, so the binary can be checked
 // with it; the reply carries only echo, as Maelstrom's schema demands.
-func (s *server) onEcho(req maelstrom.Message) error {
+func (s *shellNode) onEcho(req maelstrom.Message) error {
 	var body struct {
 		Echo json.RawMessage `json:"echo"`
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"chunklease/internal/nodeconfig"
 	"strings"
 	"testing"
 )
@@ -15,8 +16,8 @@ func TestHelpListsEverySetting(t *testing.T) {
 		if code != 0 || errOut.Len() != 0 {
 			t.Errorf("%s: exit %d, stderr %q; want 0 and nothing", arg, code, errOut.String())
 		}
-		for _, s := range settings {
-			for _, want := range []string{"-" + s.flag + " ", "env " + s.env, "default " + s.def, s.usage} {
+		for _, s := range nodeconfig.Settings {
+			for _, want := range []string{"-" + s.Flag + " ", "env " + s.Env, "default " + s.Def, s.Usage} {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("%s: the help lacks %q", arg, want)
 				}
@@ -38,7 +39,7 @@ func TestUnknownAcceptorIsExplained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.acceptorList([]string{"n0", "n1", "n2"}, "n1")
+	_, err = c.AcceptorList([]string{"n0", "n1", "n2"}, "n1")
 	if err == nil {
 		t.Fatal("n9 outside node_ids was accepted")
 	}

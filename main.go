@@ -4,19 +4,18 @@
 // messages and the configuration, lease/doc.go for the protocol.
 //
 // `lease-node serve` runs the same core as one member of a lease service
-// on a real network (serve*.go: peers over TLS, clients over HTTP), and
-// `lease-node certs` makes the certificates such a cluster runs on
-// (certs.go). Without a subcommand the binary is the Maelstrom node.
+// on a real network (package server: peers over TLS, clients over HTTP),
+// and `lease-node certs` makes the certificates such a cluster runs on
+// (server/certs.go). Without a subcommand the binary is the Maelstrom node.
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 
-	"chunklease/internal/clock"
+	"chunklease/internal/nodeconfig"
+	"chunklease/server"
 )
 
 func main() {
@@ -24,9 +23,9 @@ func main() {
 	if len(args) > 0 {
 		switch args[0] {
 		case "serve":
-			os.Exit(runServe(args[1:], os.Stdout, os.Stderr, os.Getenv))
+			os.Exit(server.Run(args[1:], os.Stdout, os.Stderr, os.Getenv))
 		case "certs":
-			os.Exit(runCerts(args[1:], os.Stdout, os.Stderr))
+			os.Exit(server.RunCerts(args[1:], os.Stdout, os.Stderr))
 		}
 	}
 	os.Exit(run(args, os.Stdin, os.Stdout, os.Stderr, os.Getenv))
@@ -36,12 +35,12 @@ func main() {
 // tests drive it without a process. It returns the exit status: 0 at end
 // of input, 2 for a bad configuration, 1 if stdout failed.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	cfg, clk, notes, code := configure("lease-node", func() (nodeConfig, error) { return parseConfig(args, getenv) }, writeHelp, stdout, stderr, getenv)
+	cfg, clk, notes, code := nodeconfig.Configure("lease-node", func() (nodeconfig.Node, error) { return parseConfig(args, getenv) }, writeHelp, stdout, stderr, getenv)
 	if clk == nil {
 		return code
 	}
 	defer clk.Stop()
-	s := newServer(cfg, clk, stdin, stdout, stderr)
+	s := newShellNode(cfg, clk, stdin, stdout, stderr)
 	for _, note := range notes {
 		s.node.Logf("%s", note)
 	}
@@ -50,36 +49,4 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		return 1
 	}
 	return 0
-}
-
-// configure is every mode's start: parse the settings and make the
-// clocks. -h prints help (exit status 0); a bad setting is one line on
-// stderr (2). On either, clk is nil and code is the exit status.
-func configure[C any](prog string, parse func() (C, error), help func(io.Writer), stdout, stderr io.Writer,
-	getenv func(string) string) (cfg C, clk *clock.Clock, notes []string, code int) {
-	cfg, err := parse()
-	if errors.Is(err, flag.ErrHelp) {
-		help(stdout)
-		return cfg, nil, nil, 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, oneLine(err))
-		return cfg, nil, nil, 2
-	}
-	if clk, notes, err = clock.FromEnv(getenv); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return cfg, nil, nil, 2
-	}
-	return cfg, clk, notes, 0
-}
-
-// oneLine joins a multi-error into one line, as the contract asks.
-func oneLine(err error) string {
-	b := []byte(err.Error())
-	for i, c := range b {
-		if c == '\n' {
-			b[i] = ';'
-		}
-	}
-	return string(b)
 }

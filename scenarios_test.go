@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"chunklease/internal/histtest"
+	"chunklease/internal/proctest"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -29,13 +31,13 @@ type liveCluster struct {
 	stdins  map[string]io.WriteCloser
 	mu      sync.Mutex
 	replies replyWaits
-	hist    *opRecorder
+	hist    *histtest.Recorder
 	wg      sync.WaitGroup
 }
 
 func startLiveCluster(t *testing.T, env ...string) *liveCluster {
 	c := &liveCluster{t: t, procs: map[string]*exec.Cmd{}, stdins: map[string]io.WriteCloser{},
-		hist: newOpRecorder(t)}
+		hist: histtest.New(t)}
 	ids := []string{"n1", "n2", "n3"}
 	for _, id := range ids {
 		cmd := exec.Command(nodeBin)
@@ -99,7 +101,7 @@ func (c *liveCluster) stop() {
 // a request sent next waits in its input.
 func (c *liveCluster) pause(id string) {
 	_ = c.procs[id].Process.Signal(syscall.SIGSTOP)
-	waitStopped(c.t, c.procs[id].Process.Pid, id)
+	proctest.WaitStopped(c.t, c.procs[id].Process.Pid, id)
 }
 
 func (c *liveCluster) resume(id string) { _ = c.procs[id].Process.Signal(syscall.SIGCONT) }
@@ -162,22 +164,22 @@ func clientRequest(node, f string, id int, value map[string]any) []byte {
 func (c *liveCluster) call(proc int, node, f string, value map[string]any, timeout time.Duration) map[string]any {
 	id, ch := c.replies.add()
 	req := clientRequest(node, f, id, value)
-	c.hist.invoke(proc, node, f, value)
+	c.hist.Invoke(proc, node, f, value)
 	c.write(node, string(req))
 	select {
 	case raw := <-ch:
 		var reply map[string]any
 		_ = json.Unmarshal(raw, &reply)
-		c.hist.complete(proc, node, f, value, reply)
+		c.hist.Complete(proc, node, f, value, reply)
 		return reply
 	case <-time.After(timeout):
-		c.hist.unknown(proc, node, f, value, "net-timeout")
+		c.hist.Unknown(proc, node, f, value, "net-timeout")
 		return nil
 	}
 }
 
 // judge checks the history with the lease checker and the tokens.
-func (c *liveCluster) judge() { c.t.Helper(); c.hist.judge() }
+func (c *liveCluster) judge() { c.t.Helper(); c.hist.Judge() }
 
 func token(t *testing.T, reply map[string]any) int64 {
 	t.Helper()

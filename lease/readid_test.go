@@ -107,7 +107,7 @@ func exchange(acc map[string]*lease.Node, p *lease.Node, msgs []lease.Msg, now t
 }
 
 // TestCheckIgnoresAnswersAfterAClockStepBack: request ids start at the
-// incarnation, the wall clock at start in microseconds (main.go, serve.go),
+// incarnation, the wall clock at start in microseconds (main.go, server/serve.go),
 // so after a restart that follows a step back of the system clock (NTP
 // step, a VM or host whose clock was set, a clockfault offset change; well
 // inside the tokens' clock bound) the new incarnation's ids can fall in the

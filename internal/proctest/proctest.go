@@ -1,7 +1,8 @@
 // Package proctest finds processes for tests that must prove none of
 // theirs is left running: it reads /proc (Linux), and finds nothing
 // elsewhere; and it holds a process's output for reading while the
-// process writes (Output). It starts, signals and waits for nothing.
+// process writes (Output), and waits for a signalled process to stop
+// (WaitStopped). It starts and signals nothing.
 package proctest
 
 import (

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"chunklease/internal/certs"
+	"chunklease/internal/nodeconfig"
 )
 
 // TestServeRefusesBadConfiguration: every bad or inconsistent setting
@@ -54,7 +55,7 @@ func TestServeRefusesBadConfiguration(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			code := runServe(tc.args, &out, &errOut, func(k string) string { return tc.env[k] })
+			code := Run(tc.args, &out, &errOut, func(k string) string { return tc.env[k] })
 			line := errOut.String()
 			if code != 2 || strings.Count(line, "\n") != 1 || !strings.HasPrefix(line, "lease-node serve: ") {
 				t.Fatalf("exit %d, stderr %q: want 2 and one line", code, line)
@@ -73,12 +74,12 @@ func TestServeRefusesBadConfiguration(t *testing.T) {
 // the boot wait's default.
 func TestServeHelpListsEverySetting(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := runServe([]string{"-h"}, &out, &errOut, func(string) string { return "" }); code != 0 || errOut.Len() != 0 {
+	if code := Run([]string{"-h"}, &out, &errOut, func(string) string { return "" }); code != 0 || errOut.Len() != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut.String())
 	}
-	for _, table := range [][]setting{settings, serveSettings} {
+	for _, table := range [][]nodeconfig.Setting{nodeconfig.Settings, serveSettings} {
 		for _, s := range table {
-			for _, want := range []string{"-" + s.flag + " ", "env " + s.env, s.usage} {
+			for _, want := range []string{"-" + s.Flag + " ", "env " + s.Env, s.Usage} {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("the help lacks %q", want)
 				}

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -20,6 +20,8 @@ import (
 
 	"chunklease/internal/certs"
 	"chunklease/internal/cpuprof"
+	"chunklease/internal/histtest"
+	"chunklease/internal/proctest"
 )
 
 // serveCluster is N `lease-node serve` processes on loopback with random
@@ -31,7 +33,7 @@ type serveCluster struct {
 	members []*serveMember
 	extra   []string // serve flags every member gets
 	env     []string
-	hist    *opRecorder
+	hist    *histtest.Recorder
 	client  *http.Client
 }
 
@@ -61,7 +63,7 @@ func startServeCluster(t testing.TB, n int, extra ...string) *serveCluster {
 // newServeCluster makes the certificates and picks the ports; nothing runs.
 func newServeCluster(t testing.TB, n int, extra ...string) *serveCluster {
 	t.Helper()
-	c := &serveCluster{t: t, dir: t.TempDir(), extra: extra, hist: newOpRecorder(t),
+	c := &serveCluster{t: t, dir: t.TempDir(), extra: extra, hist: histtest.New(t),
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	for _, k := range []string{cpuprof.DirEnv, cpuprof.SecondsEnv} { // profiling the members (docs/performance.md)
 		if v := os.Getenv(k); v != "" {
@@ -150,7 +152,7 @@ func (c *serveCluster) pause(i int) {
 	m.mu.Lock()
 	pid := m.cmd.Process.Pid
 	m.mu.Unlock()
-	waitStopped(c.t, pid, m.id)
+	proctest.WaitStopped(c.t, pid, m.id)
 }
 
 // resume SIGCONTs member i.
@@ -321,12 +323,12 @@ func (c *serveCluster) op(proc, i int, f string, value map[string]any) (int, map
 	}
 	b, _ := json.Marshal(body)
 	node := c.members[i].id
-	c.hist.invoke(proc, node, f, value)
+	c.hist.Invoke(proc, node, f, value)
 	status, reply, _, err := c.post(i, "/v1/lease_"+f, b)
 	if err != nil {
-		c.hist.unknown(proc, node, f, value, err.Error())
+		c.hist.Unknown(proc, node, f, value, err.Error())
 		return 0, nil
 	}
-	c.hist.complete(proc, node, f, value, reply)
+	c.hist.Complete(proc, node, f, value, reply)
 	return status, reply
 }

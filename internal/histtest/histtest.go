@@ -1,4 +1,4 @@
-package main
+package histtest
 
 import (
 	"encoding/json"
@@ -12,12 +12,9 @@ import (
 	leasewl "chunklease/workloads/lease"
 )
 
-// opRecorder keeps a test's client ops as the lease workload would, in
-// history.jsonl (the workloads writer, in the test's temporary directory),
-// and judges them with the harness's own lease checker (with fencing).
-// The live-cluster scenarios and the serve cluster tests both record
-// through it.
-type opRecorder struct {
+// Recorder keeps a test's client ops in history.jsonl (the workloads
+// writer, in the test's temporary directory).
+type Recorder struct {
 	t     testing.TB
 	start time.Time
 	mu    sync.Mutex
@@ -25,16 +22,17 @@ type opRecorder struct {
 	file  *os.File
 }
 
-func newOpRecorder(t testing.TB) *opRecorder {
+// New makes a Recorder whose file lives in t's temporary directory.
+func New(t testing.TB) *Recorder {
 	f, err := os.Create(filepath.Join(t.TempDir(), "history.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	return &opRecorder{t: t, start: time.Now(), w: history.NewWriter(f), file: f}
+	return &Recorder{t: t, start: time.Now(), w: history.NewWriter(f), file: f}
 }
 
-func (r *opRecorder) record(op history.Op) {
+func (r *Recorder) record(op history.Op) {
 	r.mu.Lock() // one lock for time and index: the history is in real-time order
 	defer r.mu.Unlock()
 	op.Time = int64(time.Since(r.start))
@@ -43,15 +41,15 @@ func (r *opRecorder) record(op history.Op) {
 	}
 }
 
-// invoke records the start of op f through node with the history value.
-func (r *opRecorder) invoke(proc int, node, f string, value map[string]any) {
+// Invoke records the start of op f through node with the history value.
+func (r *Recorder) Invoke(proc int, node, f string, value map[string]any) {
 	inv, _ := json.Marshal(value)
 	r.record(history.Op{Process: history.Process{ID: proc}, Type: history.Invoke, F: f, Node: node, Value: inv})
 }
 
-// unknown records an op that got no answer: info (it may have happened),
+// Unknown records an op that got no answer: info (it may have happened),
 // fail for a check (a read changes nothing).
-func (r *opRecorder) unknown(proc int, node, f string, value map[string]any, why string) {
+func (r *Recorder) Unknown(proc int, node, f string, value map[string]any, why string) {
 	inv, _ := json.Marshal(value)
 	typ := history.Info
 	if f == "check" {
@@ -60,9 +58,9 @@ func (r *opRecorder) unknown(proc int, node, f string, value map[string]any, why
 	r.record(history.Op{Process: history.Process{ID: proc}, Type: typ, F: f, Node: node, Value: inv, Error: why})
 }
 
-// complete records the reply: ok with the reply's fields, fail for a
+// Complete records the reply: ok with the reply's fields, fail for a
 // definite error, info for error 0.
-func (r *opRecorder) complete(proc int, node, f string, value, reply map[string]any) {
+func (r *Recorder) Complete(proc int, node, f string, value, reply map[string]any) {
 	out := map[string]any{}
 	for k, v := range value {
 		out[k] = v
@@ -84,9 +82,12 @@ func (r *opRecorder) complete(proc int, node, f string, value, reply map[string]
 	r.record(history.Op{Process: history.Process{ID: proc}, Type: typ, F: f, Node: node, Value: v})
 }
 
-// judge checks the history with the lease checker: valid, and every
+// Ops are the ops recorded so far, in order.
+func (r *Recorder) Ops() []history.Op { return r.w.Ops() }
+
+// Judge checks the history with the lease checker: valid, and every
 // holding with its own token.
-func (r *opRecorder) judge() leasewl.LeaseResult {
+func (r *Recorder) Judge() leasewl.LeaseResult {
 	r.t.Helper()
 	ops := r.w.Ops()
 	res := leasewl.CheckLease(ops)

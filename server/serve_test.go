@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -90,7 +91,7 @@ func TestServeLeasesThroughDifferentNodes(t *testing.T) {
 	if status != 200 || g3["primary"] != "cs1" || tokenOf(t, g3) <= tokenOf(t, g2) {
 		t.Fatalf("grant of the released chunk to cs1 answered %d %v, want cs1 with a larger token", status, g3)
 	}
-	c.hist.judge()
+	c.hist.Judge()
 }
 
 // TestServeRestartWithDefaultBootWait: n1 and n2, a majority, are killed
@@ -111,7 +112,7 @@ func TestServeRestartWithDefaultBootWait(t *testing.T) {
 	if tokenOf(t, got) <= tokenOf(t, g) {
 		t.Fatalf("cs2's token %d is not above cs1's %d", tokenOf(t, got), tokenOf(t, g))
 	}
-	c.hist.judge()
+	c.hist.Judge()
 }
 
 // TestServeRestartWithoutBootWaitIsCaught is the negative control of the
@@ -121,7 +122,7 @@ func TestServeRestartWithDefaultBootWait(t *testing.T) {
 func TestServeRestartWithoutBootWaitIsCaught(t *testing.T) {
 	t.Parallel()
 	c, _ := restartMajorityWhileHeld(t, "-boot-wait-ms", "0")
-	res := leasewl.CheckLease(c.hist.w.Ops())
+	res := leasewl.CheckLease(c.hist.Ops())
 	if res.Valid || len(res.Violations) == 0 || res.Violations[0].Kind != leasewl.TwoPrimaries {
 		t.Fatalf("a restart without the boot wait was judged valid (%d violations): the restart test could not fail", len(res.Violations))
 	}
@@ -197,7 +198,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	}
 	c.resume(1)
 	c.resume(2)
-	c.hist.judge()
+	c.hist.Judge()
 }
 
 // TestServeRefusesPeersThatAreNotMembers: a certificate the cluster CA
@@ -387,7 +388,7 @@ func TestServeStatusCodes(t *testing.T) {
 			t.Errorf("status %d never reached", want)
 		}
 	}
-	c.hist.judge()
+	c.hist.Judge()
 }
 
 // maelstromErrorText is the text the Maelstrom node answers the request
@@ -397,8 +398,10 @@ func maelstromErrorText(t *testing.T, typ, body string) string {
 	line := fmt.Sprintf(`{"src":"c1","dest":"n1","body":{"type":%q,"msg_id":2,%s}`, typ, strings.TrimPrefix(body, "{"))
 	in := `{"src":"c0","dest":"n1","body":{"type":"init","msg_id":1,"node_id":"n1","node_ids":["n1"]}}` + "\n" + line + "\n"
 	var out, errOut bytes.Buffer
-	if code := run(nil, strings.NewReader(in), &out, &errOut, func(string) string { return "" }); code != 0 {
-		t.Fatalf("the Maelstrom node exited %d: %s", code, errOut.String())
+	cmd := exec.Command(nodeBin)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(in), &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the Maelstrom node: %v: %s", err, errOut.String())
 	}
 	for _, l := range strings.Split(out.String(), "\n") {
 		var m struct {
@@ -496,5 +499,5 @@ func TestServeReadinessAndMetrics(t *testing.T) {
 			t.Errorf("%s %v = %v, want %v", w.name, w.labels, got, w.want)
 		}
 	}
-	c.hist.judge()
+	c.hist.Judge()
 }

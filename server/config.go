@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"crypto/tls"
@@ -12,14 +12,15 @@ import (
 	"strconv"
 	"strings"
 
+	"chunklease/internal/nodeconfig"
 	"chunklease/internal/peer"
 )
 
 // serveConfig is lease-node serve's configuration: every setting of the
-// Maelstrom node (nodeConfig, with the boot wait defaulting to the
+// Maelstrom node (nodeconfig.Node, with the boot wait defaulting to the
 // longest lease) plus the cluster, the addresses, TLS and the token.
 type serveConfig struct {
-	node            nodeConfig
+	node            nodeconfig.Node
 	bootWaitDefault bool // -boot-wait-ms was not given: it is -max-lease-ms
 	id              string
 	members         []peer.Member
@@ -29,7 +30,7 @@ type serveConfig struct {
 	peerCAs         *x509.CertPool
 	clientCert      *tls.Certificate // nil: clients speak plain HTTP
 	token           string           // "": no token is asked for
-	maxClientConns  int              // client connections open at once (serve_conns.go)
+	maxClientConns  int              // client connections open at once (conns.go)
 	files           map[string]string
 }
 
@@ -38,23 +39,23 @@ type serveConfig struct {
 const tokenEnv = "LEASE_CLIENT_TOKEN"
 
 // serveSettings are the settings only serve mode has.
-var serveSettings = []setting{
-	{"id", "LEASE_NODE_ID", "this node's id, one of the -cluster ids", ""},
-	{"cluster", "LEASE_CLUSTER", "every member as id=host:port (its peer address), comma-separated, the same list in the same order on every node (the order numbers the ballot lanes)", ""},
-	{"client-addr", "LEASE_CLIENT_ADDR", "host:port where HTTP clients connect", ""},
-	{"tls-ca", "LEASE_TLS_CA", "PEM file of the cluster CA, which signed every member's certificate", ""},
-	{"tls-cert", "LEASE_TLS_CERT", "PEM file of this member's certificate: signed by the CA, naming the node id as a DNS name, for server and client use (lease-node certs makes one)", ""},
-	{"tls-key", "LEASE_TLS_KEY", "PEM file of that certificate's key", ""},
-	{"client-tls-cert", "LEASE_CLIENT_TLS_CERT", "optional: PEM certificate for HTTPS to clients (with -client-tls-key); unset, clients speak plain HTTP", ""},
-	{"client-tls-key", "LEASE_CLIENT_TLS_KEY", "optional: its key", ""},
-	{"client-token-file", "LEASE_CLIENT_TOKEN_FILE", "optional: a file holding the bearer token every client request must carry (Authorization: Bearer TOKEN); " + tokenEnv + " may hold the token itself instead", ""},
-	{"max-client-conns", "LEASE_MAX_CLIENT_CONNS", "client connections open at once; at the limit a new one takes the place of the longest-idle keep-alive connection, or of the oldest silent one (each quiet for 1 s or more), or is closed at once when there is none", strconv.Itoa(defaultMaxClientConns)},
+var serveSettings = []nodeconfig.Setting{
+	{Flag: "id", Env: "LEASE_NODE_ID", Usage: "this node's id, one of the -cluster ids", Def: ""},
+	{Flag: "cluster", Env: "LEASE_CLUSTER", Usage: "every member as id=host:port (its peer address), comma-separated, the same list in the same order on every node (the order numbers the ballot lanes)", Def: ""},
+	{Flag: "client-addr", Env: "LEASE_CLIENT_ADDR", Usage: "host:port where HTTP clients connect", Def: ""},
+	{Flag: "tls-ca", Env: "LEASE_TLS_CA", Usage: "PEM file of the cluster CA, which signed every member's certificate", Def: ""},
+	{Flag: "tls-cert", Env: "LEASE_TLS_CERT", Usage: "PEM file of this member's certificate: signed by the CA, naming the node id as a DNS name, for server and client use (lease-node certs makes one)", Def: ""},
+	{Flag: "tls-key", Env: "LEASE_TLS_KEY", Usage: "PEM file of that certificate's key", Def: ""},
+	{Flag: "client-tls-cert", Env: "LEASE_CLIENT_TLS_CERT", Usage: "optional: PEM certificate for HTTPS to clients (with -client-tls-key); unset, clients speak plain HTTP", Def: ""},
+	{Flag: "client-tls-key", Env: "LEASE_CLIENT_TLS_KEY", Usage: "optional: its key", Def: ""},
+	{Flag: "client-token-file", Env: "LEASE_CLIENT_TOKEN_FILE", Usage: "optional: a file holding the bearer token every client request must carry (Authorization: Bearer TOKEN); " + tokenEnv + " may hold the token itself instead", Def: ""},
+	{Flag: "max-client-conns", Env: "LEASE_MAX_CLIENT_CONNS", Usage: "client connections open at once; at the limit a new one takes the place of the longest-idle keep-alive connection, or of the oldest silent one (each quiet for 1 s or more), or is closed at once when there is none", Def: strconv.Itoa(defaultMaxClientConns)},
 }
 
 // parseServeConfig reads and checks every setting; a bad or inconsistent
 // one is an error naming the setting and the fix.
 func parseServeConfig(args []string, getenv func(string) string) (serveConfig, error) {
-	raw, given, err := parseTable("lease-node serve", args, getenv, settings, serveSettings)
+	raw, given, err := nodeconfig.ParseTable("lease-node serve", args, getenv, nodeconfig.Settings, serveSettings)
 	if err != nil {
 		return serveConfig{}, err
 	}
@@ -70,7 +71,7 @@ func parseServeConfig(args []string, getenv func(string) string) (serveConfig, e
 			*raw["lease-ms"] = strconv.FormatInt(max(m, 1), 10)
 		}
 	}
-	if c.node, err = buildConfig(raw); err != nil {
+	if c.node, err = nodeconfig.Build(raw); err != nil {
 		return c, err
 	}
 	c.files = map[string]string{}
@@ -181,7 +182,7 @@ func (c *serveConfig) checkAddrs(clientAddr string) error {
 // (rule 7): a restarted acceptor with a shorter one could forget a lease
 // it accepted and accept another server's.
 func (c *serveConfig) checkBootWait() error {
-	b, m := c.node.bootWaitMs, c.node.maxLeaseMs
+	b, m := c.node.BootWaitMs, c.node.MaxLeaseMs
 	if b == 0 || b >= m {
 		return nil
 	}
@@ -192,7 +193,7 @@ func (c *serveConfig) checkBootWait() error {
 // resolveAcceptors turns -acceptors into ids of the cluster.
 func (c *serveConfig) resolveAcceptors() error {
 	ids := c.memberIDs()
-	switch c.node.acceptors {
+	switch c.node.Acceptors {
 	case "all":
 		c.acceptors = ids
 		return nil
@@ -204,7 +205,7 @@ func (c *serveConfig) resolveAcceptors() error {
 		c.acceptors = ids
 		return nil
 	}
-	acc, err := c.node.acceptorList(ids, c.id)
+	acc, err := c.node.AcceptorList(ids, c.id)
 	c.acceptors = acc
 	return err
 }
@@ -216,7 +217,7 @@ func (c *serveConfig) loadTLS() error {
 	for _, k := range []string{"tls-ca", "tls-cert", "tls-key"} {
 		if c.files[k] == "" {
 			return fmt.Errorf("-%s (%s) is not set: peers speak mutually authenticated TLS; make a CA and member certificates with "+
-				"`lease-node certs -dir DIR -members %s` and pass DIR/ca.crt, DIR/%s.crt and DIR/%s.key", k, envOf(k), strings.Join(c.memberIDs(), ","), c.id, c.id)
+				"`lease-node certs -dir DIR -members %s` and pass DIR/ca.crt, DIR/%s.crt and DIR/%s.key", k, nodeconfig.EnvOf(k, serveSettings), strings.Join(c.memberIDs(), ","), c.id, c.id)
 		}
 	}
 	caPEM, err := os.ReadFile(c.files["tls-ca"])
@@ -283,7 +284,7 @@ func (c *serveConfig) clusterHello() string {
 		}
 		b.WriteString(m.ID + "=" + m.Addr)
 	}
-	fmt.Fprintf(&b, ";acceptors=%s;max-lease-ms=%d;drift-ppm=%d", strings.Join(c.acceptors, ","), c.node.maxLeaseMs, c.node.driftPPM)
+	fmt.Fprintf(&b, ";acceptors=%s;max-lease-ms=%d;drift-ppm=%d", strings.Join(c.acceptors, ","), c.node.MaxLeaseMs, c.node.DriftPPM)
 	return b.String()
 }
 
@@ -301,12 +302,12 @@ node at start with one line naming it, exit status 2.
 
 Cluster, addresses, TLS and token:
 `)
-	writeRows(w, serveSettings, nil)
+	nodeconfig.WriteRows(w, serveSettings, nil)
 	fmt.Fprintf(w, "  %s  (env only, no flag: a flag would show in ps)\n        the client bearer token itself, instead of -client-token-file\n", tokenEnv)
 	fmt.Fprint(w, `
 Lease settings (as the Maelstrom node's):
 `)
-	writeRows(w, settings, map[string]string{"boot-wait-ms": "-max-lease-ms", "lease-ms": "60000 or -max-lease-ms if less"})
+	nodeconfig.WriteRows(w, nodeconfig.Settings, map[string]string{"boot-wait-ms": "-max-lease-ms", "lease-ms": "60000 or -max-lease-ms if less"})
 	fmt.Fprint(w, `
 The boot wait defaults to the longest lease: a node restarted with the
 defaults is safe. -boot-wait-ms 0 is for a first start of the whole
@@ -329,18 +330,4 @@ Example (three members; lease-node certs -dir certs -members n1,n2,n3):
     -client-addr 127.0.0.1:7001 -tls-ca certs/ca.crt -tls-cert certs/n1.crt -tls-key certs/n1.key
 docs/service.md shows a whole cluster with scripts/cluster.sh.
 `)
-}
-
-// writeRows prints a settings table; defaults overrides shown defaults.
-func writeRows(w io.Writer, table []setting, defaults map[string]string) {
-	for _, s := range table {
-		def := s.def
-		if d, ok := defaults[s.flag]; ok {
-			def = d
-		}
-		if def == "" {
-			def = "none"
-		}
-		fmt.Fprintf(w, "  -%s  (env %s, default %s)\n        %s\n", s.flag, s.env, def, s.usage)
-	}
 }

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -77,10 +77,10 @@ func (n *serveNode) newHTTPServer() *http.Server {
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		// A request waits at most the quorum timeout in the core.
-		WriteTimeout: time.Duration(n.cfg.node.quorumTimeoutMs)*time.Millisecond + 10*time.Second,
+		WriteTimeout: time.Duration(n.cfg.node.QuorumTimeoutMs)*time.Millisecond + 10*time.Second,
 		// An idle keep-alive connection holds a descriptor and about
 		// 20 KiB: it is closed after 30 s (and sooner at the connection
-		// limit, serve_conns.go).
+		// limit, conns.go).
 		IdleTimeout:    30 * time.Second,
 		MaxHeaderBytes: 16 << 10,
 		// HTTP/1.1 only, also over TLS.

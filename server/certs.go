@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"flag"
@@ -10,9 +10,9 @@ import (
 	"chunklease/internal/certs"
 )
 
-// runCerts is `lease-node certs`: a cluster CA and member certificates
+// RunCerts is `lease-node certs`: a cluster CA and member certificates
 // made locally with Go's crypto (internal/certs).
-func runCerts(args []string, stdout, stderr io.Writer) int {
+func RunCerts(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lease-node certs", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("dir", "", "directory for the files (created; a CA already there is reused)")

@@ -1,4 +1,4 @@
-package main
+package proctest
 
 import (
 	"fmt"
@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// waitStopped waits (polling /proc, at most 5 s) until process pid is in
+// WaitStopped waits (polling /proc, at most 5 s) until process pid is in
 // the stopped state: SIGSTOP is delivered asynchronously, and a request
 // written before the stop takes hold would still be answered.
-func waitStopped(t testing.TB, pid int, name string) {
+func WaitStopped(t testing.TB, pid int, name string) {
 	t.Helper()
 	end := time.Now().Add(5 * time.Second)
 	for time.Now().Before(end) {

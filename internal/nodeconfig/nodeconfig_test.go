@@ -1,4 +1,4 @@
-package main
+package nodeconfig
 
 import (
 	"strings"
@@ -17,23 +17,23 @@ func TestParseConfig(t *testing.T) {
 		name    string
 		args    []string
 		getenv  func(string) string
-		check   func(nodeConfig) bool
+		check   func(Node) bool
 		wantErr string
 	}{
-		{"defaults", nil, env(), func(c nodeConfig) bool {
-			return c.leaseMs == 60000 && c.maxLeaseMs == 60000 && c.acceptors == "all" && c.quorumTimeoutMs == 2000 && c.driftPPM == 1000
+		{"defaults", nil, env(), func(c Node) bool {
+			return c.LeaseMs == 60000 && c.MaxLeaseMs == 60000 && c.Acceptors == "all" && c.QuorumTimeoutMs == 2000 && c.DriftPPM == 1000
 		}, ""},
-		{"environment", nil, env("LEASE_MS", "1000", "LEASE_ACCEPTORS", "self"), func(c nodeConfig) bool {
-			return c.leaseMs == 1000 && c.acceptors == "self"
+		{"environment", nil, env("LEASE_MS", "1000", "LEASE_ACCEPTORS", "self"), func(c Node) bool {
+			return c.LeaseMs == 1000 && c.Acceptors == "self"
 		}, ""},
-		{"a flag wins over the environment", []string{"-lease-ms", "2000"}, env("LEASE_MS", "1000"), func(c nodeConfig) bool {
-			return c.leaseMs == 2000
+		{"a flag wins over the environment", []string{"-lease-ms", "2000"}, env("LEASE_MS", "1000"), func(c Node) bool {
+			return c.LeaseMs == 2000
 		}, ""},
-		{"a fixed acceptor list", []string{"-acceptors", "n1,n2,n3"}, env(), func(c nodeConfig) bool {
-			return c.acceptors == "n1,n2,n3"
+		{"a fixed acceptor list", []string{"-acceptors", "n1,n2,n3"}, env(), func(c Node) bool {
+			return c.Acceptors == "n1,n2,n3"
 		}, ""},
 		{"not a number", nil, env("LEASE_MS", "1s"), nil, `-lease-ms (LEASE_MS) is "1s"; want a whole number in 1..604800000`},
-		{"in flight", nil, env("LEASE_MAX_IN_FLIGHT", "16"), func(c nodeConfig) bool { return c.maxInFlight == 16 }, ""},
+		{"in flight", nil, env("LEASE_MAX_IN_FLIGHT", "16"), func(c Node) bool { return c.MaxInFlight == 16 }, ""},
 		{"no request in flight", []string{"-max-in-flight", "0"}, env(), nil, "-max-in-flight (LEASE_MAX_IN_FLIGHT) is \"0\"; want a whole number in 1..1000000"},
 		{"quorum timeout above 2000", []string{"-quorum-timeout-ms", "2001"}, env(), nil, "-quorum-timeout-ms (LEASE_QUORUM_TIMEOUT_MS)"},
 		{"lease above the maximum", []string{"-lease-ms", "70000"}, env(), nil, "-lease-ms (LEASE_MS) 70000 is more than -max-lease-ms (LEASE_MAX_MS) 60000"},
@@ -44,7 +44,7 @@ func TestParseConfig(t *testing.T) {
 		{"stray argument", []string{"extra"}, env(), nil, `unexpected argument "extra"`},
 	}
 	for _, tt := range tests {
-		c, err := parseConfig(tt.args, tt.getenv)
+		c, err := Parse("lease-node", tt.args, tt.getenv)
 		switch {
 		case tt.wantErr == "" && err != nil:
 			t.Errorf("%s: unexpected error %v", tt.name, err)

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -17,19 +17,20 @@ import (
 
 	"chunklease/internal/clock"
 	"chunklease/internal/cpuprof"
+	"chunklease/internal/nodeconfig"
 	"chunklease/internal/peer"
 	"chunklease/internal/shell"
 	"chunklease/lease"
 )
 
 // serveNode is one member of the lease service on a network: the lease
-// core on its own event loop (serve_loop.go), the peers over TLS
-// (internal/peer), clients over HTTP (serve_http.go), metrics
-// (serve_metrics.go). Goroutines live only at the edges: HTTP handlers
+// core on its own event loop (loop.go), the peers over TLS
+// (internal/peer), clients over HTTP (http.go), metrics
+// (metrics.go). Goroutines live only at the edges: HTTP handlers
 // hand requests to the loop and wait for their answer; peer readers and
 // writers move frames.
 //
-// Readiness (/readyz, serve_http.go): 200 only while the boot wait is
+// Readiness (/readyz, http.go): 200 only while the boot wait is
 // over, the acceptor's recovery is done, and a majority of the acceptors,
 // this node counted, answered a peer ping sent within the transport's
 // readiness window (6 ping intervals of 250 ms: 1.5 s; internal/peer
@@ -41,7 +42,7 @@ import (
 // (TestServeReadyzFollowsAMajority), and 200 again at the first answered
 // ping after they come back.
 //
-// Connections (serve_conns.go, serve_http.go): at most -max-client-conns
+// Connections (conns.go, http.go): at most -max-client-conns
 // client connections (default 1024). At the limit a new one takes the
 // place of the longest-idle keep-alive connection idle for 1 s or more,
 // else of the oldest connection that has sent nothing for 1 s or more
@@ -77,14 +78,14 @@ type serveNode struct {
 	inflight      inflight
 	http          *http.Server
 	httpLn        net.Listener
-	conns         *connLimiter // the client connections (serve_conns.go)
+	conns         *connLimiter // the client connections (conns.go)
 	metrics       *serveMetrics
 }
 
-// runServe is `lease-node serve`: it returns the exit status (0 after a
+// Run is `lease-node serve`: it returns the exit status (0 after a
 // signal and a drain, 2 for a bad configuration, 1 if it could not run).
-func runServe(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	cfg, clk, notes, code := configure("lease-node serve", func() (serveConfig, error) { return parseServeConfig(args, getenv) },
+func Run(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	cfg, clk, notes, code := nodeconfig.Configure("lease-node serve", func() (serveConfig, error) { return parseServeConfig(args, getenv) },
 		writeServeHelp, stdout, stderr, getenv)
 	if clk == nil {
 		return code
@@ -96,7 +97,7 @@ func runServe(args []string, stdout, stderr io.Writer, getenv func(string) strin
 	}
 	n, err := newServeNode(cfg, clk, logger)
 	if err != nil {
-		fmt.Fprintf(stderr, "lease-node serve: %v\n", oneLine(err))
+		fmt.Fprintf(stderr, "lease-node serve: %v\n", nodeconfig.OneLine(err))
 		return 2
 	}
 	if err := n.listen(); err != nil {
@@ -116,14 +117,14 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 		calls: make(chan *call, 1024), batches: make(chan []*call, 64), queries: make(chan func()), stopLoop: make(chan struct{}), loopDone: make(chan struct{})}
 	wall, now := clk.Wall(), clk.Now()
 	inc := wall.UnixMicro() // grows across restarts, as in the Maelstrom node
-	seed := cfg.node.seed
+	seed := cfg.node.Seed
 	if seed == 0 {
 		seed = inc
 	}
 	core, err := lease.NewNode(lease.Config{
 		ID: cfg.id, Acceptors: cfg.acceptors, Nodes: cfg.memberIDs(), Incarnation: inc, Nonce: shell.NewNonce(), WallMs: wall.UnixMilli(),
-		DefaultLeaseMs: cfg.node.leaseMs, MaxLeaseMs: cfg.node.maxLeaseMs, BootWaitMs: cfg.node.bootWaitMs,
-		DriftMarginMs: cfg.node.driftMarginMs, DriftPPM: cfg.node.driftPPM, QuorumTimeoutMs: cfg.node.quorumTimeoutMs, MaxInFlight: int(cfg.node.maxInFlight),
+		DefaultLeaseMs: cfg.node.LeaseMs, MaxLeaseMs: cfg.node.MaxLeaseMs, BootWaitMs: cfg.node.BootWaitMs,
+		DriftMarginMs: cfg.node.DriftMarginMs, DriftPPM: cfg.node.DriftPPM, QuorumTimeoutMs: cfg.node.QuorumTimeoutMs, MaxInFlight: int(cfg.node.MaxInFlight),
 		Rand: rand.New(rand.NewPCG(uint64(seed), uint64(inc))),
 	}, now)
 	if err != nil {
@@ -144,15 +145,15 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 func (n *serveNode) logStart(inc, seed int64) {
 	c := n.cfg
 	n.log.Printf("lease-node serve %s (incarnation %d): cluster %s, acceptors %v, lease %d ms (max %d), drift %d ppm, margin %d ms, quorum timeout %d ms, %d requests in flight, seed %d",
-		c.id, inc, c.clusterHello(), c.acceptors, c.node.leaseMs, c.node.maxLeaseMs, c.node.driftPPM, c.node.driftMarginMs, c.node.quorumTimeoutMs, c.node.maxInFlight, seed)
+		c.id, inc, c.clusterHello(), c.acceptors, c.node.LeaseMs, c.node.MaxLeaseMs, c.node.DriftPPM, c.node.DriftMarginMs, c.node.QuorumTimeoutMs, c.node.MaxInFlight, seed)
 	switch {
-	case c.node.bootWaitMs == 0:
+	case c.node.BootWaitMs == 0:
 		n.log.Printf("boot wait 0 ms (-boot-wait-ms 0): safe only for a first start of the whole cluster; " +
 			"restart a node with the default boot wait (the longest lease), or it may forget a lease it accepted")
 	case c.bootWaitDefault:
-		n.log.Printf("boot wait %d ms (the default: -max-lease-ms): the acceptor stays silent until every lease it may have accepted before a restart has ended", c.node.bootWaitMs)
+		n.log.Printf("boot wait %d ms (the default: -max-lease-ms): the acceptor stays silent until every lease it may have accepted before a restart has ended", c.node.BootWaitMs)
 	default:
-		n.log.Printf("boot wait %d ms", c.node.bootWaitMs)
+		n.log.Printf("boot wait %d ms", c.node.BootWaitMs)
 	}
 	scheme, auth := "http", "no client token"
 	if c.clientCert != nil {
@@ -195,7 +196,7 @@ func (n *serveNode) run(sigs <-chan os.Signal) int {
 		n.stop()
 		return 1
 	}
-	bound := time.Duration(n.cfg.node.quorumTimeoutMs)*time.Millisecond + 2*time.Second
+	bound := time.Duration(n.cfg.node.QuorumTimeoutMs)*time.Millisecond + 2*time.Second
 	select {
 	case <-n.inflight.drain():
 		n.log.Printf("every request in flight was answered")

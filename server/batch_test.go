@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -90,7 +90,7 @@ func TestServeBatch(t *testing.T) {
 	}
 
 	batchedHolders(t, c)
-	c.hist.judge()
+	c.hist.Judge()
 }
 
 // batchedHolders: 48 holders grant, then renew and check 5 times each, all

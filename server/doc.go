@@ -1,0 +1,23 @@
+// Package server is `lease-node serve`: one member of the lease service
+// on a real network (contract section 3). The same pure core as the
+// Maelstrom node (lease/), with other edges: peers over mutually
+// authenticated TLS (internal/peer), clients over HTTP/1.1 JSON, metrics
+// in Prometheus's text format.
+//
+// The files, in the order a request meets them: config.go (settings,
+// checked at start), conns.go (the client connection budget), http.go
+// (the API: one endpoint per message type, status codes, readiness),
+// batch.go (several calls in one request), loop.go (the core's event
+// loop and the calls waiting on it), metrics.go, serve.go (start,
+// signals, drain), certs.go (`lease-node certs`).
+//
+// The module root's main.go dispatches `serve` and `certs` here; the
+// package holds no Maelstrom code. It is not a library for embedding a
+// member in another program (Run owns signals and the process's exit
+// status).
+//
+// Tests run real `lease-node serve` processes built by TestMain
+// (cluster_test.go's serveCluster: TLS, kills, pauses, restarts) and
+// judge what clients saw with the harness's lease checker
+// (internal/histtest); conns_test.go tests the connection budget alone.
+package server
