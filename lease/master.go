@@ -12,7 +12,10 @@ import "time"
 // backs off when another node holds it, and gives it back when stopped.
 // master_status is answered from the node's own timer with no messages:
 // that is the point of a master lease, reads served locally while it
-// holds.
+// holds. While it says is_master it also names the token of the instance
+// it believes in: a chunk token like any other, so the masters' tokens
+// follow the order rules of doc.go ("Fencing tokens"), and a master's
+// actions can be fenced by the storage they reach.
 
 // masterChunk is the master lease's instance key.
 const masterChunk = ""
@@ -23,6 +26,10 @@ type masterState struct {
 	holding bool          // this node's own lease runs until until
 	until   time.Duration // the deadline of the latest ok instance, less the drift margin
 	token   int64         // the latest instance's token: releasing it gives back every earlier one (rule 6)
+	// The negative controls' view: the count of own instances held
+	// (master-local-token reports it) and the latest instance's token,
+	// kept after it was given back (master-stale-status reports it).
+	terms, lastToken int64
 	// promised is the latest end of mastership any master_status answer
 	// told a client: the lease is given back no earlier than that.
 	promised  time.Duration
@@ -33,11 +40,13 @@ type masterState struct {
 }
 
 // MasterStatusOK answers master_status. Master is null when no holder was
-// ever learned.
+// ever learned. Token is the fencing token of the instance the node
+// believes in, present only while IsMaster.
 type MasterStatusOK struct {
 	IsMaster    bool    `json:"is_master"`
 	Master      *string `json:"master"`
 	RemainingMs int64   `json:"remaining_ms"`
+	Token       int64   `json:"token,omitempty"`
 }
 
 // MasterStartOK and MasterStopOK answer master_start and master_stop; they
@@ -66,7 +75,8 @@ func (n *Node) handleMaster(now time.Duration, r *request) {
 }
 
 // masterStatus reads the node's own timer: is_master only while its own
-// latest lease is live (rule 1's deadline, less the drift margin).
+// latest lease is live (rule 1's deadline, less the drift margin), with
+// that lease's token.
 func (n *Node) masterStatus(now time.Duration) MasterStatusOK {
 	m := &n.master
 	st := MasterStatusOK{}
@@ -75,8 +85,14 @@ func (n *Node) masterStatus(now time.Duration) MasterStatusOK {
 		until += ms(n.cfg.DefaultLeaseMs)
 	}
 	if (m.holding || n.cfg.weaken == weakMasterStale) && now < until {
-		st.IsMaster, st.RemainingMs = true, floorMs(until-now)
+		st.IsMaster, st.RemainingMs, st.Token = true, floorMs(until-now), m.token
 		m.promised = max(m.promised, now+ms(st.RemainingMs))
+		switch n.cfg.weaken {
+		case weakMasterStale:
+			st.Token = m.lastToken
+		case weakMasterLocalToken:
+			st.Token = m.terms
+		}
 	}
 	if holder := n.masterHolder(now); holder != "" {
 		st.Master = &holder
@@ -218,7 +234,8 @@ func (n *Node) masterHeld(now time.Duration, leftMs, token int64) {
 	m := &n.master
 	m.holding, m.known, m.releaseAt = true, n.cfg.ID, Never
 	m.until = now + ms(leftMs)
-	m.token = token
+	m.token, m.lastToken = token, token
+	m.terms++
 	half := ms(leftMs) / 2
 	jitter := time.Duration(n.cfg.Rand.Int64N(int64(half/4) + 1))
 	m.nextAt = now + half - jitter

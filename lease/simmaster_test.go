@@ -13,7 +13,8 @@ import (
 // profiles as the chunk leases, driven by the master workload (workers
 // send master_start, master_stop and master_status to their nodes) and
 // judged by its checker: no two nodes may believe they are master at the
-// same time.
+// same time, and a master's token is above every token an earlier master
+// was told.
 
 // masterBudget is the share of the default budget the master simulation
 // runs: its schedules exercise one instance, so fewer find as much.
@@ -56,10 +57,13 @@ func TestMasterSimulation(t *testing.T) {
 }
 
 // masterControls must be caught within the master budget: a node that
-// keeps answering is_master past its own deadline, and every node its own
-// sole acceptor.
+// keeps answering is_master past its own deadline, a node that numbers
+// its masterships itself instead of naming its instance's token (the
+// checker's fencing rules: a token shared by two masters, or one that
+// goes back), and every node its own sole acceptor.
 var masterControls = []control{
 	{"master-stale-status", func(seed uint64) scenario { return drawMasterScenario(seed, "master-stale-status") }},
+	{"master-local-token", func(seed uint64) scenario { return drawMasterScenario(seed, "master-local-token") }},
 	{"master-acceptors=self", func(seed uint64) scenario {
 		s := drawMasterScenario(seed, "none")
 		s.selfAcceptors()

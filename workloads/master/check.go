@@ -14,9 +14,20 @@ import (
 	"chunklease/workloads"
 )
 
-// TwoMasters is the violation CheckMaster reports: two different nodes'
-// belief intervals overlap.
-const TwoMasters = "two-masters"
+// The violations CheckMaster reports.
+const (
+	// TwoMasters: two different nodes' belief intervals overlap.
+	TwoMasters = "two-masters"
+	// TokenMissing: an answer said is_master without a token.
+	TokenMissing = "token-missing"
+	// TokenShared: two different nodes were told the same token.
+	TokenShared = "token-shared"
+	// TokenBack: a master's token is below a token an earlier master was
+	// told (the earlier belief ended before this one began). With
+	// TokenShared, a master's token is above every token an earlier
+	// master was told.
+	TokenBack = "token-back"
+)
 
 // MasterResult is the master checker's verdict.
 type MasterResult struct {
@@ -79,23 +90,27 @@ type MasterTenure struct {
 	StopOp *int `json:"stop_op"`
 }
 
-// MasterViolation is two nodes believing they were master at once.
+// MasterViolation is two nodes believing they were master at once, or a
+// master's token that breaks the order rules (fencing).
 type MasterViolation struct {
-	Kind    string   `json:"kind"`
-	Nodes   []string `json:"nodes"`
-	Ops     []int    `json:"ops"` // invoke and completion index of each status
-	StartNs int64    `json:"start_ns"`
-	EndNs   int64    `json:"end_ns"` // the overlap [StartNs, EndNs)
-	Text    string   `json:"text"`
+	Kind  string   `json:"kind"`
+	Nodes []string `json:"nodes"`
+	Ops   []int    `json:"ops"` // invoke and completion index of each status
+	// [StartNs, EndNs) is the overlap of two-masters; for the token kinds,
+	// from the start of the first status's belief to the end of the last's.
+	StartNs int64  `json:"start_ns"`
+	EndNs   int64  `json:"end_ns"`
+	Text    string `json:"text"`
 }
 
 // masterBelief is one is_master answer: node believed it was master during
-// [startNs, endNs).
+// [startNs, endNs), told token (0: none).
 type masterBelief struct {
 	node           string
 	startNs, endNs int64
 	invokeNs       int64
 	invoke, done   int // op indices of the status
+	token          int64
 }
 
 // masterStop is a stop sent to a node: its window [invokeNs, doneNs],
@@ -117,8 +132,9 @@ type masterHistory struct {
 // shorten that: the answer told a client the node is master for r ms, and
 // the client may act on it, so a node must not give its lease back before
 // the masterships it announced have run out. The history is invalid when
-// two different nodes' intervals overlap, or when it has structural
-// problems.
+// two different nodes' intervals overlap, when the masters' tokens break
+// the fencing rules (missing, shared by two nodes, or not above a token an
+// earlier master was told), or when it has structural problems.
 func CheckMaster(ops []history.Op) MasterResult {
 	c := newMasterChecker()
 	pairs, problems := history.PairOps(ops)
@@ -163,6 +179,8 @@ func (c *masterChecker) result() MasterResult {
 	res.BeliefsEmpty = len(c.mh.beliefs) - len(beliefs)
 	res.Beliefs = len(beliefs)
 	res.Violations = append(res.Violations, masterOverlaps(beliefs)...)
+	res.Violations = append(res.Violations, tokenViolations(c.mh.beliefs, beliefs)...)
+	slices.SortStableFunc(res.Violations, func(a, b MasterViolation) int { return cmp.Compare(a.StartNs, b.StartNs) })
 	res.Tenures = mergeTenures(beliefs)
 	c.mh.markStops(res.Tenures)
 	res.Problems = append(slices.Clone(c.problems), c.pairProblems...)
@@ -218,6 +236,9 @@ func (mh *masterHistory) collectStatus(p history.Pair, node string, res *MasterR
 		if v.RemainingMs > 0 {
 			res.Anomalies = append(res.Anomalies, history.Problem{Index: done.Index, Text: fmt.Sprintf("%s answered is_master false with remaining_ms %d (the contract says 0)", where, v.RemainingMs)})
 		}
+		if v.Token != 0 {
+			res.Anomalies = append(res.Anomalies, history.Problem{Index: done.Index, Text: fmt.Sprintf("%s answered is_master false with token %d (the contract has a token only while is_master)", where, v.Token)})
+		}
 		return nil
 	}
 	res.IsMasterAnswers++
@@ -226,7 +247,7 @@ func (mh *masterHistory) collectStatus(p history.Pair, node string, res *MasterR
 	}
 	mh.beliefs = append(mh.beliefs, masterBelief{node: node, startNs: done.Time,
 		endNs: workloads.EndAfterMs(p.Invoke.Time, v.RemainingMs), invokeNs: p.Invoke.Time,
-		invoke: p.Invoke.Index, done: done.Index})
+		invoke: p.Invoke.Index, done: done.Index, token: v.Token})
 	return nil
 }
 

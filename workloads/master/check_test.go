@@ -15,14 +15,32 @@ import (
 // masterHB builds hand-made master histories with times in nanoseconds (so that
 // an overlap of 1 ns can be written). Ops are sorted by time, stably, and
 // indexed when history() is called.
-type masterHB struct{ ops []history.Op }
+type masterHB struct {
+	ops   []history.Op
+	lanes []string // nodes in order of their first status, for tokens
+}
 
 const masterMs = int64(time.Millisecond)
 
 // status adds a status on node invoked at inv and answered ok at done;
-// master "" is written as null.
+// master "" is written as null. An is_master answer gets a token that
+// keeps the fencing rules: its completion time with the node's lane
+// below it, so tokens grow with time and no two nodes share one.
 func (b *masterHB) status(proc int, node string, inv, done int64, isMaster bool, master string, remainingMs int64) {
-	v := MasterValue{IsMaster: isMaster, RemainingMs: remainingMs}
+	token := int64(0)
+	if isMaster {
+		lane := slices.Index(b.lanes, node)
+		if lane < 0 {
+			lane, b.lanes = len(b.lanes), append(b.lanes, node)
+		}
+		token = (done+1)<<6 | int64(lane)
+	}
+	b.statusToken(proc, node, inv, done, isMaster, master, remainingMs, token)
+}
+
+// statusToken is status with the token given (0: none).
+func (b *masterHB) statusToken(proc int, node string, inv, done int64, isMaster bool, master string, remainingMs, token int64) {
+	v := MasterValue{IsMaster: isMaster, RemainingMs: remainingMs, Token: token}
 	if master != "" {
 		v.Master = &master
 	}
@@ -188,6 +206,8 @@ func TestCheckMasterStructuralProblems(t *testing.T) {
 		{"value not an object", statusWith(`null`), "not a JSON object"},
 		{"is_master missing", statusWith(`{"master":"n1","remaining_ms":3}`), "is_master is missing"},
 		{"remaining_ms negative", statusWith(`{"is_master":true,"master":"n1","remaining_ms":-3}`), "remaining_ms is -3"},
+		{"token zero", statusWith(`{"is_master":true,"master":"n1","remaining_ms":3,"token":0}`), "token is 0, want an integer > 0"},
+		{"token a string", statusWith(`{"is_master":true,"master":"n1","remaining_ms":3,"token":"7"}`), `token is "7"`},
 		{"status without node", func(b *masterHB) { b.status(0, "", 0, 5, true, "n1", 10) }, "names no node"},
 		{"stop without node", func(b *masterHB) { b.call(0, "", FMasterStop, 0, 5, history.Info) }, "names no node"},
 		{"node changes", func(b *masterHB) {
@@ -215,10 +235,12 @@ func TestCheckMasterAnomalies(t *testing.T) {
 	b.status(0, "n1", 0, 5, true, "n2", 10)
 	b.status(1, "n2", 1, 6, false, "n1", 7)
 	b.status(0, "n1", 10, 15, true, "", 10)
+	b.statusToken(1, "n2", 20, 25, false, "n1", 0, 99)
 	r := masterValid(t, "anomalies", b.history())
-	if len(r.Anomalies) != 3 || !strings.Contains(r.Anomalies[0].Text, `is_master true but names master "n2"`) ||
+	if len(r.Anomalies) != 4 || !strings.Contains(r.Anomalies[0].Text, `is_master true but names master "n2"`) ||
 		!strings.Contains(r.Anomalies[1].Text, "is_master false with remaining_ms 7") ||
-		!strings.Contains(r.Anomalies[2].Text, "names master null") {
+		!strings.Contains(r.Anomalies[2].Text, "names master null") ||
+		!strings.Contains(r.Anomalies[3].Text, "is_master false with token 99") {
 		t.Errorf("anomalies %+v", r.Anomalies)
 	}
 }

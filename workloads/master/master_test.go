@@ -138,7 +138,9 @@ func TestMasterRequests(t *testing.T) {
 func TestMasterCompleteOK(t *testing.T) {
 	w := NewMaster(MasterOptions{Rate: 1}, 1)
 	cases := []struct{ f, reply, value string }{
-		{FMasterStatus, `{"type":"master_status_ok","is_master":true,"master":"n1","remaining_ms":750,"msg_id":4,"in_reply_to":2}`,
+		{FMasterStatus, `{"type":"master_status_ok","is_master":true,"master":"n1","remaining_ms":750,"token":9007199254740991,"msg_id":4,"in_reply_to":2}`,
+			`{"is_master":true,"master":"n1","remaining_ms":750,"token":9007199254740991}`},
+		{FMasterStatus, `{"type":"master_status_ok","is_master":true,"master":"n1","remaining_ms":750,"in_reply_to":2}`,
 			`{"is_master":true,"master":"n1","remaining_ms":750}`},
 		{FMasterStatus, `{"type":"master_status_ok","is_master":false,"master":null,"remaining_ms":0,"in_reply_to":2}`,
 			`{"is_master":false,"master":null,"remaining_ms":0}`},
@@ -161,7 +163,11 @@ func TestMasterClosedSchemas(t *testing.T) {
 	}
 	full := `,"is_master":true,"master":"n1","remaining_ms":5`
 	cases := []struct{ f, reply, want string }{
-		{FMasterStatus, status(full + `,"token":3`), `disallowed key "token"`},
+		{FMasterStatus, status(full + `,"term":3`), `disallowed key "term"`},
+		{FMasterStatus, status(full + `,"token":0`), "token is 0, want an integer > 0"},
+		{FMasterStatus, status(full + `,"token":-4`), "token is -4, want an integer > 0"},
+		{FMasterStatus, status(full + `,"token":"12"`), `token is "12", want an integer > 0`},
+		{FMasterStatus, status(full + `,"token":null`), "token is null, want an integer > 0"},
 		{FMasterStatus, status(`,"master":"n1","remaining_ms":5`), "is_master is missing, want true or false"},
 		{FMasterStatus, status(`,"is_master":"true","master":"n1","remaining_ms":5`), `is_master is "true", want true or false`},
 		{FMasterStatus, status(`,"is_master":1,"master":"n1","remaining_ms":5`), "is_master is 1, want true or false"},

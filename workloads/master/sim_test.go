@@ -23,7 +23,9 @@ import (
 // (a fault) no renewal or acquisition succeeds, so the holder lapses at
 // its lease end and the next election waits for the outage to end.
 // Replies come after a random delay; some are lost (applied, unanswered)
-// and some fail definitely (not applied). Two switches break it.
+// and some fail definitely (not applied). Each new mastership and each
+// renewal gets the next token of one counter, and status names the
+// holder's. Three switches break it.
 type idealMaster struct {
 	rng                *rand.Rand
 	nodes              int
@@ -40,8 +42,12 @@ type idealMaster struct {
 	known       string        // the last holder's name, for "master"
 	former      int           // the last node that lost the lease; -1 none
 	lostAt      time.Duration // when former lost it
+	token       int64         // the latest token handed out; the holder's while there is one
+	formerToken int64         // former's token when it lost the lease
+	terms       []int64       // each node's masterships and renewals, counted
 	linger      time.Duration // broken: former keeps saying is_master this long after losing
 	alwaysOwner int           // broken: this node says is_master whenever it is started; -1 off
+	localTokens bool          // broken: a master's token is its own count of terms
 }
 
 func newIdealMaster(seed int64, nodes int) *idealMaster {
@@ -49,7 +55,7 @@ func newIdealMaster(seed int64, nodes int) *idealMaster {
 		rng: rand.New(rand.NewPCG(uint64(seed), 77)), nodes: nodes,
 		lease: time.Second, election: 40 * time.Millisecond,
 		minDelay: time.Millisecond, maxDelay: 10 * time.Millisecond,
-		started: make([]bool, nodes), holder: -1, electAt: workloads.Never, former: -1, alwaysOwner: -1,
+		started: make([]bool, nodes), terms: make([]int64, nodes), holder: -1, electAt: workloads.Never, former: -1, alwaysOwner: -1,
 	}
 }
 
@@ -93,6 +99,7 @@ func (s *idealMaster) advance(now time.Duration) {
 			renewAt := s.outageEnd(s.until - s.lease/2)
 			if !s.stopped && renewAt < s.until && renewAt <= now {
 				s.until = renewAt + s.lease
+				s.nextToken()
 				continue
 			}
 			if s.until > now {
@@ -126,11 +133,18 @@ func (s *idealMaster) elect() {
 	}
 	s.holder = candidates[s.rng.IntN(len(candidates))]
 	s.until, s.known, s.electAt = s.electAt+s.lease, fmt.Sprintf("n%d", s.holder+1), workloads.Never
+	s.nextToken()
+}
+
+// nextToken hands the holder a new token.
+func (s *idealMaster) nextToken() {
+	s.token++
+	s.terms[s.holder]++
 }
 
 // lose ends the holder's lease at t and schedules the next election.
 func (s *idealMaster) lose(t time.Duration) {
-	s.former, s.lostAt, s.holder, s.stopped = s.holder, t, -1, false
+	s.former, s.lostAt, s.formerToken, s.holder, s.stopped = s.holder, t, s.token, -1, false
 	s.until = t
 	s.electAt = workloads.Never
 	if slices.Contains(s.started, true) {
@@ -162,22 +176,25 @@ func (s *idealMaster) outageEnd(t time.Duration) time.Duration {
 // status answers from node's own timer: remaining time floored to whole
 // ms, never more than the truth.
 func (s *idealMaster) status(now time.Duration, node int) json.RawMessage {
-	end := time.Duration(0)
+	end, token := time.Duration(0), s.token
 	switch {
 	case s.holder == node && !s.stopped:
 		end = s.until
 	case node == s.alwaysOwner && s.started[node]:
 		end = now + s.lease/2
 	case node == s.former && s.linger > 0:
-		end = s.lostAt + s.linger
+		end, token = s.lostAt+s.linger, s.formerToken
+	}
+	if s.localTokens {
+		token = s.terms[node]
 	}
 	master := "null"
 	if s.known != "" {
 		master = fmt.Sprintf("%q", s.known)
 	}
 	if end > now {
-		return fmt.Appendf(nil, `{"type":"master_status_ok","is_master":true,"master":"n%d","remaining_ms":%d,"in_reply_to":1}`,
-			node+1, (end-now)/time.Millisecond)
+		return fmt.Appendf(nil, `{"type":"master_status_ok","is_master":true,"master":"n%d","remaining_ms":%d,"token":%d,"in_reply_to":1}`,
+			node+1, (end-now)/time.Millisecond, token)
 	}
 	return fmt.Appendf(nil, `{"type":"master_status_ok","is_master":false,"master":%s,"remaining_ms":0,"in_reply_to":1}`, master)
 }
@@ -254,25 +271,34 @@ func TestMasterSimulationAgainstIdealServiceIsValid(t *testing.T) {
 
 // TestMasterSimulationAgainstBrokenServicesIsInvalid: the negative
 // controls in virtual time. A node that keeps saying is_master after it
-// lost the lease, and a node that always claims mastership, are caught.
+// lost the lease, and a node that always claims mastership, are caught
+// as two masters; masters that count their own terms as tokens, as
+// tokens shared and going back.
 func TestMasterSimulationAgainstBrokenServicesIsInvalid(t *testing.T) {
 	seed := int64(testseed.Get(t))
 	cases := []struct {
 		name  string
 		spoil func(*idealMaster)
+		kinds []string
 	}{
-		{"is_master after its timer", func(s *idealMaster) { s.linger = 500 * time.Millisecond }},
-		{"two masters", func(s *idealMaster) { s.alwaysOwner = 2 }},
+		{"is_master after its timer", func(s *idealMaster) { s.linger = 500 * time.Millisecond }, []string{TwoMasters}},
+		{"two masters", func(s *idealMaster) { s.alwaysOwner = 2 }, []string{TwoMasters}},
+		{"tokens counted per node", func(s *idealMaster) { s.localTokens = true }, []string{TokenShared, TokenBack}},
 	}
 	for _, c := range cases {
 		svc := newIdealMaster(seed, 5)
 		c.spoil(svc)
 		res := CheckMaster(masterSimRun(t, svc, seed, 20*time.Second))
-		if res.Valid || len(res.Violations) == 0 || res.Violations[0].Kind != TwoMasters || len(res.Problems) > 0 {
+		if res.Valid || len(res.Problems) > 0 {
 			t.Errorf("%s: not caught: valid=%v violations=%d problems %v", c.name, res.Valid, len(res.Violations), res.Problems)
 			continue
 		}
-		t.Logf("%s: %d violations, first: %s", c.name, len(res.Violations), res.Violations[0].Text)
+		for _, k := range c.kinds {
+			if res.ViolationsByKind[k] == 0 {
+				t.Errorf("%s: no %s violation among %v", c.name, k, res.ViolationsByKind)
+			}
+		}
+		t.Logf("%s: %d violations %v, first: %s", c.name, len(res.Violations), res.ViolationsByKind, res.Violations[0].Text)
 	}
 }
 

@@ -15,11 +15,14 @@ import (
 )
 
 // MasterValue is the value of an ok status in the history, decoded.
-// Master is nil when the node named no master (JSON null).
+// Master is nil when the node named no master (JSON null). Token is the
+// master lease's fencing token, 0 when the reply had none (the contract
+// has one exactly while is_master).
 type MasterValue struct {
 	IsMaster    bool    `json:"is_master"`
 	Master      *string `json:"master"`
 	RemainingMs int64   `json:"remaining_ms"`
+	Token       int64   `json:"token,omitempty"`
 }
 
 // Request renders {"type":"master_<f>"}: the three requests carry no
@@ -34,7 +37,8 @@ func (m *Master) Request(inv workloads.Invocation) json.RawMessage {
 // a read (idempotent): a timeout or any error is fail. start and stop are
 // not: a timeout is info, an error is fail or info by its code. A reply
 // that breaks its schema is info naming the violation. The ok value of a
-// status is {is_master, master, remaining_ms}; of start and stop null.
+// status is {is_master, master, remaining_ms, token?}; of start and stop
+// null.
 // Nothing is learnt: the generator draws every op at random.
 func (m *Master) Complete(_ time.Duration, _ int, inv workloads.Invocation, reply json.RawMessage) workloads.Completion {
 	if c, done := workloads.ErrorCompletion(inv, reply, inv.F == FMasterStatus); done {
@@ -52,7 +56,7 @@ func (m *Master) Complete(_ time.Duration, _ int, inv workloads.Invocation, repl
 const (
 	masterAckSchema    = `{type: "master_%s_ok", msg_id?: int, in_reply_to: int}`
 	masterStatusSchema = `{type: "master_status_ok", is_master: bool, master: string | null, ` +
-		`remaining_ms: int >= 0, msg_id?: int, in_reply_to: int}`
+		`remaining_ms: int >= 0, token?: int > 0, msg_id?: int, in_reply_to: int}`
 )
 
 // masterReplyValue checks a non-error reply against f's closed schema and
@@ -65,7 +69,7 @@ func masterReplyValue(f string, reply json.RawMessage) (json.RawMessage, string)
 		schema = fmt.Sprintf("master_%s_ok schema "+masterAckSchema, f, f)
 	case FMasterStatus:
 		schema = "master_status_ok schema " + masterStatusSchema
-		keys = append(keys, "is_master", "master", "remaining_ms")
+		keys = append(keys, "is_master", "master", "remaining_ms", "token")
 	default:
 		return nil, fmt.Sprintf("the master workload has no f %q", f)
 	}
@@ -118,7 +122,10 @@ func masterEnvelopeProblem(body map[string]json.RawMessage, wantType string) str
 }
 
 // statusFields reads is_master (true or false), master (a non-empty
-// string or null) and remaining_ms (an integer >= 0) exactly.
+// string or null), remaining_ms (an integer >= 0) and token (absent, or
+// an integer > 0) exactly. Whether a token belongs there is the checker's
+// question (token-missing), not the schema's: a reply without one is
+// still a reply.
 func masterStatusFields(body map[string]json.RawMessage) (MasterValue, string) {
 	var v MasterValue
 	switch string(bytes.TrimSpace(body["is_master"])) {
@@ -139,10 +146,18 @@ func masterStatusFields(body map[string]json.RawMessage) (MasterValue, string) {
 		return v, fmt.Sprintf("remaining_ms is %s, want an integer >= 0", workloads.OrMissing(body["remaining_ms"]))
 	}
 	v.RemainingMs = r
+	if raw, ok := body["token"]; ok {
+		tok, isInt := workloads.JSONInt(raw)
+		if !isInt || tok <= 0 {
+			return v, fmt.Sprintf("token is %s, want an integer > 0", string(raw))
+		}
+		v.Token = tok
+	}
 	return v, ""
 }
 
-// appendMasterValue appends {"is_master":..,"master":..,"remaining_ms":..}.
+// appendMasterValue appends {"is_master":..,"master":..,"remaining_ms":..},
+// with "token" when it is not 0.
 func appendMasterValue(b []byte, v MasterValue) []byte {
 	b = strconv.AppendBool(append(b, `{"is_master":`...), v.IsMaster)
 	b = append(b, `,"master":`...)
@@ -152,5 +167,8 @@ func appendMasterValue(b []byte, v MasterValue) []byte {
 		b = jsonstr.Append(b, *v.Master)
 	}
 	b = strconv.AppendInt(append(b, `,"remaining_ms":`...), v.RemainingMs, 10)
+	if v.Token != 0 {
+		b = strconv.AppendInt(append(b, `,"token":`...), v.Token, 10)
+	}
 	return append(b, '}')
 }
