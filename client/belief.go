@@ -20,6 +20,10 @@ type belief struct {
 	// late is the broken variant that declares the loss a safety margin
 	// after the believed end (a negative control).
 	late bool
+	// stalled is the tests' model of a process paused past its loss
+	// deadline: the watchdog never fires, so only a check that reads the
+	// clock (current) can find the loss.
+	stalled bool
 
 	mu        sync.Mutex
 	until     time.Time
@@ -76,7 +80,7 @@ func (b *belief) failed(err error) {
 // belief ends, whatever the owner's loop is waiting for.
 func (b *belief) expire() {
 	b.mu.Lock()
-	if b.err != nil {
+	if b.err != nil || b.stalled {
 		b.mu.Unlock()
 		return
 	}

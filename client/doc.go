@@ -15,6 +15,8 @@
 //	(*Client).MasterStatus(ctx, node) (MasterStatus, error)
 //	(*Client).NewSession(ctx, chunk, server, SessionOptions) (*Session, error)
 //	(*Client).Campaign(ctx, node, CampaignOptions) (*Mastership, error)
+//	(*Session).Current() / (*Mastership).Current() (Held, error)   at the moment of acting
+//	(*Session).Act(action) / (*Mastership).Act(action) (Acted, error)
 //
 // A Lease carries the fencing token, what the member said remained
 // (ExpiresInMs) and when the answered request was Sent; Lease.Until turns
@@ -96,8 +98,8 @@
 // length the member last said), jittered by 10%, counted from when the
 // previous renewal was sent, through any member; a failed renewal
 // (unavailable or unknown) is retried after about a twentieth of the
-// lease. It exposes Token (the latest fencing token: attach it to
-// writes), Until (the believed expiry) and Done.
+// lease. A holder acts through Current or Act (below, "Acting on a
+// lease"); Token, Until and Done describe the lease without asking.
 //
 // Believed expiry: for each grant or renew answered with expires_in_ms E,
 // the lease instance began no earlier than the moment the request was
@@ -120,11 +122,41 @@
 // lease). If no renewal succeeded by then, a watchdog timer declares the
 // lease lost and closes Done, whatever the renewal in flight is doing; a
 // renewal refused for good (409: another server holds the chunk; 400,
-// 401, 404) closes Done at once. So Done closes before the lease can have
-// ended, by at least SafetyMargin under the clock assumption; a program
-// stops acting as primary when Done closes (and in any case at Until).
-// A renewal answered after the loss deadline does not reopen Done. Err
-// says why (ErrLost wrapping the cause, or ErrClosed).
+// 401, 404) closes Done at once. A renewal answered after the loss
+// deadline does not reopen Done. Err says why (ErrLost wrapping the
+// cause, or ErrClosed).
+//
+// Done is a notification, and it can come late: a timer cannot fire in a
+// process that is stopped (SIGSTOP, a VM pause, a long GC or a starved
+// CPU), so a process that resumes after its lease ended can find Done
+// still open, and act as primary while another server is. In a test of 3
+// members and 4-6 holders, 10 of 19 holders that resumed after a pause
+// past their lease found Done open, 1.0 to 2.4 s after Until. Never act
+// on Done alone.
+//
+// # Acting on a lease
+//
+// Current is the question a holder asks at the moment of acting,
+// immediately before each action: it reads the monotonic clock then and
+// answers the token of the latest instance and the believed end (Held),
+// or an error (wrapping ErrLost, or ErrClosed) once now is at or past
+// Until less SafetyMargin, or once the lease was lost or closed. The
+// answer does not depend on any timer having run. A refusal is final: it
+// closes Done as the watchdog would have. Act runs an action with the
+// token between two such questions and reports whether the lease still
+// held when the action returned (Acted.Held: then it held throughout);
+// its error is nil only when the action succeeded under the lease.
+// Mastership has the same two calls, with the master lease's token.
+//
+// What a holder may assume: under the clock assumption, a Current that
+// answers at time t means the lease is held at t, by this server alone,
+// for at least SafetyMargin more. Nothing more: a process can be paused
+// between Current and its action's effect, for any time. So the action
+// carries the token and storage refuses a token below the highest it has
+// accepted (package fence; contract section 3, "Holders and storage"):
+// the check stops a holder from starting to act on a lost lease, the
+// token stops a late action from landing. docs/safety.md ("Holders and
+// storage") states both sides and the end-to-end test's figures.
 //
 // Close stops renewing, waits (until its context ends) for a renewal in
 // flight so that its token is known, and releases with the latest token,
@@ -145,13 +177,17 @@
 // A program that runs beside a node (same host, its client URL) takes
 // part through that node: Campaign(ctx, nodeURL, opts) sends master_start
 // and polls master_status (every PollInterval, 100 ms) until the node
-// says is_master, then returns a Mastership. The program is leader while
-// Mastership.Done is open and before Mastership.Until: the believed end of
-// the node's mastership, Sent + remaining_ms - DriftMargin, renewed by a
-// poll at most every PollInterval and at most every third of the time
-// left. Done closes when a poll says is_master false, or when no poll
-// confirmed the mastership by Until less the safety margin (a node that
-// is down, stuck or cut off), before the node's own lease ends. Resign
+// says is_master, then returns a Mastership. The program acts as leader
+// only through Mastership.Current or Act, which answer from the clock
+// with the master lease's token (MasterStatus.Token: strictly greater for
+// each new mastership and each renewal than any token an earlier master
+// was told) against the believed end of the node's mastership, Sent +
+// remaining_ms - DriftMargin, renewed by a poll at most every
+// PollInterval and at most every third of the time left. Done closes
+// when a poll says is_master false, or when no poll confirmed the
+// mastership by Until less the safety margin (a node that is down, stuck
+// or cut off), before the node's own lease ends, unless the watching
+// process was paused (see Session: Done can come late). Resign
 // sends master_stop (the node stops renewing and gives the lease back)
 // and closes Done. A campaign whose context ends before the node becomes
 // master stops the node's campaign. After a loss the node keeps
@@ -168,9 +204,13 @@
 // renewal schedule, loss on 409 and on silence, failover of renewals,
 // Close with the latest token, all under testing/synctest with no real
 // sleeps), session_prop_test.go (the safety property under random faults
-// and clock rates, with three negative controls that must be caught: a
-// loss signalled after the end, an expiry counted from the answer's
-// arrival, a clock beyond the drift margin), election_test.go,
+// and clock rates, Current's included, also with a stalled watchdog (a
+// process whose timers run late); negative controls that must be caught:
+// a loss signalled after the end, by Done and by Current, an expiry
+// counted from the answer's arrival, a clock beyond the drift margin, a
+// stalled watchdog with Done alone believed), hold_test.go (Current and
+// Act against a stalled watchdog, after Close, for a Mastership with its
+// token), election_test.go,
 // batch_test.go (calls queue behind busy requests and go as one batch,
 // each with its own answer; a member without batches; a cut-off batch
 // failing over call by call; a queued call past its deadline "not

@@ -161,14 +161,15 @@ func (m *Mastership) watch() {
 func (m *Mastership) Node() string { return m.node }
 
 // Done is closed when the mastership ends: lost (Err wraps ErrLost) or
-// resigned (ErrClosed).
+// resigned (ErrClosed). Like Session.Done it can come late after a pause:
+// before acting as leader, ask Current (or act through Act).
 func (m *Mastership) Done() <-chan struct{} { return m.b.done }
 
 // Err is nil while the mastership holds, then why Done closed.
 func (m *Mastership) Err() error { return m.b.getErr() }
 
-// Until is the believed end of the mastership: act as leader only before
-// it, and only while Done is open.
+// Until is the believed end of the mastership. It describes the
+// mastership; Current is the check.
 func (m *Mastership) Until() time.Time { return m.b.getUntil() }
 
 // Resign stops watching and stops the node's campaign (master_stop): the

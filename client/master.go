@@ -24,6 +24,11 @@ type MasterStatus struct {
 	// RemainingMs is the answering node's remaining mastership; 0 when it
 	// is not master.
 	RemainingMs int64
+	// Token is the master lease's fencing token while IsMaster (0
+	// otherwise): strictly greater for each new mastership and each
+	// renewal than any token an earlier master was told, so storage can
+	// refuse a deposed master's actions (package fence).
+	Token int64
 	// Sent is when the answered request was sent (see Until).
 	Sent time.Time
 }
@@ -56,7 +61,14 @@ func (c *Client) MasterStatus(ctx context.Context, node string) (MasterStatus, e
 	if err != nil {
 		return MasterStatus{}, err
 	}
+	if rep.IsMaster && rep.Token <= 0 {
+		return MasterStatus{}, &Error{Request: (&request{op: opMasterStatus}).describe(at.endpoint), Endpoint: at.endpoint, Code: -1, Status: 200, kind: ErrUnknown,
+			Text: "the node says is_master without a token; a mastership that cannot be fenced is not one to act on (is the member older than the master lease's tokens?)"}
+	}
 	st := MasterStatus{Node: at.endpoint, IsMaster: rep.IsMaster, RemainingMs: rep.RemainingMs, Sent: at.sent}
+	if rep.IsMaster {
+		st.Token = rep.Token
+	}
 	if rep.Master != nil {
 		st.Master = *rep.Master
 	}

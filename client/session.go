@@ -76,6 +76,10 @@ const (
 	// expiryFromReceipt counts the believed expiry from when the answer
 	// arrived instead of from when the request was sent.
 	expiryFromReceipt
+	// stalledWatchdog is correct but for the watchdog, which never fires:
+	// a process whose timers run late after a pause. Current must still
+	// refuse in time; Done alone must be caught.
+	stalledWatchdog
 )
 
 // NewSession grants chunk to server and keeps the lease alive until Close
@@ -106,7 +110,7 @@ func (c *Client) newSession(ctx context.Context, chunk, server string, opts Sess
 		return nil, err
 	}
 	s.b.what = "chunk " + strconv.Quote(chunk) + " for " + server
-	s.b.safety, s.b.late = s.opts.SafetyMargin, v == lossAfterEnd
+	s.b.safety, s.b.late, s.b.stalled = s.opts.SafetyMargin, v == lossAfterEnd, v == stalledWatchdog
 	ctx, stop := context.WithCancel(context.Background())
 	s.ctx = ctx
 	if !s.b.start(s.believedUntil(l), stop) {
@@ -139,19 +143,23 @@ func (s *Session) resolve(first Lease) error {
 }
 
 // Done is closed when the Session stops holding the lease: lost (Err
-// wraps ErrLost), or closed (ErrClosed). A loss is signalled no later
-// than the believed expiry less the safety margin.
+// wraps ErrLost), or closed (ErrClosed). It is a notification for
+// stopping work, not a check to act on: a timer closes it at the believed
+// expiry less the safety margin, and a timer cannot fire in a paused
+// process, so after a pause Done can still be open when the lease has
+// ended. Before acting, ask Current (or act through Act).
 func (s *Session) Done() <-chan struct{} { return s.b.done }
 
 // Err is nil while the lease is held, then why Done closed.
 func (s *Session) Err() error { return s.b.getErr() }
 
 // Until is the believed expiry of the lease (see the package
-// documentation); act as primary only before it, and only while Done is
-// open.
+// documentation). It describes the lease; Current is the check.
 func (s *Session) Until() time.Time { return s.b.getUntil() }
 
-// Token is the fencing token of the latest instance: attach it to writes.
+// Token is the fencing token of the latest instance. It describes the
+// lease; to act, take the token from Current or Act, which first check
+// that the lease still holds.
 func (s *Session) Token() int64 {
 	s.b.mu.Lock()
 	defer s.b.mu.Unlock()

@@ -21,17 +21,26 @@ import (
 //	loss:     when Done closes for a loss, the lease is still live in the
 //	          cluster (the loss was signalled before the lease could end);
 //	held:     every 10 ms while Done is open, the cluster says the chunk is
-//	          held by the Session's server.
+//	          held by the Session's server;
+//	current:  every 10 ms, when Current says the lease holds, the cluster
+//	          says the chunk is held by the Session's server, with a token
+//	          no larger than the cluster's.
+//
+// A run with a stalled watchdog (a process whose timers run late after a
+// pause) must keep every property through Current alone: the watcher asks
+// it before looking at Done, as a holder does before acting.
 //
 // Each property is shown to bite: a Session that signals the loss only
 // after the believed expiry, one that counts the expiry from the answer's
-// arrival, and a cluster whose clock runs faster than the drift margin
-// covers must each be caught.
+// arrival, a cluster whose clock runs faster than the drift margin
+// covers, and a holder with a stalled watchdog that watches Done alone
+// must each be caught.
 
 // scenario is one randomized run's setting.
 type scenario struct {
 	seed     uint64
 	variant  sessionVariant
+	doneOnly bool          // the watcher never asks Current: it believes Done alone
 	rate     float64       // the cluster's clock rate
 	duration time.Duration // of the bubble's time
 }
@@ -75,7 +84,7 @@ func runScenario(t *testing.T, sc scenario) scenarioResult {
 				continue
 			}
 			res.sessions++
-			watchSession(f, s, end, &res)
+			watchSession(f, s, end, sc.doneOnly, &res)
 		}
 		close(stop)
 		<-nemesisDone
@@ -84,8 +93,9 @@ func runScenario(t *testing.T, sc scenario) scenarioResult {
 }
 
 // watchSession checks the properties over one session's life, and
-// closes it at end (or after its loss).
-func watchSession(f *fakelease.Cluster, s *Session, end time.Time, res *scenarioResult) {
+// closes it at end (or after its loss). Unless doneOnly, each tick asks
+// Current first, as a holder does before it acts.
+func watchSession(f *fakelease.Cluster, s *Session, end time.Time, doneOnly bool, res *scenarioResult) {
 	checkBelief := func(when string) {
 		if h := f.Holder("ch_1"); h.Server == "cs1" && s.Until().After(h.End) {
 			res.violate("belief: at %s the believed expiry %v is after the real end %v (by %v)", when, s.Until(), h.End, s.Until().Sub(h.End))
@@ -110,6 +120,13 @@ func watchSession(f *fakelease.Cluster, s *Session, end time.Time, res *scenario
 			if u := s.Until(); !u.Equal(lastUntil) {
 				checkBelief("a renewal")
 				lastUntil = u
+			}
+			if !doneOnly {
+				if cur, err := s.Current(); err == nil {
+					if h := f.Holder("ch_1"); !h.Live || h.Server != "cs1" || cur.Token > h.Token || cur.Until.After(h.End) {
+						res.violate("current: at %v Current says held with token %d until %v; the cluster: %+v", time.Now(), cur.Token, cur.Until, h)
+					}
+				}
 			}
 			if h := f.Holder("ch_1"); !h.Live || h.Server != "cs1" {
 				select {
@@ -203,15 +220,18 @@ func randomFault(n *fakelease.Node, rng *rand.Rand) {
 // must have exercised renewals and losses.
 func TestSessionSafetyUnderFaults(t *testing.T) {
 	seed := testseed.Get(t)
-	for i, rate := range []float64{1, 1.005, 0.99} {
-		sc := scenario{seed: seed + uint64(i), rate: rate, duration: 20 * time.Second}
+	for i, sc := range []scenario{
+		{rate: 1}, {rate: 1.005}, {rate: 0.99},
+		{rate: 1, variant: stalledWatchdog}, // timers late: Current alone must refuse in time
+	} {
+		sc.seed, sc.duration = seed+uint64(i), 20*time.Second
 		res := runScenario(t, sc)
-		t.Logf("rate %v: %d sessions, %d renewals, %d losses", rate, res.sessions, res.renewals, res.losses)
+		t.Logf("rate %v, stalled watchdog %v: %d sessions, %d renewals, %d losses", sc.rate, sc.variant == stalledWatchdog, res.sessions, res.renewals, res.losses)
 		if len(res.violations) > 0 {
-			t.Fatalf("rate %v (seed %d): %d violations, first: %v", rate, sc.seed, len(res.violations), res.violations)
+			t.Fatalf("rate %v (seed %d): %d violations, first: %v", sc.rate, sc.seed, len(res.violations), res.violations)
 		}
 		if res.renewals < 10 || res.losses < 1 || res.sessions < 2 {
-			t.Fatalf("rate %v: %d sessions, %d renewals, %d losses: the scenario did not exercise renewals and losses", rate, res.sessions, res.renewals, res.losses)
+			t.Fatalf("rate %v: %d sessions, %d renewals, %d losses: the scenario did not exercise renewals and losses", sc.rate, res.sessions, res.renewals, res.losses)
 		}
 	}
 }
@@ -221,17 +241,20 @@ func TestSessionSafetyUnderFaults(t *testing.T) {
 func TestSessionSafetyNegativeControls(t *testing.T) {
 	seed := testseed.Get(t)
 	cases := []struct {
-		name    string
-		variant sessionVariant
-		rate    float64
-		prefix  string
+		name     string
+		variant  sessionVariant
+		rate     float64
+		doneOnly bool
+		prefix   string
 	}{
-		{"loss signalled after the end", lossAfterEnd, 1, "loss:"},
-		{"expiry counted from the answer's arrival", expiryFromReceipt, 1, "belief:"},
-		{"cluster clock 5% fast against a 1% margin", sessionCorrect, 1.05, "belief:"},
+		{"loss signalled after the end", lossAfterEnd, 1, true, "loss:"},
+		{"loss signalled after the end, asked by Current", lossAfterEnd, 1, false, "current:"},
+		{"expiry counted from the answer's arrival", expiryFromReceipt, 1, false, "belief:"},
+		{"cluster clock 5% fast against a 1% margin", sessionCorrect, 1.05, false, "belief:"},
+		{"timers late, Done alone believed", stalledWatchdog, 1, true, "held:"},
 	}
 	for _, tc := range cases {
-		res := runScenario(t, scenario{seed: seed, variant: tc.variant, rate: tc.rate, duration: 12 * time.Second})
+		res := runScenario(t, scenario{seed: seed, variant: tc.variant, rate: tc.rate, doneOnly: tc.doneOnly, duration: 12 * time.Second})
 		caught := 0
 		for _, v := range res.violations {
 			if len(v) >= len(tc.prefix) && v[:len(tc.prefix)] == tc.prefix {

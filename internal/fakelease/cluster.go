@@ -179,6 +179,15 @@ func (c *Cluster) Master() (string, time.Time) {
 	return c.master.holder, c.master.end
 }
 
+// MasterToken is the token of the master lease's latest instance (0
+// before the first), from the counter the chunk tokens come from.
+func (c *Cluster) MasterToken() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.masterTick(time.Now())
+	return c.master.token
+}
+
 // Calls returns the log so far.
 func (c *Cluster) Calls() []Call {
 	c.mu.Lock()

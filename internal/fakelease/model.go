@@ -117,6 +117,7 @@ type masterState struct {
 	holder string    // "" when nobody holds it
 	end    time.Time // the holder's end, on the caller's clock
 	known  string    // the last holder, "" if never
+	token  int64     // the holder's token, from the cluster's one counter
 	wanted map[string]bool
 }
 
@@ -132,12 +133,16 @@ func (c *Cluster) masterTick(now time.Time) {
 	if m.holder != "" {
 		if h := c.byID(m.holder); m.wanted[h.ID] && h.canRenew() && m.end.Sub(now) <= length/2 {
 			m.end = now.Add(length)
+			c.nextToken++
+			m.token = c.nextToken
 		}
 		return
 	}
 	for _, n := range c.nodes {
 		if m.wanted[n.ID] && n.canRenew() {
 			m.holder, m.known, m.end = n.ID, n.ID, now.Add(length)
+			c.nextToken++
+			m.token = c.nextToken
 			return
 		}
 	}
@@ -151,7 +156,7 @@ func (c *Cluster) masterStatus(n *Node, now time.Time) answer {
 		fields["master"] = m.known
 	}
 	if m.holder == n.ID && now.Before(m.end) {
-		fields["is_master"], fields["remaining_ms"] = true, c.fakeMs(m.end.Sub(now))
+		fields["is_master"], fields["remaining_ms"], fields["token"] = true, c.fakeMs(m.end.Sub(now)), m.token
 	}
 	return ok("master_status_ok", fields)
 }
