@@ -73,7 +73,11 @@ func masterOne(inv *invocation, c *client.Client, action, node string) int {
 	case "status":
 		var st client.MasterStatus
 		if st, err = c.MasterStatus(ctx, node); err == nil {
-			inv.out.line("master status node=%s is_master=%t master=%s remaining_ms=%d", node, st.IsMaster, orNone(st.Master), st.RemainingMs)
+			line := fmt.Sprintf("master status node=%s is_master=%t master=%s remaining_ms=%d", node, st.IsMaster, orNone(st.Master), st.RemainingMs)
+			if st.IsMaster {
+				line += fmt.Sprintf(" token=%d", st.Token) // the master lease's fencing token
+			}
+			inv.out.line("%s", line)
 		}
 	}
 	if err != nil {

@@ -80,8 +80,8 @@ func TestRealMembersLeaseCommands(t *testing.T) {
 		t.Errorf("the grant after the release has token %d, not above %d", g2, g)
 	}
 	n := len(strings.Split(env["LEASE_ENDPOINTS"], ","))
-	expect(t, env, 0, strings.Repeat(`master status node=\S+ is_master=(?:true|false) master=\S* remaining_ms=\d+\n`, n-1)+
-		`master status node=\S+ is_master=(?:true|false) master=\S* remaining_ms=\d+`, "master", "status")
+	expect(t, env, 0, strings.Repeat(`master status node=\S+ is_master=(?:true master=\S* remaining_ms=\d+ token=[1-9]\d*|false master=\S* remaining_ms=\d+)\n`, n-1)+
+		`master status node=\S+ is_master=(?:true master=\S* remaining_ms=\d+ token=[1-9]\d*|false master=\S* remaining_ms=\d+)`, "master", "status")
 }
 
 // TestRealMembersKeep: keep holds a 300 ms lease, renewing, until

@@ -151,8 +151,8 @@ func TestMasterCommands(t *testing.T) {
 		{"master start -node 4", 2, "", "there are 3 endpoints"},
 		{"master elect -node 1", 2, "", `unknown action "elect"`},
 		{"master start -node 1", 0, `master started node=` + q(eps[0]), ""},
-		{"master status -node " + eps[0], 0, `master status node=` + q(eps[0]) + ` is_master=true master=n1 remaining_ms=\d+`, ""},
-		{"master status", 0, `master status node=` + q(eps[0]) + ` is_master=true master=n1 remaining_ms=\d+\n` +
+		{"master status -node " + eps[0], 0, `master status node=` + q(eps[0]) + ` is_master=true master=n1 remaining_ms=\d+ token=[1-9]\d*`, ""},
+		{"master status", 0, `master status node=` + q(eps[0]) + ` is_master=true master=n1 remaining_ms=\d+ token=[1-9]\d*\n` +
 			`master status node=` + q(eps[1]) + ` is_master=false master=n1 remaining_ms=0\n` +
 			`master status node=` + q(eps[2]) + ` is_master=false master=n1 remaining_ms=0`, ""},
 		{"master stop -node 1", 0, `master stopped node=` + q(eps[0]), ""},

@@ -24,7 +24,7 @@ Output: one line per call on stdout, key=value after the verb, e.g.
   renewed ch_1 for cs1 token=124 expires_in_ms=4998
   check ch_1 primary=cs1 remaining_ms=4000 expired=false
   released ch_1 for cs1 token=124
-  master status node=http://127.0.0.1:7001 is_master=true master=n1 remaining_ms=812
+  master status node=http://127.0.0.1:7001 is_master=true master=n1 remaining_ms=812 token=125
 Errors: one line on stderr, starting "leasectl: ".
 
 Exit status:
@@ -91,8 +91,10 @@ cluster-wide master lease; a stopped node gives it back. Asked of one node (no f
 -node, one endpoint is that node, and status asks every endpoint, a line each:
   master started node=URL
   master stopped node=URL
-  master status node=URL is_master=B master=ID remaining_ms=R
-master=none when the node never learned a master; remaining_ms is 0 when it is not master.
+  master status node=URL is_master=B master=ID remaining_ms=R [token=T]
+master=none when the node never learned a master; remaining_ms is 0 when it is not master;
+token=T, the master lease's fencing token, only while it is master: a program acting for
+the master hands it to the storage it writes (package fence).
 ` + flagsNote,
 	"keep": `Usage: leasectl [flags] keep [-lease-ms N] CHUNK SERVER
 
