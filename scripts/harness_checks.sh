@@ -17,8 +17,10 @@
 #     --kill-without-boot-wait (restarted nodes forget accepted leases at
 #     once), on a fixed seed whose schedule kills majorities;
 #   - the master workload: 5 nodes under partitions, valid, a master most
-#     of the time outside partitions and changes of master; and its
-#     negative control LEASE_ACCEPTORS=self (exit 1);
+#     of the time outside partitions and changes of master, a token in
+#     every is_master answer; and its negative controls LEASE_ACCEPTORS=
+#     self (exit 1) and nodes that number their masterships themselves
+#     instead of naming the token (exit 1, tokens shared or going back);
 #   - the master workload under partitions, kills and clock skews: valid,
 #     every restarted node booted with LEASE_BOOT_WAIT_MS = --lease-ms; and
 #     the kill nemesis's negative control --kill-without-boot-wait (exit 1,
@@ -189,12 +191,45 @@ expect 0 master-5-nodes-partitions -w master --node-count 5 --time-limit 30 --ra
   --concurrency 10 --latency 5 --nemesis partition --nemesis-interval 3 --seed 11
 require master-5-nodes-partitions "a master most of the time outside partitions, and changes of master" \
   "r['workload_stats']['mastership']['outside_faults']['fraction'] > 0.6 and r['workload_stats']['mastership']['master_changes'] >= 2"
+require master-5-nodes-partitions "a positive integer token in every ok status that says is_master, and none in the others" \
+  "(lambda st: sum(1 for op in st if op['value']['is_master']) > 20 and all((type(op['value'].get('token')) is int and op['value']['token'] > 0) == op['value']['is_master'] for op in st))([op for op in h if op['type'] == 'ok' and op['f'] == 'status' and op['process'] != 'nemesis'])"
+results master-5-nodes-partitions "'%d is_master answers, %d distinct tokens, growing across %d changes of master' % (r['master']['is_master_answers'], len({op['value']['token'] for op in h if op['type'] == 'ok' and op['f'] == 'status' and op['value'].get('is_master')}), r['workload_stats']['mastership']['master_changes'])"
 results master-5-nodes-partitions "'mastered %.3f overall, %.3f outside partitions, %.3f inside; %d changes of master; failover median %s ms outside, %s ms inside' % (r['workload_stats']['mastership']['overall']['fraction'], r['workload_stats']['mastership']['outside_faults']['fraction'], r['workload_stats']['mastership']['inside_faults']['fraction'] or 0, r['workload_stats']['mastership']['master_changes'], (r['workload_stats']['failover']['outside_faults_ms'] or {}).get('p50'), (r['workload_stats']['failover']['inside_faults_ms'] or {}).get('p50'))"
 LEASE_ACCEPTORS=self expect 1 negative-control-master-acceptors-self -w master --node-count 3 \
   --time-limit 10 --rate 50 --concurrency 6 --nemesis partition --nemesis-interval 2
 console_names_first_violation negative-control-master-acceptors-self
 require negative-control-master-acceptors-self "results.json lists the first 20 violations and counts them all (the rest in master-details.jsonl)" \
   "r['master']['violation_count'] > 20 and len(r['master']['violations']) == 20 and r['master']['details'] == 'master-details.jsonl' and sum(1 for l in open(d + '/master-details.jsonl') if l.startswith('{\"violation\"')) == r['master']['violation_count']"
+
+# The master checker's fencing rules: nodes that number their own
+# master lease instances (1, 2, ...) instead of naming the token, as a
+# master counting its own terms would. A wrapper rewrites the token of
+# every master_status_ok; the masterships themselves stay correct, so
+# only the token rules can catch it (a new master starts again at 1).
+cat >"$bin/lease-node-own-terms" <<'EOF'
+#!/usr/bin/env bash
+# Broken on purpose: the node's master_status_ok names its own count of
+# master lease instances instead of the instance's token.
+"$(dirname "$0")/lease-node" "$@" | python3 -u -c '
+import re, sys
+last, n = None, 0
+def own(m):
+    global last, n
+    if m.group(1) != last:
+        last, n = m.group(1), n + 1
+    return "\"token\":%d" % n
+for line in iter(sys.stdin.readline, ""):
+    if "\"type\":\"master_status_ok\"" in line:
+        line = re.sub(r"\"token\":(\d+)", own, line)
+    sys.stdout.write(line)
+'
+EOF
+chmod +x "$bin/lease-node-own-terms"
+NODE=$bin/lease-node-own-terms expect 1 negative-control-master-own-terms -w master --node-count 3 \
+  --time-limit 10 --rate 50 --concurrency 6 --latency 5 --seed 11
+require negative-control-master-own-terms "the master checker found tokens shared or going back, and no two masters" \
+  "r['master']['violations_by_kind'].get('token-back', 0) + r['master']['violations_by_kind'].get('token-shared', 0) > 0 and r['master']['violations_by_kind'].get('two-masters', 0) == 0"
+results negative-control-master-own-terms "'violations by kind: %s' % r['master']['violations_by_kind']"
 
 # The master lease under kills and clock skews: the harness gives every
 # node --lease-ms (default 1000) as LEASE_MS and LEASE_MAX_MS, and every

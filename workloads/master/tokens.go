@@ -92,9 +92,14 @@ func tokenShared(a, b masterBelief) MasterViolation {
 		Text: fmt.Sprintf("%s and %s were both told token %d: one token must name one master", describeBelief(a), describeBelief(b), a.token)}
 }
 
-// tokenBack: b began after a ended, and its token is below a's.
+// tokenBack: b began after a ended, and its token is below a's. Nodes
+// names a node once when a and b are its own.
 func tokenBack(a, b masterBelief) MasterViolation {
-	return MasterViolation{Kind: TokenBack, Nodes: []string{a.node, b.node}, Ops: []int{a.invoke, a.done, b.invoke, b.done},
+	nodes := []string{a.node, b.node}
+	if a.node == b.node {
+		nodes = nodes[:1]
+	}
+	return MasterViolation{Kind: TokenBack, Nodes: nodes, Ops: []int{a.invoke, a.done, b.invoke, b.done},
 		StartNs: a.startNs, EndNs: b.endNs,
 		Text: fmt.Sprintf("%s was told token %d, below token %d that %s was told before (that mastership ended before this one began)",
 			describeBelief(b), b.token, a.token, describeBelief(a))}

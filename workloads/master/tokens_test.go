@@ -54,7 +54,7 @@ func TestCheckMasterTokensNegative(t *testing.T) {
 		{"one node's token going back", func(b *masterHB) {
 			b.statusToken(0, "n1", 0, 10*masterMs, true, "n1", 100, 42)
 			b.statusToken(0, "n1", 100*masterMs, 110*masterMs, true, "n1", 100, 41)
-		}, TokenBack, []string{"n1", "n1"}, "was told token 41, below token 42"},
+		}, TokenBack, []string{"n1"}, "was told token 41, below token 42"},
 		{"below a master two tenures back", func(b *masterHB) {
 			b.statusToken(0, "n1", 0, 10*masterMs, true, "n1", 100, 50)
 			b.statusToken(1, "n2", 100*masterMs, 110*masterMs, true, "n2", 100, 60)
