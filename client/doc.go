@@ -129,10 +129,9 @@
 // Done is a notification, and it can come late: a timer cannot fire in a
 // process that is stopped (SIGSTOP, a VM pause, a long GC or a starved
 // CPU), so a process that resumes after its lease ended can find Done
-// still open, and act as primary while another server is. In a test of 3
-// members and 4-6 holders, 10 of 19 holders that resumed after a pause
-// past their lease found Done open, 1.0 to 2.4 s after Until. Never act
-// on Done alone.
+// still open, and act as primary while another server is (the negative
+// control of scripts/fence_check.sh: holders that act while Done is open
+// write after a newer holder did). Never act on Done alone.
 //
 // # Acting on a lease
 //

@@ -1,18 +1,25 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log"
+	"net/http"
 	"os"
 	"strings"
 	"time"
 
 	"chunklease/client"
+	"chunklease/fence"
 )
 
-// A chunk server holds its primary lease with a Session and attaches the
-// fencing token to every write; it stops writing when Done closes.
+// A chunk primary holds its lease with a Session and writes only through
+// Act: Act asks Current (the monotonic clock, now, not a timer) before
+// the write and again after it, and the write carries the lease's token,
+// so that storage behind package fence (examples/chunkserver) refuses it
+// if this primary was paused past its lease and another one has written.
 func ExampleClient_NewSession() {
 	c, err := client.New(client.Config{Endpoints: strings.Split(os.Getenv("LEASE_ENDPOINTS"), ",")})
 	if err != nil {
@@ -30,24 +37,53 @@ func ExampleClient_NewSession() {
 	case err != nil:
 		log.Fatal(err)
 	}
-	for i := 0; i < 10; i++ {
-		select {
-		case <-s.Done():
-			log.Printf("no longer primary: %v", s.Err())
-			return
-		default:
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			log.Printf("give back: %v (the lease runs out by itself)", err)
 		}
-		write(s.Token()) // storage refuses tokens older than the newest it saw
-	}
-	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := s.Close(ctx); err != nil {
-		log.Printf("give back: %v (the lease runs out by itself)", err)
+	}()
+	store := os.Getenv("CHUNK_STORE") // e.g. examples/chunkserver's URL
+	for i := 0; i < 10; i++ {
+		_, err := s.Act(func(token int64) error {
+			return writeChunk(store, "ch_1", token, fmt.Appendf(nil, "write %d", i))
+		})
+		switch {
+		case errors.Is(err, client.ErrLost), errors.Is(err, client.ErrClosed), errors.Is(err, fence.ErrStale):
+			log.Printf("no longer primary: %v", err) // stop acting as primary
+			return
+		case err != nil:
+			log.Printf("write %d failed, still primary: %v", i, err)
+		}
 	}
 }
 
+// writeChunk is one write to examples/chunkserver with the token; a
+// refusal of the fence comes back as a *fence.StaleError.
+func writeChunk(store, chunk string, token int64, data []byte) error {
+	req, err := http.NewRequest(http.MethodPut, store+"/chunks/"+chunk, bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	fence.SetToken(req.Header, token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := fence.Refused(resp); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("the chunk server answered %s", resp.Status)
+	}
+	return nil
+}
+
 // A scheduler runs beside a lease-node member (its client URL below) and
-// does the leader's work only while that member is master.
+// does the leader's work only through the Mastership's check, handing the
+// master lease's token to what it changes.
 func ExampleClient_Campaign() {
 	node := "http://127.0.0.1:7001" // the member on this host
 	c, err := client.New(client.Config{Endpoints: []string{node}})
@@ -60,19 +96,16 @@ func ExampleClient_Campaign() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		for lead := true; lead; {
-			select {
-			case <-m.Done():
-				log.Printf("not leader any more: %v", m.Err())
-				lead = false
-			case <-time.After(100 * time.Millisecond):
-				if time.Now().Before(m.Until()) {
-					schedule()
-				}
+		for {
+			held, err := m.Current() // at the moment of acting, from the clock
+			if err != nil {
+				log.Printf("not leader any more: %v", err)
+				break
 			}
+			schedule(held.Token) // storage refuses a token below the highest it saw
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
 }
 
-func write(token int64) {}
-func schedule()         {}
+func schedule(token int64) {}

@@ -46,6 +46,7 @@
 //	(*Fence).Middleware(resourceOf, next) http.Handler      the same for HTTP handlers, token from Header
 //	(*Fence).Highest(resource) int64 / Raise(resource, token)
 //	SetToken(http.Header, token) / TokenFrom(http.Header) (int64, error)
+//	Refused(*http.Response) error                            the writer's side: a 409 as a *StaleError
 //
 // A refused token is a *StaleError (errors.Is ErrStale); Middleware
 // answers it with 409 Conflict, and a request without a valid token with

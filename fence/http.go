@@ -58,6 +58,21 @@ func (f *Fence) Middleware(resourceOf func(*http.Request) string, next http.Hand
 	})
 }
 
+// Refused is the writer's side of Middleware: for the middleware's 409
+// answer it returns the *StaleError it stands for (reading the body), so
+// that the writer can tell "a newer holder wrote: stop acting as
+// primary" from any other failure; for any other answer, nil.
+func Refused(resp *http.Response) error {
+	if resp.StatusCode != http.StatusConflict {
+		return nil
+	}
+	var body refusal
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Highest == 0 {
+		return nil // a 409 of the handler's own, not the fence's
+	}
+	return &StaleError{Resource: body.Resource, Token: body.Token, Highest: body.Highest}
+}
+
 // refusal is the body of a refused request.
 type refusal struct {
 	Error    string `json:"error"`

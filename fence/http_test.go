@@ -2,6 +2,7 @@ package fence
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -140,4 +141,22 @@ func TestMiddlewareConcurrentWriters(t *testing.T) {
 		t.Fatalf("statuses %v, the handler saw %d writes", counts, len(h.tokens))
 	}
 	t.Logf("400 writes: %d accepted, %d refused", counts[http.StatusNoContent], counts[http.StatusConflict])
+}
+
+// TestRefused: the middleware's 409 reads back as the StaleError it
+// stands for; another 409, and any other status, as nil.
+func TestRefused(t *testing.T) {
+	resp := func(status int, body string) *http.Response {
+		return &http.Response{StatusCode: status, Body: io.NopCloser(strings.NewReader(body))}
+	}
+	err := Refused(resp(409, `{"error":"x","resource":"ch_1","token":4,"highest":9}`))
+	var stale *StaleError
+	if !errors.As(err, &stale) || *stale != (StaleError{Resource: "ch_1", Token: 4, Highest: 9}) {
+		t.Fatalf("the fence's 409: %v", err)
+	}
+	for _, r := range []*http.Response{resp(409, "conflict"), resp(409, `{"error":"x"}`), resp(204, ""), resp(400, `{"error":"x","highest":9}`)} {
+		if err := Refused(r); err != nil {
+			t.Errorf("status %d: %v, want nil", r.StatusCode, err)
+		}
+	}
 }

@@ -125,6 +125,9 @@ go test -race -count=1 ./...
 step "client and leasectl against 3 real serve members (scripts/cluster.sh up; always down after)"
 real_members_tests
 
+step "holders and storage end to end: scripts/fence_check.sh (3 serve members, 5 holders, the example chunk server, faults; about 100 s)"
+scripts/fence_check.sh || fail "scripts/fence_check.sh"
+
 step "benchnet, the network benchmark's own module: go vet and its unit tests"
 (cd benchnet && go vet ./... && go test -count=1 ./...)
 

@@ -215,13 +215,14 @@ func (h *holder) put(ctx context.Context, token int64) string {
 	if err != nil {
 		return "failed"
 	}
+	defer resp.Body.Close()
+	refused := fence.Refused(resp)
 	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusNoContent:
+	switch {
+	case refused != nil:
+		return "refused" // a newer holder wrote: this one is deposed
+	case resp.StatusCode == http.StatusNoContent:
 		return "accepted"
-	case http.StatusConflict:
-		return "refused"
 	}
 	return "failed"
 }
