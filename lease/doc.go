@@ -242,6 +242,25 @@
 // ballots issued before (held in the network, or resent by an attempt
 // that started while x was down), which are the ones that can be lower.
 //
+// The master lease (master.go) is the instance with the empty chunk
+// handle and the node itself as the server, so its tokens are these
+// tokens and the argument above holds for them unchanged: each new
+// mastership and each renewal is a grant or renew invoked after the
+// previous one completed, so its token is larger, across restarts within
+// the clock bound. master_status names the token of the instance whose
+// deadline it reads (the node's latest own instance), and a status's
+// belief [completion, invoke + remaining) lies between that instance's
+// accepting majority and the end of its protection. So when one node's
+// belief ends before another node's begins, an acceptor x of both
+// accepting majorities took the earlier instance first (the other order
+// would need the later node's protection at x to have ended before the
+// earlier node's accept there, that is before its belief began), then
+// took the later one only past its promise: the later token is larger
+// (for a restarted x, by the restart floor as above). The master workload's
+// checker asserts this on every history (token-shared, token-back:
+// workloads/master), and the simulation's master-local-token control,
+// nodes reporting their own count of instances, must be caught.
+//
 // Counters stay below 2^52 (maxCounter, reached in 2131): DecodeMsg
 // refuses a message with a larger one and the ballot source never catches
 // up past one, so above every counter a node has seen there is room for
@@ -315,7 +334,9 @@
 //     token, across any restarts while the wall clocks agree within
 //     BootWaitMs - MaxLeaseMs/4, and across restarts of a minority that
 //     recovered before serving whatever the clocks (see "Fencing
-//     tokens").
+//     tokens"). The same for the master lease: every master_status that
+//     says is_master names a token, above every token an earlier master
+//     was told.
 //   - Error 11 is sent only when no propose went out for the request;
 //     error 22 only when another server's lease was read from a majority.
 //
@@ -404,6 +425,10 @@
 //     "lease-sim: schedules=N ops=M violations=V fencing-unasserted=K
 //     seed=S"; replay a failing schedule with -seed S -schedules 1, soak
 //     with -soak.
+//   - simmaster_test.go: the master lease in the same worlds, judged by
+//     the master workload's checker (two masters, and the tokens' order);
+//     its controls: master-stale-status, master-local-token,
+//     acceptors=self.
 //   - controls_test.go: negative controls the simulation must catch within
 //     its default budget: acceptors=self, restarts without the boot wait,
 //     clients whose clocks run slower than rho allows, wall clocks beyond

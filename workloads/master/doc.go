@@ -2,8 +2,9 @@
 // started node keeps trying to hold one cluster-wide lease for itself):
 // the generator of master_start, master_stop and master_status calls,
 // their closed reply schemas, the checker (two nodes must never both
-// believe they are master) and the statistics (how much of the run had a
-// master, failover inside and outside faults).
+// believe they are master, and a master's token must be above every
+// token an earlier master was told) and the statistics (how much of the
+// run had a master, failover inside and outside faults).
 //
 // # Generator
 //
@@ -20,13 +21,14 @@
 //
 //	start   {"type":"master_start"}    invoke value null, ok value null
 //	stop    {"type":"master_stop"}     invoke value null, ok value null
-//	status  {"type":"master_status"}   invoke value null, ok value {"is_master":b,"master":m,"remaining_ms":r}
+//	status  {"type":"master_status"}   invoke value null, ok value {"is_master":b,"master":m,"remaining_ms":r,"token":t}
 //
 // with node set to the answering node by the harness. Replies must fit
 // closed schemas: {type: "master_<f>_ok", msg_id?: int, in_reply_to: int}
 // for start and stop, and {type: "master_status_ok", is_master: bool,
-// master: string | null, remaining_ms: int >= 0, msg_id?: int,
-// in_reply_to: int} for status (master, when a string, is not empty); an
+// master: string | null, remaining_ms: int >= 0, token?: int > 0,
+// msg_id?: int, in_reply_to: int} for status (master, when a string, is
+// not empty; "token" is in the ok value only when the reply had one); an
 // extra key or a wrong type is info naming the schema and the violation.
 // status is a read (idempotent): a timeout or any error is fail. start and
 // stop are not: a timeout is info, an error fail or info by its code.
@@ -47,13 +49,22 @@
 //     statuses' invoke and completion indices, the overlap, a text);
 //     intervals that only touch do not overlap. One node's own beliefs
 //     may overlap freely.
+//   - Fencing (tokens.go): token-missing, an is_master answer without a
+//     token (empty beliefs included); token-shared, one token told to two
+//     different nodes; token-back, a belief whose token is below one told
+//     in a belief that ended before it began (one violation per belief,
+//     naming the earlier belief with the largest token). Together: a
+//     master's token is above every token an earlier master was told, as
+//     the contract's master lease promises; a node's own statuses of one
+//     instance repeat its token, and overlapping beliefs say nothing
+//     about order.
 //   - A structural defect (a completion without an invoke, an unknown f,
 //     an ok status value without the exact fields and types above, an ok
 //     status or a stop without node, a node that changes between invoke
 //     and completion) is listed in Problems and makes the result invalid.
 //   - Anomalies, reported without changing the verdict: is_master true
 //     naming another master or null, and is_master false with
-//     remaining_ms > 0 (the contract says 0).
+//     remaining_ms > 0 (the contract says 0) or with a token.
 //
 // MasterResult carries per-f counts, the is_master answers, the number
 // of beliefs (and empty ones), the violations (with their count and
@@ -113,14 +124,19 @@
 //   - check_test.go: hand-built histories: a touching handover is valid;
 //     negative controls: overlaps of 1 ms and of 1 ns, a node that gave
 //     its lease away on stop inside an announced mastership; structural
-//     problems, anomalies.
+//     problems, anomalies. tokens_test.go: tokens that keep the rules
+//     (repeated within an instance, overlapping beliefs of one node in
+//     any order); negative controls: a token missing, shared, equal to
+//     the last master's, below it, below a master two tenures back, one
+//     node's going back; one violation per offending belief.
 //   - stats_test.go: faults of every kind, and every figure worked out by
 //     hand for one run.
 //   - sim_test.go: the generator in virtual time
 //     (workloadtest.SimulateRotating) against an ideal master service with
 //     lost and failed replies and outages (valid, figures in bounds) and
-//     two broken ones (a node saying is_master after it lost the lease, a
-//     node always claiming it: invalid); determinism.
+//     three broken ones (a node saying is_master after it lost the lease,
+//     a node always claiming it, masters numbering their own terms as
+//     tokens: invalid); determinism.
 //   - analysis_test.go: the streamed analysis against CheckMaster and
 //     MasterStats, for an ideal service and one with a node always
 //     claiming mastership (the summary lists 20 violations and counts
