@@ -59,7 +59,8 @@ type holder struct {
 
 // holderCommand runs `fencecheck holder`: compete for the chunk until
 // SIGTERM, hold it for a while (1 to 3 s, or until lost), write through
-// the chunk server about every 20 ms, give it back, compete again.
+// the chunk server about every 20 ms, give it back, wait 200 to 400 ms,
+// compete again.
 func holderCommand(args []string) error {
 	fs := flag.NewFlagSet("holder", flag.ContinueOnError)
 	id := fs.String("id", "", "this holder's server name")
@@ -136,6 +137,9 @@ func (h *holder) holdOnce(ctx context.Context) {
 	closeCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	s.Close(closeCtx)
 	cancel()
+	// Give the others a turn: the holder that just gave the lease back
+	// would otherwise ask first and take it again.
+	sleepCtx(ctx, time.Duration(200+h.rng.IntN(200))*time.Millisecond)
 }
 
 // act is the documented pattern: Session.Act asks Current before and
