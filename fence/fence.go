@@ -81,9 +81,15 @@ func (f *Fence) Do(resource string, token int64, write func() error) error {
 	return write()
 }
 
-// Highest is the highest token accepted for resource, 0 if none.
+// Highest is the highest token accepted for resource, 0 if none. It
+// waits for a write in progress on resource.
 func (f *Fence) Highest(resource string) int64 {
-	r := f.get(resource)
+	f.mu.Lock()
+	r := f.resources[resource]
+	f.mu.Unlock()
+	if r == nil {
+		return 0 // asking records nothing
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.highest
