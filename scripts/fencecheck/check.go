@@ -20,6 +20,7 @@ type storeWrite struct {
 type verdict struct {
 	holders, sessions       int
 	writers                 int // holders with at least one accepted write
+	checkRefused            int // acts Current refused (the lease may have ended)
 	writes, refused         int // accepted by the store; refused with 409 (the holders' view)
 	staleAccepted, overlaps int
 	details                 []string // the first violations, for a person
@@ -105,6 +106,9 @@ func judge(storeLog string, holderLogs []string) (verdict, error) {
 			switch rec.Event {
 			case "session":
 				v.sessions++
+				return nil
+			case "check-refused":
+				v.checkRefused++
 				return nil
 			case "":
 			default:

@@ -153,7 +153,10 @@ func (h *holder) act(ctx context.Context, s *client.Session) bool {
 		return nil
 	})
 	if acted.Token == 0 {
-		return false // Current refused: the lease is lost or may have ended
+		// Current refused: the lease is lost or may have ended. After a
+		// pause or a cut this is the check that keeps the holder out.
+		h.log.Encode(pauseRecord{Holder: h.id, Event: "check-refused", AtNs: monoNow()})
+		return false
 	}
 	h.record(acted.Token, acted.From, acted.To, acted.Held, write)
 	return err == nil && write != "refused"
@@ -197,10 +200,11 @@ func (h *holder) maybePause(ctx context.Context, token int64) {
 	h.log.Encode(pauseRecord{Holder: h.id, Event: "resumed", Token: token, AtNs: monoNow()})
 }
 
-// pauseRecord marks a pause between a check and its write.
+// pauseRecord marks a pause between a check and its write, or a check
+// that refused to act.
 type pauseRecord struct {
 	Holder string `json:"holder"`
-	Event  string `json:"event"` // paused, resumed
+	Event  string `json:"event"` // paused, resumed, check-refused
 	Token  int64  `json:"token"`
 	AtNs   int64  `json:"at_ns"`
 }

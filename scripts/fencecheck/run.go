@@ -85,8 +85,8 @@ func runCommand(args []string) error {
 			return err
 		}
 		mv := main.verdict
-		fmt.Printf("fence: main run: faults %s; holders=%d (%d wrote) sessions=%d writes=%d refused=%d stale-accepted=%d overlaps=%d\n",
-			main.faultText(), mv.holders, mv.writers, mv.sessions, mv.writes, mv.refused, mv.staleAccepted, mv.overlaps)
+		fmt.Printf("fence: main run: faults %s; holders=%d (%d wrote) sessions=%d writes=%d refused=%d checks-refused=%d stale-accepted=%d overlaps=%d\n",
+			main.faultText(), mv.holders, mv.writers, mv.sessions, mv.writes, mv.refused, mv.checkRefused, mv.staleAccepted, mv.overlaps)
 		if err := main.acceptable(); err != nil {
 			return err
 		}
