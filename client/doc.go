@@ -213,8 +213,10 @@
 // batch_test.go (calls queue behind busy requests and go as one batch,
 // each with its own answer; a member without batches; a cut-off batch
 // failing over call by call; a queued call past its deadline "not
-// sent"; batches within the body limit), and contract_test.go, which runs against real members when
-// CHUNKLEASE_TEST_ENDPOINTS lists their client URLs (loopback only).
+// sent"; batches within the body limit), and contract_test.go and
+// contract_hold_test.go (a leader's token above the previous leader's),
+// which run against real members when CHUNKLEASE_TEST_ENDPOINTS lists
+// their client URLs (loopback only).
 // bench_test.go measures the client's own cost per call at 1, 16 and 64
 // callers.
 package client
