@@ -119,7 +119,7 @@ func (r *runner) startStore(p *phase) (func(), error) {
 		args = append(args, "-unfenced")
 	}
 	cmd := exec.Command(r.opts.chunkserver, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // gone with this process, whatever ends it
 	errLog, err := os.Create(filepath.Join(p.dir, "chunkserver.err"))
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func (r *runner) startHolder(p *phase, h *holderProc, i int) error {
 		args = append(args, "-done-only")
 	}
 	cmd := exec.Command(r.self, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // gone with this process, whatever ends it
 	errLog, err := os.Create(filepath.Join(p.dir, h.id+".err"))
 	if err != nil {
 		return err
