@@ -135,7 +135,7 @@ func (r *runner) pauseInAct(p *phase) (string, error) {
 	case <-time.After(15 * time.Second):
 		return "", fmt.Errorf("%s did not pause within 15 s of SIGUSR1", h.id)
 	case <-r.ctx.Done():
-		return "", fmt.Errorf("interrupted")
+		return "", r.stopped()
 	}
 	defer fmt.Fprintln(h.stdin, "continue")
 	h.cmd.Process.Signal(syscall.SIGSTOP)

@@ -2,7 +2,7 @@
 // (contract section 3, "Holders and storage"), run by
 // scripts/fence_check.sh on real processes on loopback:
 //
-//	fencecheck run -repo DIR -chunkserver BIN -work DIR [-duration 45s] [-negative-duration 15s] [-holders 5] [-lease-ms 1000]
+//	fencecheck run -repo DIR -chunkserver BIN -work DIR [-duration 45s] [-negative-duration 12s] [-holders 5] [-lease-ms 1000] [-deadline 170s] [-seed S] [-negative-only]
 //
 // starts 3 `lease-node serve` members (scripts/cluster.sh), the example
 // chunk server (examples/chunkserver, behind package fence) and the
@@ -40,7 +40,10 @@
 //
 // and the exit status 0; any violation, a fault that did not take effect,
 // or a negative control not caught exits 1. Everything it starts it
-// stops, by PID, also when interrupted.
+// stops, by PID, also when interrupted (SIGINT, SIGTERM) or past its
+// -deadline (170 s); the holders and the chunk server die with it even if
+// it is killed outright (Pdeathsig), and scripts/fence_check.sh stops the
+// members of a run killed so before it starts the next.
 //
 // check.go is the analysis (check_test.go: its rules on hand-made logs,
 // with negative controls); holder.go the holder; proxy.go the cut; mono.go

@@ -24,6 +24,7 @@ type options struct {
 	leaseMs                 int64
 	seed                    uint64
 	negativeOnly            bool
+	deadline                time.Duration
 }
 
 // runner owns everything a run starts, and stops it (cleanups, last
@@ -57,6 +58,7 @@ func runCommand(args []string) error {
 	fs.Int64Var(&o.leaseMs, "lease-ms", 1000, "the lease length holders ask for (also the members' longest lease)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the holders' holding times (0: draw one)")
 	fs.BoolVar(&o.negativeOnly, "negative-only", false, "run only the negative control (to study it)")
+	fs.DurationVar(&o.deadline, "deadline", 170*time.Second, "give up (and stop everything) after this long")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -72,6 +74,8 @@ func runCommand(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, o.deadline)
+	defer cancel()
 	r := &runner{opts: o, ctx: ctx, self: self}
 	defer r.cleanup()
 	fmt.Printf("fence: seed %d (replay the holding times with -seed %d)\n", o.seed, o.seed)
@@ -185,8 +189,16 @@ func (r *runner) sleep(d time.Duration) error {
 	case <-t.C:
 		return nil
 	case <-r.ctx.Done():
-		return errors.New("interrupted")
+		return r.stopped()
 	}
+}
+
+// stopped says why the run's context ended: a signal, or the deadline.
+func (r *runner) stopped() error {
+	if errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("the run took longer than its deadline (%v); everything it started is stopped", r.opts.deadline)
+	}
+	return errors.New("interrupted; everything it started is stopped")
 }
 
 // lease is the lease length as a duration.
