@@ -90,7 +90,7 @@ func (n *Node) masterStatus(now time.Duration) MasterStatusOK {
 		switch n.cfg.weaken {
 		case weakMasterStale:
 			st.Token = m.lastToken
-		case weakMasterLocalToken:
+		case weakMasterOwnToken:
 			st.Token = m.terms
 		}
 	}

@@ -53,11 +53,11 @@ const (
 	// weakMasterStale answers master_status with is_master for a lease
 	// length past the node's own deadline (drops rule 1 for the master).
 	weakMasterStale
-	// weakMasterLocalToken answers master_status with the node's own
+	// weakMasterOwnToken answers master_status with the node's own
 	// count of the instances it held instead of the instance's token, as
 	// a master that numbers its terms itself would (drops the master
 	// token's order across nodes).
-	weakMasterLocalToken
+	weakMasterOwnToken
 	// weakNoSticky turns sticky promises off (sticky.go): not a safety
 	// rule, a switch for measuring what they buy.
 	weakNoSticky
@@ -101,31 +101,31 @@ const (
 )
 
 var weakeningNames = map[weakening]string{
-	strong:               "none",
-	weakLateTimer:        "late-timer",
-	weakOverwrite:        "overwrite-live",
-	weakPerMessage:       "per-message-quorum",
-	weakReleaseByServer:  "release-by-server",
-	weakNoStretch:        "no-drift-stretch",
-	weakNoPromiseCheck:   "no-promise-check",
-	weakShrink:           "shrink-protection",
-	weakNoRecovery:       "no-recovery",
-	weakFastNoPromise:    "fast-no-promise-check",
-	weakFastLateTimer:    "fast-late-timer",
-	weakReadMax:          "read-max-remaining",
-	weakMasterStale:      "master-stale-status",
-	weakMasterLocalToken: "master-local-token",
-	weakNoSticky:         "no-sticky",
-	weakNoPacing:         "no-pacing",
-	weakUnitMs:           "unit-ms",
-	weakNoWallFloor:      "no-wall-floor",
-	weakBootNoStretch:    "boot-wait-no-stretch",
-	weakNoMargin:         "no-drift-margin",
-	weakRecoveryNotMax:   "recovery-floor-not-max",
-	weakReqIDsFromZero:   "req-ids-from-zero",
-	weakFastDefinite:     "fast-fail-definite",
-	weakNoLanes:          "no-lanes",
-	weakReleaseExact:     "release-exact-token",
+	strong:              "none",
+	weakLateTimer:       "late-timer",
+	weakOverwrite:       "overwrite-live",
+	weakPerMessage:      "per-message-quorum",
+	weakReleaseByServer: "release-by-server",
+	weakNoStretch:       "no-drift-stretch",
+	weakNoPromiseCheck:  "no-promise-check",
+	weakShrink:          "shrink-protection",
+	weakNoRecovery:      "no-recovery",
+	weakFastNoPromise:   "fast-no-promise-check",
+	weakFastLateTimer:   "fast-late-timer",
+	weakReadMax:         "read-max-remaining",
+	weakMasterStale:     "master-stale-status",
+	weakMasterOwnToken:  "master-local-token",
+	weakNoSticky:        "no-sticky",
+	weakNoPacing:        "no-pacing",
+	weakUnitMs:          "unit-ms",
+	weakNoWallFloor:     "no-wall-floor",
+	weakBootNoStretch:   "boot-wait-no-stretch",
+	weakNoMargin:        "no-drift-margin",
+	weakRecoveryNotMax:  "recovery-floor-not-max",
+	weakReqIDsFromZero:  "req-ids-from-zero",
+	weakFastDefinite:    "fast-fail-definite",
+	weakNoLanes:         "no-lanes",
+	weakReleaseExact:    "release-exact-token",
 }
 
 func (w weakening) String() string { return weakeningNames[w] }
