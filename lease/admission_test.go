@@ -62,11 +62,11 @@ func (c *admissionCluster) chunksSent() map[string]bool {
 	return out
 }
 
-// tickSilent runs n's timers from 0 until until or until nothing is
+// tickSilent runs n's timers from from until until or until nothing is
 // pending, and drops everything it sends (the peers are silent); check,
 // if set, sees the held messages first.
-func (c *admissionCluster) tickSilent(n *Node, until time.Duration, check func(now time.Duration)) {
-	for now := time.Duration(0); now < until && n.Pending() > 0; {
+func (c *admissionCluster) tickSilent(n *Node, from, until time.Duration, check func(now time.Duration)) {
+	for now := from; now < until && n.Pending() > 0; {
 		out := n.Tick(now)
 		c.take(out)
 		if check != nil {
@@ -132,7 +132,7 @@ func TestAdmissionTimesOutDefinitely(t *testing.T) {
 		Request{Op: OpGrant, Chunk: "c2", Server: "cs1", LeaseMs: 1000},
 		Request{Op: OpGrant, Chunk: "c3", Server: "cs1", LeaseMs: 1000})
 	n1 := c.nodes["n1"]
-	c.tickSilent(n1, 2*time.Second, func(now time.Duration) {
+	c.tickSilent(n1, 0, 2*time.Second, func(now time.Duration) {
 		if c.chunksSent()["c3"] {
 			t.Fatalf("at %v n1 sent a message about c3, which never had a slot", now)
 		}
@@ -151,10 +151,12 @@ func TestAdmissionTimesOutDefinitely(t *testing.T) {
 	}
 }
 
-// TestAdmissionLimitAdapts: a node opens slowStart slots at first; when
-// the requests holding them time out (here the peers are silent) the
-// limit halves, once for the whole wave; every request answered in time
-// widens it by one, up to MaxInFlight.
+// TestAdmissionLimitAdapts: a node opens slowStart slots at first; every
+// request answered in time widens the limit by one, up to MaxInFlight;
+// when the requests holding the slots time out together (here the peers
+// are silent) the limit halves exactly once for the whole wave, from
+// wherever it had grown to, and once more for a wave a quorum timeout
+// later.
 func TestAdmissionLimitAdapts(t *testing.T) {
 	c := newAdmissionCluster(t, 40)
 	n1 := c.nodes["n1"]
@@ -163,28 +165,36 @@ func TestAdmissionLimitAdapts(t *testing.T) {
 	if sent := len(c.chunksSent()); sent != slowStart {
 		t.Fatalf("a fresh node started %d of %d requests at once, want slowStart = %d", sent, len(wave), slowStart)
 	}
-	c.tickSilent(n1, 2*time.Second, nil)
-	if n1.limit != slowStart/2 {
-		t.Fatalf("after a wave of %d timeouts the limit is %d, want it halved once to %d", slowStart, n1.limit, slowStart/2)
-	}
-	c.replies = map[uint64]Reply{}
-	wave = grants("v", len(wave))
-	c.burst(3*time.Second, wave...)
-	if sent := len(c.chunksSent()); sent != slowStart/2 {
-		t.Fatalf("after the cut %d requests started at once, want %d", sent, slowStart/2)
-	}
-	c.deliver(3*time.Second + time.Millisecond)
+	c.deliver(time.Millisecond)
 	for id := uint64(1); id <= uint64(len(wave)); id++ {
 		if r, ok := c.replies[id]; !ok || r.Err != nil {
 			t.Fatalf("request %d with the peers answering: answered %v, %+v", id, ok, r)
 		}
 	}
-	if want := min(slowStart/2+len(wave), n1.cfg.MaxInFlight); n1.limit != want {
-		t.Fatalf("after %d answers in time the limit is %d, want %d", len(wave), n1.limit, want)
+	grown := min(slowStart+len(wave), n1.cfg.MaxInFlight)
+	if n1.limit != grown {
+		t.Fatalf("after %d answers in time the limit is %d, want %d", len(wave), n1.limit, grown)
+	}
+	// A wave that fills every slot and times out: one halving.
+	c.replies = map[uint64]Reply{}
+	c.burst(time.Second, grants("v", grown)...)
+	if sent := len(c.chunksSent()); sent != grown {
+		t.Fatalf("%d requests started at once, want all %d", sent, grown)
+	}
+	c.tickSilent(n1, time.Second, 3*time.Second, nil)
+	if n1.limit != grown/2 {
+		t.Fatalf("after a wave of %d timeouts the limit is %d, want %d halved once: %d", grown, n1.limit, grown, grown/2)
+	}
+	// The next wave, a quorum timeout later, halves it once more, to no
+	// less than minLimit.
+	c.burst(4*time.Second, grants("u", n1.limit)...)
+	c.tickSilent(n1, 4*time.Second, 6*time.Second, nil)
+	if want := max(grown/4, minLimit); n1.limit != want {
+		t.Fatalf("after a second wave of timeouts the limit is %d, want %d", n1.limit, want)
 	}
 	c.replies = map[uint64]Reply{}
-	c.burst(4*time.Second, grants("u", len(wave))...)
-	c.deliver(4*time.Second + time.Millisecond)
+	c.burst(7*time.Second, grants("x", 2*n1.cfg.MaxInFlight)...)
+	c.deliver(7*time.Second + time.Millisecond)
 	if n1.limit != n1.cfg.MaxInFlight {
 		t.Fatalf("the limit grew to %d, want it held at MaxInFlight = %d", n1.limit, n1.cfg.MaxInFlight)
 	}

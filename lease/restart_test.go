@@ -2,6 +2,7 @@ package lease
 
 import (
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -73,10 +74,17 @@ func restartFloorRound(rng *rand.Rand, w weakening) error {
 	return nil
 }
 
-// TestRecoveryFloorIsTheLargestAnswer is the recovery guard's property: a
-// restarted acceptor's floor is, after every sync answer, at least every
-// high-water mark it heard, and it never falls, in whatever order (and
-// however often) the answers arrive.
+// TestRecoveryFloorIsTheLargestAnswer is the recovery guard's property,
+// held to a model of what recovery counts: a restarted acceptor's floor
+// is, after every sync answer, at least every high-water mark it heard
+// from its own incarnation's sync rounds, in whatever order (and however
+// often) the answers arrive, and never more than the largest of them:
+// answers meant for an earlier incarnation (another request id, or
+// another nonce, as after a clock step back) neither raise the floor nor
+// count. Recovery is complete exactly when n-q+1 acceptors that are not
+// restarting, or q-1 that are restarting too, answered (doc.go
+// "Fencing tokens"); until then a later, higher mark still raises the
+// floor. Three and five acceptors.
 func TestRecoveryFloorIsTheLargestAnswer(t *testing.T) {
 	if err := recoveryRounds(propSeed(t), strong, 500); err != nil {
 		t.Fatal(err)
@@ -85,27 +93,181 @@ func TestRecoveryFloorIsTheLargestAnswer(t *testing.T) {
 
 func recoveryRounds(seed uint64, w weakening, rounds int) error {
 	rng := rand.New(rand.NewPCG(seed, 0x5c))
-	acc := []string{"n1", "n2", "n3", "n4", "n5"}
 	for round := range rounds {
-		n, err := NewNode(Config{ID: "n1", Acceptors: acc, MaxLeaseMs: 1000, BootWaitMs: 1000, Incarnation: 7, Nonce: 7,
-			Rand: rand.New(rand.NewPCG(1, 2)), weaken: w}, 0)
+		if err := recoveryRound(rng, w); err != nil {
+			return fmt.Errorf("seed %d round %d: %v", seed, round, err)
+		}
+	}
+	return nil
+}
+
+func recoveryRound(rng *rand.Rand, w weakening) error {
+	acc := []string{"n1", "n2", "n3", "n4", "n5"}[:3+2*rng.IntN(2)]
+	inc, nonce := 1+rng.Int64N(1<<40), 1+rng.Uint64N(1<<52)
+	n, err := NewNode(Config{ID: "n1", Acceptors: acc, MaxLeaseMs: 1000, BootWaitMs: 1000, Incarnation: inc, Nonce: nonce,
+		Rand: rand.New(rand.NewPCG(1, 2)), weaken: w}, 0)
+	if err != nil {
+		return err
+	}
+	q := len(acc)/2 + 1
+	ready, restarting := map[string]bool{}, map[string]bool{} // distinct acceptors counted, by kind
+	var low, high uint64                                      // the largest first answer; the largest answer of this incarnation
+	recovering := true
+	for step := range 1 + rng.IntN(12) {
+		m := Msg{Type: MsgSyncResp, From: acc[1+rng.IntN(len(acc)-1)], To: "n1", ReqID: uint64(inc), Nonce: nonce,
+			Counter: uint64(rng.Int64N(1 << 30)), Recovering: rng.IntN(3) == 0}
+		foreign := rng.IntN(3) == 0
+		if foreign {
+			// An earlier incarnation's answer: its request id (the
+			// earlier incarnation), its nonce, or both differ; its mark
+			// is above every genuine one, so counting it shows.
+			m.Counter += 1 << 31
+			otherID := uint64(max(inc+rng.Int64N(2000)-1000, 0))
+			if otherID == uint64(inc) {
+				otherID++
+			}
+			otherNonce := nonce ^ (1 + rng.Uint64N(1<<20))
+			switch rng.IntN(3) {
+			case 0:
+				m.ReqID = otherID
+			case 1:
+				m.Nonce = otherNonce // the same id: the wall clock stepped back
+			default:
+				m.ReqID, m.Nonce = otherID, otherNonce
+			}
+		}
+		n.Receive(time.Duration(step)*time.Millisecond, m)
+		if recovering && !foreign {
+			high = max(high, m.Counter)
+			kind := ready
+			if m.Recovering {
+				kind = restarting
+			}
+			if !kind[m.From] {
+				kind[m.From], low = true, max(low, m.Counter)
+			}
+			recovering = len(ready) < len(acc)-q+1 && len(restarting) < q-1
+		}
+		what := fmt.Sprintf("after %s's answer %d (recovering %v, earlier incarnation %v; counted: %d ready, %d restarting, of %d acceptors)",
+			m.From, m.Counter, m.Recovering, foreign, len(ready), len(restarting), len(acc))
+		switch {
+		case n.floor < low:
+			return fmt.Errorf("%s the floor is %d, below the mark %d it heard", what, n.floor, low)
+		case n.floor > high:
+			return fmt.Errorf("%s the floor is %d, above every mark of this incarnation (largest %d)", what, n.floor, high)
+		case n.recovering != recovering:
+			return fmt.Errorf("%s the node is recovering: %v, want %v", what, n.recovering, recovering)
+		}
+	}
+	return nil
+}
+
+// TestSyncAnswerCoversEveryPromise: an acceptor tells a recovering peer a
+// high-water mark at least every ballot it promised or accepted, also
+// one far ahead of its own wall clock (a proposer whose clock runs
+// ahead), which its ballot counter does not follow beyond the lead
+// bound (ballot.go observe).
+func TestSyncAnswerCoversEveryPromise(t *testing.T) {
+	if err := syncAnswerRounds(propSeed(t), strong, 300); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func syncAnswerRounds(seed uint64, w weakening, rounds int) error {
+	rng := rand.New(rand.NewPCG(seed, 0x5a2))
+	const wall0 = 1_763_856_000_000
+	acc := []string{"n1", "n2", "n3"}
+	for round := range rounds {
+		maxMs := 200 + rng.Int64N(1800)
+		cfg := Config{ID: "n2", Acceptors: acc, MaxLeaseMs: maxMs, Incarnation: 1 + rng.Int64N(1<<40), Nonce: 1,
+			WallMs: wall0, Rand: rand.New(rand.NewPCG(1, 2)), weaken: w}
+		n, err := NewNode(cfg, 0)
 		if err != nil {
 			return err
 		}
-		first := map[string]uint64{} // each acceptor's first answer while recovering
-		for step := range 1 + rng.IntN(8) {
-			c := uint64(rng.Int64N(1 << 30))
-			from := acc[1+rng.IntN(len(acc)-1)]
-			before, counted := n.floor, n.recovering
-			n.Receive(time.Duration(step)*time.Millisecond, Msg{Type: MsgSyncResp, From: from, To: "n1", ReqID: 7, Nonce: 7, Counter: c,
-				Recovering: rng.IntN(4) == 0})
-			if _, seen := first[from]; counted && !seen {
-				first[from] = c
+		wallUnits := uint64(ms(wall0-CounterEpochMs) / BallotUnit)
+		var promised uint64
+		now := time.Duration(0)
+		for step := range 1 + rng.IntN(20) {
+			now += time.Duration(rng.Int64N(50)) * time.Millisecond
+			// A ballot near this node's wall clock, or up to a minute
+			// ahead of it.
+			aheadMs := rng.Int64N(maxMs / 2)
+			if rng.IntN(3) == 0 {
+				aheadMs = rng.Int64N(60_000)
 			}
-			for who, high := range first {
-				if n.floor < high || n.floor < before {
-					return fmt.Errorf("seed %d round %d: %s answered %d, the last answer was %d from %s; the floor is %d (was %d)",
-						seed, round, who, high, c, from, n.floor, before)
+			units := wallUnits + uint64(ms(aheadMs)/BallotUnit) + uint64(now/BallotUnit)
+			b := Ballot{Counter: units<<LaneBits | 2, Incarnation: 9}
+			m := Msg{Type: MsgPrepare, From: "n3", To: "n2", Chunk: fmt.Sprintf("c%d", rng.IntN(4)), Ballot: b, Server: "s"}
+			if rng.IntN(2) == 0 {
+				m.Type, m.LeaseMs = MsgPropose, 1+rng.Int64N(maxMs)
+			}
+			for _, out := range n.Receive(now, m).Msgs {
+				if out.Type == respType(m.Type) && out.OK {
+					promised = max(promised, b.Counter)
+				}
+			}
+			if rng.IntN(3) > 0 && step > 0 {
+				continue
+			}
+			var answer *Msg
+			for _, out := range n.Receive(now, Msg{Type: MsgSync, From: "n1", To: "n2", ReqID: 5, Nonce: 5}).Msgs {
+				if out.Type == MsgSyncResp {
+					answer = &out
+				}
+			}
+			if answer == nil || answer.Counter < promised {
+				return fmt.Errorf("seed %d round %d step %d: the acceptor promised counter %d (lead bound %d ms), its sync answer is %+v",
+					seed, round, step, promised, maxMs/4, answer)
+			}
+		}
+	}
+	return nil
+}
+
+// TestBootWaitEndsAtItsStretchedEnd: a restarted acceptor answers
+// prepare, propose, read and release with "booting" until exactly
+// BootWaitMs*(1+rho)/(1-rho) of its own clock after its start (rule 7,
+// rounded up to the nanosecond), a nanosecond before included, and
+// serves from that instant on.
+func TestBootWaitEndsAtItsStretchedEnd(t *testing.T) {
+	if err := bootEdgeRounds(propSeed(t), strong, 200); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func bootEdgeRounds(seed uint64, w weakening, rounds int) error {
+	rng := rand.New(rand.NewPCG(seed, 0xb007))
+	for round := range rounds {
+		bootMs, ppm := 1+rng.Int64N(120_000), []int64{0, 1 + rng.Int64N(100_000)}[rng.IntN(2)]
+		start := time.Duration(rng.Int64N(int64(time.Hour)))
+		// end = start + ceil(bootMs * 1e6 ns * (1e6 + ppm) / (1e6 - ppm))
+		num := new(big.Int).Mul(big.NewInt(int64(ms(bootMs))), big.NewInt(1_000_000+ppm))
+		den := big.NewInt(1_000_000 - ppm)
+		num.Add(num, new(big.Int).Sub(den, big.NewInt(1)))
+		end := start + time.Duration(num.Div(num, den).Int64())
+		for _, typ := range []MsgType{MsgPrepare, MsgPropose, MsgRead, MsgRelease} {
+			n, err := NewNode(Config{ID: "n1", Acceptors: []string{"n1", "n2", "n3"}, MaxLeaseMs: bootMs, BootWaitMs: bootMs, DriftPPM: ppm,
+				Incarnation: 1, Nonce: 1, Rand: rand.New(rand.NewPCG(1, 2)), weaken: w}, start)
+			if err != nil {
+				return err
+			}
+			m := Msg{Type: typ, From: "n2", To: "n1", Chunk: "c", Ballot: Ballot{Counter: 1 << 20, Incarnation: 2}, Server: "s",
+				LeaseMs: bootMs, Token: 1, ReqID: 3, Nonce: 3}
+			for _, at := range []time.Duration{end - 1, end} {
+				var got []MsgType
+				for _, out := range n.Receive(at, m).Msgs {
+					if out.To == "n2" && out.Type != MsgSync {
+						got = append(got, out.Type)
+					}
+				}
+				want := respType(typ)
+				if at < end {
+					want = MsgBooting
+				}
+				if len(got) != 1 || got[0] != want {
+					return fmt.Errorf("seed %d round %d: boot wait %d ms at %d ppm from %v ends at %v; %s at %v was answered %v, want %s",
+						seed, round, bootMs, ppm, start, end, typ, at, got, want)
 				}
 			}
 		}
