@@ -33,6 +33,17 @@ func weakenedIn(name string, profile func(*scenario, *rand.Rand)) control {
 	return control{name, func(seed uint64) scenario { return drawProfile(seed, name, profile) }}
 }
 
+// weakenedMargined draws only the "clocks" profile with a drift margin and
+// clients slower than rho by what it covers, with one rule switched off.
+func weakenedMargined(name string) control {
+	return control{name, func(seed uint64) scenario {
+		rng := rand.New(rand.NewPCG(seed, 0x3a6))
+		s := drawProfile(seed, name, (*scenario).clocks)
+		s.margined(rng)
+		return s
+	}}
+}
+
 // controls run with the normal test suite. Each must produce at least one
 // failing schedule, or the simulation (or the checker) has lost its teeth.
 // -control-rates prints every control's catch rate over the whole budget;
@@ -43,7 +54,9 @@ func weakenedIn(name string, profile func(*scenario, *rand.Rand)) control {
 // order tokens through promises and recovery, "sequential" (restarts one
 // at a time, clocks at the bound) for the restart floor, "load" (a
 // coarse counter unit, whole-cluster restarts) for pacing, "bootedge"
-// for the boot wait's stretch, "clocks" with a margin for the margin,
+// for the boot wait's stretch, "clocks" with a margin for the margin
+// (of grants and renews, and of checks, whose clients believe them on
+// their own clocks too),
 // "twice" (quick restarts, held answers) for request ids.
 var controls = []control{
 	{"acceptors=self", func(seed uint64) scenario {
@@ -64,12 +77,8 @@ var controls = []control{
 	weakenedIn("boot-wait-no-stretch", (*scenario).bootEdge),
 	weakened("fast-fail-definite"),
 	weakened("no-lanes"),
-	{"no-drift-margin", func(seed uint64) scenario {
-		rng := rand.New(rand.NewPCG(seed, 0x3a6))
-		s := drawProfile(seed, "no-drift-margin", (*scenario).clocks)
-		s.margined(rng)
-		return s
-	}},
+	weakenedMargined("no-drift-margin"),
+	weakenedMargined("check-no-margin"),
 	{"restart-without-boot-wait", func(seed uint64) scenario {
 		s := drawScenario(seed, "none")
 		s.noBootWait = true

@@ -26,6 +26,7 @@ var propertyControls = []struct {
 	{"boot-wait-no-stretch", func(seed uint64, w weakening) error { return bootEdgeRounds(seed, w, 200) }},
 	{"no-drift-margin", func(seed uint64, w weakening) error { return checkTimeRounds(seed, w, 1000) }},
 	{"read-max-remaining", func(seed uint64, w weakening) error { return checkTimeRounds(seed, w, 1000) }},
+	{"check-no-margin", func(seed uint64, w weakening) error { return checkTimeRounds(seed, w, 1000) }},
 	{"unit-ms", func(_ uint64, w weakening) error { return sustainsRatedRate(Config{weaken: w}) }},
 	{"no-wall-floor", func(seed uint64, w weakening) error { return restartFloorRounds(seed, w, 300) }},
 	{"recovery-floor-not-max", func(seed uint64, w weakening) error { return recoveryRounds(seed, w, 500) }},

@@ -79,8 +79,11 @@ func (n *Node) answerCheck(now time.Duration, r *request, holder string) {
 	rd := r.rd
 	delete(n.byReq, rd.id)
 	if holder != "" {
-		rem := n.protectedMs(rd.samples, holder)
-		left := floorMs(rd.sentAt + ms(rem) - now - n.margin())
+		rem, margin := n.protectedMs(rd.samples, holder), n.margin()
+		if n.cfg.weaken == weakCheckNoMargin {
+			margin = 0
+		}
+		left := floorMs(rd.sentAt + ms(rem) - now - margin)
 		n.reply(r, "lease_check_ok", CheckOK{Primary: &holder, RemainingMs: left})
 		return
 	}

@@ -188,20 +188,28 @@ func (c *clients) reply(r lease.Reply) {
 	c.complete(call, raw)
 }
 
-// scaleBelief turns the lease time in a reply into what the client, whose
+// scaleBelief turns the times in a reply into what the client, whose
 // clock runs at 1+ppm, believes in real time: a slow clock (ppm < 0)
-// counts the same milliseconds over a longer real time.
+// counts the same milliseconds over a longer real time. A client believes
+// every time it is told on its own clock: its own lease (a grant naming
+// it, a renew) and what a read promises (a check's remaining time, a
+// grant's naming another primary), which checkProtectedPromise judges.
+// So with clients slower than rho by what the drift margin covers, the
+// margin must shorten checks as it shortens grants.
 func (c *clients) scaleBelief(call *simCall, body any) any {
 	ppm := c.workers[call.worker].ppm
 	scale := func(ms int64) int64 { return scaleMs(ms, ppm) }
 	switch b := body.(type) {
 	case lease.GrantOK:
-		if b.Primary == call.req.Server {
-			b.ExpiresInMs = scale(b.ExpiresInMs)
-		}
+		b.ExpiresInMs = scale(b.ExpiresInMs)
 		return b
 	case lease.RenewOK:
 		b.NewExpiresInMs = scale(b.NewExpiresInMs)
+		return b
+	case lease.CheckOK:
+		if !b.Expired {
+			b.RemainingMs = scale(b.RemainingMs)
+		}
 		return b
 	}
 	return body

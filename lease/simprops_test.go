@@ -49,9 +49,15 @@ type readValue struct {
 
 // checkProtectedPromise verifies what a check's remaining_ms (and a
 // grant's expires_in_ms when it names another primary) promises: counted
-// from the reply, no other server is newly granted the chunk within that
-// time, unless the holder released meanwhile. The bound allows the drift
-// factor and a millisecond of rounding.
+// from the reply on the client's own clock (scaleBelief), no other server
+// is newly granted the chunk within that time, unless the holder released
+// meanwhile. The promise is tight: a majority that grants another server
+// includes an acceptor that reported at least the proven time, and keeps
+// it live for that long stretched by the drift factor, which covers every
+// clock within rho (the proposer's, counting from its read, and the
+// client's). So the bound allows only one rho of slack and a millisecond
+// of rounding, and with clients slower than rho by what the drift margin
+// covers, a check that leaves the margin out breaks it.
 func checkProtectedPromise(ops []history.Op, holdings []leasewl.Holding, driftPPM int64) []string {
 	pairs, _ := history.PairOps(ops)
 	releases := map[string][]int64{} // chunk/server -> release invoke times
@@ -85,8 +91,8 @@ func checkProtectedPromise(ops []history.Op, holdings []leasewl.Holding, driftPP
 
 // promisedHolder extracts from an ok check or another-primary grant the
 // holder it named and the time until which it promised it protected (the
-// reply's time plus the remaining time), shortened by the drift factor
-// and a millisecond.
+// reply's time plus the remaining time the client believes), shortened by
+// one rho and a millisecond.
 func promisedHolder(p history.Pair, driftPPM int64) (holder, chunk string, until int64, ok bool) {
 	if p.Completion == nil || p.Completion.Type != history.OK {
 		return "", "", 0, false
@@ -105,7 +111,7 @@ func promisedHolder(p history.Pair, driftPPM int64) (holder, chunk string, until
 		return "", "", 0, false
 	}
 	d := time.Duration(ms) * time.Millisecond
-	d -= d*time.Duration(4*driftPPM)/1_000_000 + time.Millisecond
+	d -= d*time.Duration(driftPPM)/1_000_000 + time.Millisecond
 	return *v.Primary, v.Chunk, p.Completion.Time + int64(d), d > 0
 }
 

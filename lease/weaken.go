@@ -98,6 +98,9 @@ const (
 	// release's, as before rule 6 was widened: an older instance of the
 	// same server stays protected after it gave the chunk back.
 	weakReleaseExact
+	// weakCheckNoMargin reports a check's remaining time without
+	// subtracting DriftMarginMs (grants and renews keep the margin).
+	weakCheckNoMargin
 )
 
 var weakeningNames = map[weakening]string{
@@ -126,6 +129,7 @@ var weakeningNames = map[weakening]string{
 	weakFastDefinite:    "fast-fail-definite",
 	weakNoLanes:         "no-lanes",
 	weakReleaseExact:    "release-exact-token",
+	weakCheckNoMargin:   "check-no-margin",
 }
 
 func (w weakening) String() string { return weakeningNames[w] }
