@@ -41,7 +41,8 @@
 // Per member: Kill (the process dies: its listener closes, its
 // connections break, requests in flight are cut; connections are refused
 // until Restart), Inject (a queue of one-request faults: a status such as
-// 503 with Retry-After or 504, a connection reset, delays before and
+// 503 with Retry-After or 504, a connection reset, an answer that breaks
+// off after its status line and half its body, delays before and
 // after performing, with or without performing the request), SetLatency
 // (every request slow), StallMaster (the member stops renewing its
 // master lease).

@@ -2,6 +2,7 @@ package fakelease
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -64,7 +65,7 @@ func TestModel(t *testing.T) {
 }
 
 // TestFaults: injected faults are used once each, in order, by matching
-// requests; a killed member refuses connections until restarted.
+// requests (a status, a reset, an answer broken off); a killed member refuses connections until restarted.
 func TestFaults(t *testing.T) {
 	c := Start(t, Options{Nodes: 1})
 	n := c.Node(0)
@@ -79,6 +80,17 @@ func TestFaults(t *testing.T) {
 	if status, _, _ := post(t, n, "lease_grant", `{"chunk_handle":"a","server":"s1"}`); status != 0 || !c.Holder("a").Live {
 		t.Fatalf("reset after applying: status %d, holder %+v; want a cut connection and the grant done", status, c.Holder("a"))
 	}
+	n.Inject(Fault{Op: "lease_renew", BreakOff: true})
+	resp, err := http.Post(n.URL+"/v1/lease_renew", "application/json", strings.NewReader(`{"chunk_handle":"a","server":"s1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || err == nil || len(body) == 0 || c.Holder("a").Token != 1002 {
+		t.Fatalf("an answer broken off: %d, %q, %v, holder %+v; want 200, part of the body, an error, the renewal done",
+			resp.StatusCode, body, err, c.Holder("a"))
+	}
 	n.Kill()
 	if status, _, _ := post(t, n, "lease_check", `{"chunk_handle":"a"}`); status != 0 {
 		t.Fatalf("a killed member answered %d", status)
@@ -89,8 +101,8 @@ func TestFaults(t *testing.T) {
 	if status, _, _ := post(t, n, "lease_check", `{"chunk_handle":"a"}`); status != 200 {
 		t.Fatalf("a restarted member answered %d", status)
 	}
-	if calls := c.Calls(); len(calls) != 4 || calls[2].Status != 0 || !calls[2].Applied {
-		t.Fatalf("log %+v; want 4 calls (the refused connection reached nobody), the third cut after applying", calls)
+	if calls := c.Calls(); len(calls) != 5 || calls[2].Status != 0 || !calls[2].Applied || !calls[3].Applied {
+		t.Fatalf("log %+v; want 5 calls (the refused connection reached nobody), the third cut after applying, the fourth applied", calls)
 	}
 }
 

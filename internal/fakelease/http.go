@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -63,7 +64,9 @@ func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveBatch serves POST /v1/batch as a member does: each call answered
 // as its own endpoint would, in order. A fault for op "batch" meets the
-// request as a whole (Apply performs every call before it).
+// request as a whole (Apply performs every call before it), and so do the
+// member's latencies (its answer leaves DelayOut after the calls were
+// performed).
 func (n *Node) serveBatch(w http.ResponseWriter, r *http.Request, b []byte, killed <-chan struct{}, call *Call) {
 	var calls []struct {
 		Op   string          `json:"op"`
@@ -92,22 +95,31 @@ func (n *Node) serveBatch(w http.ResponseWriter, r *http.Request, b []byte, kill
 			n.c.logCall(c)
 		}
 	}
+	if !n.pause(f.DelayOut, killed, r.Context().Done()) {
+		n.c.logCall(*call)
+		return
+	}
 	call.At = time.Now()
+	out := make([]map[string]any, len(results))
+	for i, a := range results {
+		out[i] = map[string]any{"status": a.status, "body": a.body}
+	}
+	all := answer{status: 200, body: map[string]any{"results": out}}
 	switch {
 	case f.Reset:
 		n.c.logCall(*call)
 		reset(w)
+	case f.BreakOff:
+		call.Status = all.status
+		n.c.logCall(*call)
+		breakOff(w, all)
 	case f.Status != 0:
 		if f.Status == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "1")
 		}
 		n.answer(w, call, refuse(f.Status, 13, "injected failure %d", f.Status))
 	default:
-		out := make([]map[string]any, len(results))
-		for i, a := range results {
-			out[i] = map[string]any{"status": a.status, "body": a.body}
-		}
-		n.answer(w, call, answer{status: 200, body: map[string]any{"results": out}})
+		n.answer(w, call, all)
 	}
 }
 
@@ -143,6 +155,10 @@ func (n *Node) serveOp(w http.ResponseWriter, r *http.Request, op string, b []by
 	case f.Reset:
 		n.c.logCall(*call)
 		reset(w)
+	case f.BreakOff:
+		call.Status = ans.status
+		n.c.logCall(*call)
+		breakOff(w, ans)
 	case f.Status == http.StatusGatewayTimeout:
 		n.answer(w, call, refuse(504, 0, "the proposes went out but no majority answered in time; the request may have taken effect"))
 	case f.Status != 0:
@@ -232,6 +248,26 @@ func writeAnswer(w http.ResponseWriter, a answer) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(a.status)
 	w.Write(b)
+}
+
+// breakOff writes the status line, the headers with the whole body's
+// Content-Length and the first half of the body, then closes the
+// connection: the client sees the answer start and break off.
+func breakOff(w http.ResponseWriter, a answer) {
+	b, err := json.Marshal(a.body)
+	if err != nil {
+		panic(err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(a.status)
+	w.Write(b[:len(b)/2])
+	w.(http.Flusher).Flush()
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		return
+	}
+	conn.Close()
 }
 
 // reset cuts the client's connection: an RST on TCP, a close on a pipe.

@@ -37,6 +37,10 @@ type Fault struct {
 	RetryAfter string
 	// Reset cuts the connection instead of answering.
 	Reset bool
+	// BreakOff performs the request and starts the answer (status line,
+	// headers with the full Content-Length, half the body), then cuts the
+	// connection: an answer that broke off.
+	BreakOff bool
 	// Apply performs the request before the Status or Reset: the member
 	// acted, the client cannot know it.
 	Apply bool
