@@ -277,3 +277,44 @@ func TestBatchThatNeverWentOutWasNotSent(t *testing.T) {
 		time.Sleep(5 * time.Second)
 	})
 }
+
+// TestBatchCutAfterItWentOutIsUnknown: a batch that reached its member
+// and then lost its answer (the connection cut before or after the member
+// acted, or the answer broken off halfway) may have taken effect for
+// every one of its calls: each is unknown, never "not sent", exactly as
+// a call sent alone whose answer was lost. With one attempt each, the
+// calls of the cut batch end unknown and the others succeed.
+func TestBatchCutAfterItWentOutIsUnknown(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault fakelease.Fault
+	}{
+		{"cut before the member acted", fakelease.Fault{Op: "batch", Reset: true}},
+		{"cut after the member acted", fakelease.Fault{Op: "batch", Reset: true, Apply: true}},
+		{"answer broken off", fakelease.Fault{Op: "batch", BreakOff: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f, c := fakeClient(t, fakelease.Options{Network: fakelease.Pipe, Batch: true, Nodes: 1},
+					Config{Batching: true, MaxAttempts: 1})
+				f.Node(0).SetLatency(20*time.Millisecond, 0)
+				f.Node(0).Inject(tc.fault)
+				_, errs := grantAll(context.Background(), c, 20)
+				unknown := 0
+				for k, err := range errs {
+					switch {
+					case err == nil:
+					case IsUnknown(err) && !strings.Contains(err.Error(), "not sent"):
+						unknown++
+					default:
+						t.Errorf("grant %d: %v; want granted, or unknown (its batch went out)", k, err)
+					}
+				}
+				batches, _ := batchesOf(f, "n1")
+				if len(batches) == 0 || unknown != batches[0].Calls {
+					t.Fatalf("%d calls unknown; the member's batches %+v: want every call of the first (cut) batch unknown", unknown, batches)
+				}
+			})
+		})
+	}
+}

@@ -252,3 +252,31 @@ func TestConcurrentFailuresCountOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestBackoffDoublesWithConsecutiveFailures: a member that fails again and
+// again is kept away for about 1, 2, 4, 8 times the base backoff (50 ms,
+// jittered by 20%), so a call against a lone failing member (503 without
+// Retry-After) comes back at doubling intervals, with batching on.
+func TestBackoffDoublesWithConsecutiveFailures(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const failures = 4
+		f, c := fakeClient(t, fakelease.Options{Network: fakelease.Pipe, Batch: true, Nodes: 1}, Config{Batching: true, MaxAttempts: failures + 1})
+		for range failures {
+			f.Node(0).Inject(fakelease.Fault{Op: "lease_grant", Status: 503, RetryAfter: "0"})
+		}
+		if l, err := c.Grant(context.Background(), "ch_1", "cs1", 5000); err != nil || !l.Granted() {
+			t.Fatalf("grant after %d failures: %+v, %v", failures, l, err)
+		}
+		calls := f.CallsOf("lease_grant")
+		if len(calls) != failures+1 {
+			t.Fatalf("the member got %d attempts, want %d", len(calls), failures+1)
+		}
+		for k := 1; k < len(calls); k++ {
+			gap := calls[k].Received.Sub(calls[k-1].Received)
+			base := 50 * time.Millisecond << (k - 1) // the documented base, doubled per failure
+			if gap < base*8/10 || gap > base*12/10 {
+				t.Errorf("attempt %d came %v after the one before; after %d failures in a row the backoff is %v +-20%%", k+1, gap, k, base)
+			}
+		}
+	})
+}

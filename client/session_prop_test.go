@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -34,7 +36,10 @@ import (
 // after the believed expiry, one that counts the expiry from the answer's
 // arrival, a cluster whose clock runs faster than the drift margin
 // covers, and a holder with a stalled watchdog that watches Done alone
-// must each be caught.
+// must each be caught, alone and batching. With batching on, several holders renew at
+// once through one client, so their renewals meet in batches: a batched
+// call's expiry counts from when its batch was sent, as a lone call's
+// from when it was sent.
 
 // scenario is one randomized run's setting.
 type scenario struct {
@@ -43,62 +48,104 @@ type scenario struct {
 	doneOnly bool          // the watcher never asks Current: it believes Done alone
 	rate     float64       // the cluster's clock rate
 	duration time.Duration // of the bubble's time
+	// batching: the client batches (Config.Batching) and holders
+	// sessions at once, each on its own chunk; else one holder.
+	batching bool
+	holders  int
+	// answerDelay is how long every member takes to send an answer after
+	// acting, outside the nemesis's own faults: calls overlap, and each
+	// answer arrives that long after the expiry it carries was measured.
+	answerDelay time.Duration
 }
 
 // scenarioResult is what a run saw.
 type scenarioResult struct {
+	mu         sync.Mutex
 	violations []string
 	sessions   int
 	renewals   int
 	losses     int
+	batched    int // renewals that went in a batch
 }
 
 func (r *scenarioResult) violate(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if len(r.violations) < 20 {
 		r.violations = append(r.violations, fmt.Sprintf(format, args...))
 	}
 }
 
-// runScenario holds sessions one after another on one chunk while a
-// nemesis kills, restarts, slows and faults the members. It runs inside
-// a synctest bubble. Fixed windows (see nemesis) make every run exercise
-// the paths the negative controls need.
-func runScenario(t *testing.T, sc scenario) scenarioResult {
-	var res scenarioResult
+// count adds one to a counter of r.
+func (r *scenarioResult) count(n *int) {
+	r.mu.Lock()
+	*n++
+	r.mu.Unlock()
+}
+
+// runScenario holds sessions one after another on a chunk (with
+// batching, on several chunks at once) while a nemesis kills, restarts,
+// slows and faults the members. It runs inside a synctest bubble. Fixed
+// windows (see nemesis) make every run exercise the paths the negative
+// controls need.
+func runScenario(t *testing.T, sc scenario) *scenarioResult {
+	res := &scenarioResult{}
 	synctest.Test(t, func(t *testing.T) {
-		rng := rand.New(rand.NewPCG(sc.seed, 7))
-		f, c := fakeClient(t, fakelease.Options{Network: fakelease.Pipe, ClockRate: sc.rate}, Config{Seed: sc.seed})
+		f, c := fakeClient(t, fakelease.Options{Network: fakelease.Pipe, ClockRate: sc.rate, Batch: sc.batching},
+			Config{Seed: sc.seed, Batching: sc.batching})
 		stop := make(chan struct{})
 		nemesisDone := make(chan struct{})
-		go func() { defer close(nemesisDone); nemesis(f, rand.New(rand.NewPCG(sc.seed, 11)), stop) }()
-		end := time.Now().Add(sc.duration)
-		for time.Now().Before(end) {
-			leaseMs := []int64{300, 500, 1000, 2000}[rng.IntN(4)]
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			s, err := c.newSession(ctx, "ch_1", "cs1", SessionOptions{LeaseMs: leaseMs, Seed: rng.Uint64(), OnRenew: func(Lease) {
-				res.renewals++
-			}}, sc.variant)
-			cancel()
-			if err != nil {
-				time.Sleep(50 * time.Millisecond)
-				continue
-			}
-			res.sessions++
-			watchSession(f, s, end, sc.doneOnly, &res)
+		for i := range 3 {
+			f.Node(i).SetLatency(0, sc.answerDelay)
 		}
+		go func() { defer close(nemesisDone); nemesis(f, rand.New(rand.NewPCG(sc.seed, 11)), sc.answerDelay, stop) }()
+		end := time.Now().Add(sc.duration)
+		var wg sync.WaitGroup
+		for k := range max(sc.holders, 1) {
+			rng := rand.New(rand.NewPCG(sc.seed, 7+uint64(k)))
+			wg.Go(func() {
+				holdSessions(f, c, sc, fmt.Sprintf("ch_%d", k+1), fmt.Sprintf("cs%d", k+1), rng, end, res)
+			})
+		}
+		wg.Wait()
 		close(stop)
 		<-nemesisDone
+		for _, call := range f.CallsOf("lease_renew") {
+			if call.Batched {
+				res.batched++
+			}
+		}
 	})
 	return res
+}
+
+// holdSessions holds sessions on chunk for server one after another
+// until end, each with a random lease length, and checks the properties
+// over each one's life.
+func holdSessions(f *fakelease.Cluster, c *Client, sc scenario, chunk, server string, rng *rand.Rand, end time.Time, res *scenarioResult) {
+	for time.Now().Before(end) {
+		leaseMs := []int64{300, 500, 1000, 2000}[rng.IntN(4)]
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		s, err := c.newSession(ctx, chunk, server, SessionOptions{LeaseMs: leaseMs, Seed: rng.Uint64(), OnRenew: func(Lease) {
+			res.count(&res.renewals)
+		}}, sc.variant)
+		cancel()
+		if err != nil {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		res.count(&res.sessions)
+		watchSession(f, s, chunk, server, end, sc.doneOnly, res)
+	}
 }
 
 // watchSession checks the properties over one session's life, and
 // closes it at end (or after its loss). Unless doneOnly, each tick asks
 // Current first, as a holder does before it acts.
-func watchSession(f *fakelease.Cluster, s *Session, end time.Time, doneOnly bool, res *scenarioResult) {
+func watchSession(f *fakelease.Cluster, s *Session, chunk, server string, end time.Time, doneOnly bool, res *scenarioResult) {
 	checkBelief := func(when string) {
-		if h := f.Holder("ch_1"); h.Server == "cs1" && s.Until().After(h.End) {
-			res.violate("belief: at %s the believed expiry %v is after the real end %v (by %v)", when, s.Until(), h.End, s.Until().Sub(h.End))
+		if h := f.Holder(chunk); h.Server == server && s.Until().After(h.End) {
+			res.violate("belief: at %s of %s the believed expiry %v is after the real end %v (by %v)", when, chunk, s.Until(), h.End, s.Until().Sub(h.End))
 		}
 	}
 	checkBelief("the grant")
@@ -109,9 +156,9 @@ func watchSession(f *fakelease.Cluster, s *Session, end time.Time, doneOnly bool
 		select {
 		case <-s.Done():
 			if errors.Is(s.Err(), ErrLost) {
-				res.losses++
-				if h := f.Holder("ch_1"); !h.Live || h.Server != "cs1" {
-					res.violate("loss: signalled at %v, but the lease ended at %v", time.Now(), h.End)
+				res.count(&res.losses)
+				if h := f.Holder(chunk); !h.Live || h.Server != server {
+					res.violate("loss: %s signalled at %v, but the lease ended at %v", chunk, time.Now(), h.End)
 				}
 			}
 			closeSoon(s)
@@ -123,16 +170,16 @@ func watchSession(f *fakelease.Cluster, s *Session, end time.Time, doneOnly bool
 			}
 			if !doneOnly {
 				if cur, err := s.Current(); err == nil {
-					if h := f.Holder("ch_1"); !h.Live || h.Server != "cs1" || cur.Token > h.Token || cur.Until.After(h.End) {
-						res.violate("current: at %v Current says held with token %d until %v; the cluster: %+v", time.Now(), cur.Token, cur.Until, h)
+					if h := f.Holder(chunk); !h.Live || h.Server != server || cur.Token > h.Token || cur.Until.After(h.End) {
+						res.violate("current: at %v Current of %s says held with token %d until %v; the cluster: %+v", time.Now(), chunk, cur.Token, cur.Until, h)
 					}
 				}
 			}
-			if h := f.Holder("ch_1"); !h.Live || h.Server != "cs1" {
+			if h := f.Holder(chunk); !h.Live || h.Server != server {
 				select {
 				case <-s.Done():
 				default:
-					res.violate("held: at %v the session holds on, the cluster's lease ended at %v", time.Now(), h.End)
+					res.violate("held: at %v the session on %s holds on, the cluster's lease ended at %v", time.Now(), chunk, h.End)
 				}
 			}
 			if !time.Now().Before(end) {
@@ -154,7 +201,7 @@ func closeSoon(s *Session) {
 // with fixed windows: slow answers on every member from 2 s to 4 s, no
 // fault from 6 s to 8 s (so that the lease's real end is the one the
 // Session was told), every member dead from 8 s to 11 s.
-func nemesis(f *fakelease.Cluster, rng *rand.Rand, stop <-chan struct{}) {
+func nemesis(f *fakelease.Cluster, rng *rand.Rand, answerDelay time.Duration, stop <-chan struct{}) {
 	start := time.Now()
 	for {
 		t := time.NewTimer(time.Duration(50+rng.IntN(450)) * time.Millisecond)
@@ -176,32 +223,33 @@ func nemesis(f *fakelease.Cluster, rng *rand.Rand, stop <-chan struct{}) {
 			}
 		case el >= 6*time.Second && el < 8*time.Second:
 			for i := range 3 {
-				heal(f.Node(i))
+				heal(f.Node(i), answerDelay)
 			}
 		case el >= 2*time.Second && el < 4*time.Second:
 			for i := range 3 {
-				heal(f.Node(i))
+				heal(f.Node(i), answerDelay)
 				f.Node(i).SetLatency(time.Duration(rng.IntN(5))*time.Millisecond, time.Duration(20+rng.IntN(20))*time.Millisecond)
 			}
 		default:
-			randomFault(n, rng)
+			randomFault(n, rng, answerDelay)
 		}
 	}
 }
 
-// heal restarts n and clears its latency and queued faults.
-func heal(n *fakelease.Node) {
+// heal restarts n, sets its latency back to the scenario's answer delay
+// and clears its queued faults.
+func heal(n *fakelease.Node, answerDelay time.Duration) {
 	n.Restart()
-	n.SetLatency(0, 0)
+	n.SetLatency(0, answerDelay)
 	n.ClearFaults()
 }
 
-func randomFault(n *fakelease.Node, rng *rand.Rand) {
+func randomFault(n *fakelease.Node, rng *rand.Rand, answerDelay time.Duration) {
 	switch rng.IntN(10) {
 	case 0:
 		n.Kill()
 	case 1, 2, 3:
-		heal(n)
+		heal(n, answerDelay)
 	case 4:
 		n.Inject(fakelease.Fault{Status: 503, RetryAfter: []string{"0", "0", "1"}[rng.IntN(3)]})
 	case 5:
@@ -216,28 +264,37 @@ func randomFault(n *fakelease.Node, rng *rand.Rand) {
 }
 
 // TestSessionSafetyUnderFaults runs the scenario with the real Session
-// on clocks within the drift margin; it must hold every property, and
-// must have exercised renewals and losses.
+// on clocks within the drift margin, with one holder and with eight
+// holders batching through one client; it must hold every property, and
+// must have exercised renewals, losses and (batching) batched renewals.
 func TestSessionSafetyUnderFaults(t *testing.T) {
 	seed := testseed.Get(t)
+	batched := func(sc scenario) scenario {
+		sc.batching, sc.holders, sc.answerDelay = true, 8, 30*time.Millisecond
+		return sc
+	}
 	for i, sc := range []scenario{
 		{rate: 1}, {rate: 1.005}, {rate: 0.99},
 		{rate: 1, variant: stalledWatchdog}, // timers late: Current alone must refuse in time
+		batched(scenario{rate: 1}), batched(scenario{rate: 0.99}),
 	} {
 		sc.seed, sc.duration = seed+uint64(i), 20*time.Second
 		res := runScenario(t, sc)
-		t.Logf("rate %v, stalled watchdog %v: %d sessions, %d renewals, %d losses", sc.rate, sc.variant == stalledWatchdog, res.sessions, res.renewals, res.losses)
+		what := fmt.Sprintf("rate %v, stalled watchdog %v, %d holders, batching %v", sc.rate, sc.variant == stalledWatchdog, max(sc.holders, 1), sc.batching)
+		t.Logf("%s: %d sessions, %d renewals (%d batched), %d losses", what, res.sessions, res.renewals, res.batched, res.losses)
 		if len(res.violations) > 0 {
-			t.Fatalf("rate %v (seed %d): %d violations, first: %v", sc.rate, sc.seed, len(res.violations), res.violations)
+			t.Fatalf("%s (seed %d): %d violations, first: %v", what, sc.seed, len(res.violations), res.violations)
 		}
-		if res.renewals < 10 || res.losses < 1 || res.sessions < 2 {
-			t.Fatalf("rate %v: %d sessions, %d renewals, %d losses: the scenario did not exercise renewals and losses", sc.rate, res.sessions, res.renewals, res.losses)
+		if res.renewals < 10 || res.losses < 1 || res.sessions < 2 || sc.batching && res.batched < 10 {
+			t.Fatalf("%s: %d sessions, %d renewals (%d batched), %d losses: the scenario did not exercise renewals, losses and batches",
+				what, res.sessions, res.renewals, res.batched, res.losses)
 		}
 	}
 }
 
 // TestSessionSafetyNegativeControls: each broken variant, and a clock
-// outside the drift margin, must be caught by the property it breaks.
+// outside the drift margin, must be caught by the property it breaks,
+// alone and batching.
 func TestSessionSafetyNegativeControls(t *testing.T) {
 	seed := testseed.Get(t)
 	cases := []struct {
@@ -254,17 +311,23 @@ func TestSessionSafetyNegativeControls(t *testing.T) {
 		{"timers late, Done alone believed", stalledWatchdog, 1, true, "held:"},
 	}
 	for _, tc := range cases {
-		res := runScenario(t, scenario{seed: seed, variant: tc.variant, rate: tc.rate, doneOnly: tc.doneOnly, duration: 12 * time.Second})
-		caught := 0
-		for _, v := range res.violations {
-			if len(v) >= len(tc.prefix) && v[:len(tc.prefix)] == tc.prefix {
-				caught++
+		for _, batching := range []bool{false, true} {
+			sc := scenario{seed: seed, variant: tc.variant, rate: tc.rate, doneOnly: tc.doneOnly, duration: 12 * time.Second}
+			if batching {
+				sc.batching, sc.holders, sc.answerDelay = true, 8, 30*time.Millisecond
 			}
-		}
-		if caught == 0 {
-			t.Errorf("%s: not caught (%d violations: %v)", tc.name, len(res.violations), res.violations)
-		} else {
-			t.Logf("%s: caught, e.g. %s", tc.name, res.violations[0])
+			res := runScenario(t, sc)
+			caught := 0
+			for _, v := range res.violations {
+				if strings.HasPrefix(v, tc.prefix) {
+					caught++
+				}
+			}
+			if caught == 0 {
+				t.Errorf("%s (batching %v): not caught (%d violations: %v)", tc.name, batching, len(res.violations), res.violations)
+			} else {
+				t.Logf("%s (batching %v): caught, e.g. %s", tc.name, batching, res.violations[0])
+			}
 		}
 	}
 }
