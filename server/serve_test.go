@@ -158,8 +158,9 @@ func restartMajorityWhileHeld(t *testing.T, restartArgs ...string) (*serveCluste
 
 // TestServeDrainsOnSIGTERM: with the peers stopped, a renewal through n1
 // goes out as a propose and waits for a majority; SIGTERM then makes n1
-// refuse new requests and report not ready, answer the renewal (504:
-// proposes went out, no majority answered), and exit 0.
+// refuse new requests at once, also one it could answer alone, and report
+// not ready, answer the renewal (504: proposes went out, no majority
+// answered), and exit 0.
 func TestServeDrainsOnSIGTERM(t *testing.T) {
 	t.Parallel()
 	c := startServeCluster(t, 3, "-max-lease-ms", "10000", "-lease-ms", "10000", "-quorum-timeout-ms", "2000")
@@ -185,9 +186,13 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		s, body := c.get(0, "/readyz")
 		return s == http.StatusServiceUnavailable && strings.Contains(body, "shutting down")
 	}, 0)
-	status, refused, resp, err := c.post(0, "/v1/lease_check", []byte(`{"chunk_handle":"d"}`))
-	if err != nil || status != http.StatusServiceUnavailable || refused["code"] != float64(11) || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("a new request while draining: %d %v %v, want 503 code 11 with Retry-After", status, refused, err)
+	// master_status is answered from the node's own state, so it would
+	// succeed: only the drain refuses it.
+	status, refused, resp, err := c.post(0, "/v1/master_status", []byte(`{}`))
+	if err != nil || status != http.StatusServiceUnavailable || refused["code"] != float64(11) || resp.Header.Get("Retry-After") == "" ||
+		!resp.Close || !strings.Contains(fmt.Sprint(refused["text"]), "shutting down") {
+		t.Fatalf("a new request while draining: %d %v %v, want 503 code 11 saying the node is shutting down, with Retry-After and Connection: close",
+			status, refused, err)
 	}
 	a := <-inFlight
 	if a.status != http.StatusGatewayTimeout || a.reply["code"] != float64(0) {
