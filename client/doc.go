@@ -199,12 +199,15 @@
 // after the member acted, 503 with Retry-After, 504, slow answers, a
 // member that dies): errors_test.go (every status to its sentinel),
 // failover_test.go (order, memory of the member that answered,
-// Retry-After, deadlines, unknown versus refused), session_test.go (the
+// Retry-After, deadlines, unknown versus refused, a backoff that doubles
+// with consecutive failures), belief_test.go (a success handled after the
+// loss deadline ends the belief), session_test.go (the
 // renewal schedule, loss on 409 and on silence, failover of renewals,
 // Close with the latest token, all under testing/synctest with no real
 // sleeps), session_prop_test.go (the safety property under random faults
 // and clock rates, Current's included, also with a stalled watchdog (a
-// process whose timers run late); negative controls that must be caught:
+// process whose timers run late), one holder alone and eight batching
+// through one client; negative controls that must be caught either way:
 // a loss signalled after the end, by Done and by Current, an expiry
 // counted from the answer's arrival, a clock beyond the drift margin, a
 // stalled watchdog with Done alone believed), hold_test.go (Current and
@@ -212,8 +215,9 @@
 // token), election_test.go,
 // batch_test.go (calls queue behind busy requests and go as one batch,
 // each with its own answer; a member without batches; a cut-off batch
-// failing over call by call; a queued call past its deadline "not
-// sent"; batches within the body limit), and contract_test.go and
+// failing over call by call; a batch cut or broken off after it went out
+// unknown for each call; a queued call past its deadline "not sent";
+// batches within the body limit), and contract_test.go and
 // contract_hold_test.go (a leader's token above the previous leader's),
 // which run against real members when CHUNKLEASE_TEST_ENDPOINTS lists
 // their client URLs (loopback only).

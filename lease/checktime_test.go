@@ -22,12 +22,9 @@ func TestCheckReportsTheProvenTimeLessTheMargin(t *testing.T) {
 }
 
 func checkTimeRounds(seed uint64, w weakening, rounds int) error {
-	rng := rand.New(rand.NewPCG(seed, 0xc4ec))
 	named := 0
-	for round := range rounds {
-		if err := checkTimeRound(rng, w, &named); err != nil {
-			return fmt.Errorf("seed %d round %d: %v", seed, round, err)
-		}
+	if err := propRounds(seed, 0xc4ec, rounds, func(rng *rand.Rand) error { return checkTimeRound(rng, w, &named) }); err != nil {
+		return err
 	}
 	if named < rounds/4 {
 		return fmt.Errorf("seed %d: only %d of %d checks named a holder: the rounds no longer exercise the remaining time", seed, named, rounds)

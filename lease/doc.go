@@ -382,12 +382,22 @@
 //     protectedMs against brute-force oracles, drift arithmetic.
 //   - release_test.go, restart_test.go: property tests against models: an
 //     acceptor's protection against every instance it accepted (rules 5,
-//     6, 10: never less than the unreleased instances, nothing left after
-//     a release with the latest token); the restart floor above every
-//     ballot issued before the restart, with clocks at the bound; the
-//     recovery floor at least every high-water mark heard, in any order;
-//     request ids never repeating across restarts. propcontrols_test.go:
-//     each fails with its rule switched off.
+//     6, 10: never less than the unreleased instances, another server
+//     refused until their stretched end, nothing with a token <= t left
+//     after release(t) but what the span of older instances keeps, nothing
+//     left after a release with the latest token); the restart floor above
+//     every ballot issued before the restart, with clocks at the bound;
+//     recovery against a model of what it counts (3 and 5 acceptors: the
+//     floor between the first and the largest mark heard, answers meant
+//     for an earlier incarnation ignored, complete exactly at n-q+1 ready
+//     or q-1 restarting answers); a sync answer at least every promise,
+//     also one far ahead of the wall clock; the boot wait answering
+//     "booting" until its stretched end to the nanosecond; request ids
+//     never repeating across restarts. checktime_test.go: a check's
+//     remaining time never above what its read proves less the margin.
+//     admission_test.go: the limit halves once per wave of timeouts from
+//     wherever it grew. propcontrols_test.go: each fails with its rule
+//     switched off.
 //   - transcript_test.go with testdata/*.txt: scenarios with explicit time
 //     (acquire, busy, extend, fast path and its fallback, release by
 //     token, late releases after re-grant, after a pause and beside a
@@ -421,7 +431,9 @@
 //     again while its answers are held back). The fencing rules are
 //     asserted where the guarantee holds: the nodes' clock estimates
 //     (skew and drift, measured over the run) stayed within the bound, or
-//     every restarted acceptor recovered before serving. It prints
+//     every restarted acceptor recovered before serving. Clients believe
+//     every time they are told on their own clocks, a check's included.
+//     It prints
 //     "lease-sim: schedules=N ops=M violations=V fencing-unasserted=K
 //     seed=S"; replay a failing schedule with -seed S -schedules 1, soak
 //     with -soak.

@@ -25,6 +25,12 @@ import (
 //     while the span's largest token is above t;
 //   - a release with a token at least every instance's gives the chunk back
 //     (one release, however often the lease was renewed).
+//
+// A2 judged on the unstretched end is only visible here: the simulation
+// cannot show it (2000 schedules with it passed), because a prepare for
+// another server is refused on the same stretched protection, so another
+// server's ballot above an acceptor's promise was promised by a majority
+// none of which still protected a lease anyone believes.
 func TestReleaseAndProtectionAgainstAModel(t *testing.T) {
 	seed := propSeed(t)
 	if err := releaseModelRounds(seed, strong, 2000); err != nil {
@@ -83,13 +89,7 @@ func (m releaseModel) release(tok uint64) {
 // releaseModelRounds runs rounds of random schedules against an acceptor
 // built with weakening w, and returns the first disagreement.
 func releaseModelRounds(seed uint64, w weakening, rounds int) error {
-	rng := rand.New(rand.NewPCG(seed, 0x6e1))
-	for round := range rounds {
-		if err := releaseModelRound(rng, w); err != nil {
-			return fmt.Errorf("seed %d round %d: %v", seed, round, err)
-		}
-	}
-	return nil
+	return propRounds(seed, 0x6e1, rounds, func(rng *rand.Rand) error { return releaseModelRound(rng, w) })
 }
 
 func releaseModelRound(rng *rand.Rand, w weakening) error {
@@ -164,6 +164,18 @@ func releaseModelRound(rng *rand.Rand, w weakening) error {
 		if most, _ := model.upper(); a.live(now) && protected() > most {
 			return fmt.Errorf("step %d at %v: server %d may stay protected until %v at most (instances %+v), the acceptor protects it until %v",
 				step, now, holder, most, model, protected())
+		}
+	}
+	return nil
+}
+
+// propRounds runs round rounds times on one random stream of seed, and
+// returns the first failure with the seed and round that replay it.
+func propRounds(seed, stream uint64, rounds int, round func(rng *rand.Rand) error) error {
+	rng := rand.New(rand.NewPCG(seed, stream))
+	for k := range rounds {
+		if err := round(rng); err != nil {
+			return fmt.Errorf("seed %d round %d: %v", seed, k, err)
 		}
 	}
 	return nil

@@ -21,13 +21,7 @@ func TestRestartFloorAboveEveryEarlierToken(t *testing.T) {
 }
 
 func restartFloorRounds(seed uint64, w weakening, rounds int) error {
-	rng := rand.New(rand.NewPCG(seed, 0xf100))
-	for round := range rounds {
-		if err := restartFloorRound(rng, w); err != nil {
-			return fmt.Errorf("seed %d round %d: %v", seed, round, err)
-		}
-	}
-	return nil
+	return propRounds(seed, 0xf100, rounds, func(rng *rand.Rand) error { return restartFloorRound(rng, w) })
 }
 
 func restartFloorRound(rng *rand.Rand, w weakening) error {
@@ -92,13 +86,7 @@ func TestRecoveryFloorIsTheLargestAnswer(t *testing.T) {
 }
 
 func recoveryRounds(seed uint64, w weakening, rounds int) error {
-	rng := rand.New(rand.NewPCG(seed, 0x5c))
-	for round := range rounds {
-		if err := recoveryRound(rng, w); err != nil {
-			return fmt.Errorf("seed %d round %d: %v", seed, round, err)
-		}
-	}
-	return nil
+	return propRounds(seed, 0x5c, rounds, func(rng *rand.Rand) error { return recoveryRound(rng, w) })
 }
 
 func recoveryRound(rng *rand.Rand, w weakening) error {
@@ -174,52 +162,50 @@ func TestSyncAnswerCoversEveryPromise(t *testing.T) {
 }
 
 func syncAnswerRounds(seed uint64, w weakening, rounds int) error {
-	rng := rand.New(rand.NewPCG(seed, 0x5a2))
+	return propRounds(seed, 0x5a2, rounds, func(rng *rand.Rand) error { return syncAnswerRound(rng, w) })
+}
+
+func syncAnswerRound(rng *rand.Rand, w weakening) error {
 	const wall0 = 1_763_856_000_000
-	acc := []string{"n1", "n2", "n3"}
-	for round := range rounds {
-		maxMs := 200 + rng.Int64N(1800)
-		cfg := Config{ID: "n2", Acceptors: acc, MaxLeaseMs: maxMs, Incarnation: 1 + rng.Int64N(1<<40), Nonce: 1,
-			WallMs: wall0, Rand: rand.New(rand.NewPCG(1, 2)), weaken: w}
-		n, err := NewNode(cfg, 0)
-		if err != nil {
-			return err
+	maxMs := 200 + rng.Int64N(1800)
+	n, err := NewNode(Config{ID: "n2", Acceptors: []string{"n1", "n2", "n3"}, MaxLeaseMs: maxMs, Incarnation: 1 + rng.Int64N(1<<40),
+		Nonce: 1, WallMs: wall0, Rand: rand.New(rand.NewPCG(1, 2)), weaken: w}, 0)
+	if err != nil {
+		return err
+	}
+	wallUnits := uint64(ms(wall0-CounterEpochMs) / BallotUnit)
+	var promised uint64
+	now := time.Duration(0)
+	for step := range 1 + rng.IntN(20) {
+		now += time.Duration(rng.Int64N(50)) * time.Millisecond
+		// A ballot near this node's wall clock, or up to a minute ahead
+		// of it.
+		aheadMs := rng.Int64N(maxMs / 2)
+		if rng.IntN(3) == 0 {
+			aheadMs = rng.Int64N(60_000)
 		}
-		wallUnits := uint64(ms(wall0-CounterEpochMs) / BallotUnit)
-		var promised uint64
-		now := time.Duration(0)
-		for step := range 1 + rng.IntN(20) {
-			now += time.Duration(rng.Int64N(50)) * time.Millisecond
-			// A ballot near this node's wall clock, or up to a minute
-			// ahead of it.
-			aheadMs := rng.Int64N(maxMs / 2)
-			if rng.IntN(3) == 0 {
-				aheadMs = rng.Int64N(60_000)
+		units := wallUnits + uint64(ms(aheadMs)/BallotUnit) + uint64(now/BallotUnit)
+		b := Ballot{Counter: units<<LaneBits | 2, Incarnation: 9}
+		m := Msg{Type: MsgPrepare, From: "n3", To: "n2", Chunk: fmt.Sprintf("c%d", rng.IntN(4)), Ballot: b, Server: "s"}
+		if rng.IntN(2) == 0 {
+			m.Type, m.LeaseMs = MsgPropose, 1+rng.Int64N(maxMs)
+		}
+		for _, out := range n.Receive(now, m).Msgs {
+			if out.Type == respType(m.Type) && out.OK {
+				promised = max(promised, b.Counter)
 			}
-			units := wallUnits + uint64(ms(aheadMs)/BallotUnit) + uint64(now/BallotUnit)
-			b := Ballot{Counter: units<<LaneBits | 2, Incarnation: 9}
-			m := Msg{Type: MsgPrepare, From: "n3", To: "n2", Chunk: fmt.Sprintf("c%d", rng.IntN(4)), Ballot: b, Server: "s"}
-			if rng.IntN(2) == 0 {
-				m.Type, m.LeaseMs = MsgPropose, 1+rng.Int64N(maxMs)
+		}
+		if rng.IntN(3) > 0 && step > 0 {
+			continue
+		}
+		var answer *Msg
+		for _, out := range n.Receive(now, Msg{Type: MsgSync, From: "n1", To: "n2", ReqID: 5, Nonce: 5}).Msgs {
+			if out.Type == MsgSyncResp {
+				answer = &out
 			}
-			for _, out := range n.Receive(now, m).Msgs {
-				if out.Type == respType(m.Type) && out.OK {
-					promised = max(promised, b.Counter)
-				}
-			}
-			if rng.IntN(3) > 0 && step > 0 {
-				continue
-			}
-			var answer *Msg
-			for _, out := range n.Receive(now, Msg{Type: MsgSync, From: "n1", To: "n2", ReqID: 5, Nonce: 5}).Msgs {
-				if out.Type == MsgSyncResp {
-					answer = &out
-				}
-			}
-			if answer == nil || answer.Counter < promised {
-				return fmt.Errorf("seed %d round %d step %d: the acceptor promised counter %d (lead bound %d ms), its sync answer is %+v",
-					seed, round, step, promised, maxMs/4, answer)
-			}
+		}
+		if answer == nil || answer.Counter < promised {
+			return fmt.Errorf("step %d: the acceptor promised counter %d (lead bound %d ms), its sync answer is %+v", step, promised, maxMs/4, answer)
 		}
 	}
 	return nil
@@ -237,38 +223,39 @@ func TestBootWaitEndsAtItsStretchedEnd(t *testing.T) {
 }
 
 func bootEdgeRounds(seed uint64, w weakening, rounds int) error {
-	rng := rand.New(rand.NewPCG(seed, 0xb007))
-	for round := range rounds {
-		bootMs, ppm := 1+rng.Int64N(120_000), []int64{0, 1 + rng.Int64N(100_000)}[rng.IntN(2)]
-		start := time.Duration(rng.Int64N(int64(time.Hour)))
-		// end = start + ceil(bootMs * 1e6 ns * (1e6 + ppm) / (1e6 - ppm))
-		num := new(big.Int).Mul(big.NewInt(int64(ms(bootMs))), big.NewInt(1_000_000+ppm))
-		den := big.NewInt(1_000_000 - ppm)
-		num.Add(num, new(big.Int).Sub(den, big.NewInt(1)))
-		end := start + time.Duration(num.Div(num, den).Int64())
-		for _, typ := range []MsgType{MsgPrepare, MsgPropose, MsgRead, MsgRelease} {
-			n, err := NewNode(Config{ID: "n1", Acceptors: []string{"n1", "n2", "n3"}, MaxLeaseMs: bootMs, BootWaitMs: bootMs, DriftPPM: ppm,
-				Incarnation: 1, Nonce: 1, Rand: rand.New(rand.NewPCG(1, 2)), weaken: w}, start)
-			if err != nil {
-				return err
+	return propRounds(seed, 0xb007, rounds, func(rng *rand.Rand) error { return bootEdgeRound(rng, w) })
+}
+
+func bootEdgeRound(rng *rand.Rand, w weakening) error {
+	bootMs, ppm := 1+rng.Int64N(120_000), []int64{0, 1 + rng.Int64N(100_000)}[rng.IntN(2)]
+	start := time.Duration(rng.Int64N(int64(time.Hour)))
+	// end = start + ceil(bootMs * 1e6 ns * (1e6 + ppm) / (1e6 - ppm))
+	num := new(big.Int).Mul(big.NewInt(int64(ms(bootMs))), big.NewInt(1_000_000+ppm))
+	den := big.NewInt(1_000_000 - ppm)
+	num.Add(num, new(big.Int).Sub(den, big.NewInt(1)))
+	end := start + time.Duration(num.Div(num, den).Int64())
+	for _, typ := range []MsgType{MsgPrepare, MsgPropose, MsgRead, MsgRelease} {
+		n, err := NewNode(Config{ID: "n1", Acceptors: []string{"n1", "n2", "n3"}, MaxLeaseMs: bootMs, BootWaitMs: bootMs, DriftPPM: ppm,
+			Incarnation: 1, Nonce: 1, Rand: rand.New(rand.NewPCG(1, 2)), weaken: w}, start)
+		if err != nil {
+			return err
+		}
+		m := Msg{Type: typ, From: "n2", To: "n1", Chunk: "c", Ballot: Ballot{Counter: 1 << 20, Incarnation: 2}, Server: "s",
+			LeaseMs: bootMs, Token: 1, ReqID: 3, Nonce: 3}
+		for _, at := range []time.Duration{end - 1, end} {
+			var got []MsgType
+			for _, out := range n.Receive(at, m).Msgs {
+				if out.To == "n2" && out.Type != MsgSync {
+					got = append(got, out.Type)
+				}
 			}
-			m := Msg{Type: typ, From: "n2", To: "n1", Chunk: "c", Ballot: Ballot{Counter: 1 << 20, Incarnation: 2}, Server: "s",
-				LeaseMs: bootMs, Token: 1, ReqID: 3, Nonce: 3}
-			for _, at := range []time.Duration{end - 1, end} {
-				var got []MsgType
-				for _, out := range n.Receive(at, m).Msgs {
-					if out.To == "n2" && out.Type != MsgSync {
-						got = append(got, out.Type)
-					}
-				}
-				want := respType(typ)
-				if at < end {
-					want = MsgBooting
-				}
-				if len(got) != 1 || got[0] != want {
-					return fmt.Errorf("seed %d round %d: boot wait %d ms at %d ppm from %v ends at %v; %s at %v was answered %v, want %s",
-						seed, round, bootMs, ppm, start, end, typ, at, got, want)
-				}
+			want := respType(typ)
+			if at < end {
+				want = MsgBooting
+			}
+			if len(got) != 1 || got[0] != want {
+				return fmt.Errorf("boot wait %d ms at %d ppm from %v ends at %v; %s at %v was answered %v, want %s",
+					bootMs, ppm, start, end, typ, at, got, want)
 			}
 		}
 	}

@@ -19,5 +19,9 @@
 // Tests run real `lease-node serve` processes built by TestMain
 // (cluster_test.go's serveCluster: TLS, kills, pauses, restarts) and
 // judge what clients saw with the harness's lease checker
-// (internal/histtest); conns_test.go tests the connection budget alone.
+// (internal/histtest); conns_test.go tests the connection budget alone;
+// inprocess_test.go builds one member in the test's process (its peers
+// never run) for what a process cannot show from outside: a request the
+// core held when the node stopped is answered 504, and the body limit
+// of a chunked request.
 package server
