@@ -31,7 +31,8 @@ type masterState struct {
 	// kept after it was given back (master-stale-status reports it).
 	terms, lastToken int64
 	// promised is the latest end of mastership any master_status answer
-	// told a client: the lease is given back no earlier than that.
+	// told a client, stretched by the drift factor: the lease is given
+	// back no earlier than that.
 	promised  time.Duration
 	releaseAt time.Duration // when a stopped node gives the lease back; Never if not due
 	known     string        // the node last learned to hold it
@@ -86,7 +87,10 @@ func (n *Node) masterStatus(now time.Duration) MasterStatusOK {
 	}
 	if (m.holding || n.cfg.weaken == weakMasterStale) && now < until {
 		st.IsMaster, st.RemainingMs, st.Token = true, floorMs(until-now), m.token
-		m.promised = max(m.promised, now+ms(st.RemainingMs))
+		// The client counts r on its own clock, up to r/(1-rho) of true
+		// time, and this node's clock may run fast: keep the lease at
+		// least r stretched (rule 5) of this node's clock.
+		m.promised = max(m.promised, now+stretch(ms(st.RemainingMs), n.cfg.DriftPPM))
 		switch n.cfg.weaken {
 		case weakMasterStale:
 			st.Token = m.lastToken
