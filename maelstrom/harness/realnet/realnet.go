@@ -26,8 +26,8 @@ type Config struct {
 	LatencyMs int
 	LogStderr bool // mirror node stderr on the console
 	// ReadyTimeout bounds how long a node has to become ready (/readyz at
-	// the start, /healthz after a restart); zero means 10 s, Maelstrom's
-	// init timeout. Tests shorten it.
+	// the start, /healthz after a restart): the CLI's --init-timeout;
+	// zero means 10 s, Maelstrom's init timeout.
 	ReadyTimeout time.Duration
 }
 
