@@ -136,6 +136,9 @@ func (r *runner) nemesisResult(facts history.Facts) report.NemesisResult {
 	res.Faults = r.o.Faults.String()
 	if r.o.Faults.Any() {
 		res.IntervalS = r.o.NemesisInterval.Seconds()
+		steps := workloads.NemesisSteps(facts.Nemesis)
+		res.LiveMajority = computeLiveMajority(steps, r.o.Nodes, r.o.TimeLimit)
+		res.NeverApplied = append(res.NeverApplied, neverApplied(r.o.Faults, steps, r.o.TimeLimit)...)
 	}
 	res.LateRepliesDropped = r.observedRun().LateRepliesDropped
 	switch {
@@ -181,6 +184,9 @@ func (r *runner) printSummary(res *report.Results, runErr error, invoked int) {
 	}
 	if line := nemesisLine(res.Nemesis); res.Nemesis.Faults != "" && line != "" { // clock alone: its own line below
 		fmt.Fprintf(w, "  nemesis %s: %s\n", res.Nemesis.Faults, line)
+	}
+	for _, warning := range faultWarnings(res.Nemesis) {
+		fmt.Fprintf(w, "  %s\n", warning)
 	}
 	if c := res.Nemesis.Clock; c != nil {
 		within := "within the nodes' bounds"
@@ -233,6 +239,9 @@ func nemesisLine(n report.NemesisResult) string {
 	if empty := report.EmptyStepsText(n.EmptySteps); empty != "" {
 		line += "; not counted: " + empty
 	}
+	if m := n.LiveMajority; m != nil && line != "" {
+		line += "; " + liveMajorityText(m)
+	}
 	return line
 }
 
@@ -242,7 +251,7 @@ func nemesisLine(n report.NemesisResult) string {
 // node by kind (report.DrawnFaults, with the node ids nodes the client
 // ops name), and the steps that hit no node.
 func computeNemesis(ops []history.Op, nodes []string) report.NemesisResult {
-	res := report.NemesisResult{Ops: map[string]int{}, Periods: map[string]int{}, EmptySteps: map[string]int{}}
+	res := report.NemesisResult{Ops: map[string]int{}, Periods: map[string]int{}, EmptySteps: map[string]int{}, NeverApplied: []string{}}
 	drawn, _ := report.DrawnFaults(workloads.FaultsOf(ops, nodes))
 	for _, f := range drawn {
 		res.Periods[f.Kind]++
