@@ -65,22 +65,32 @@ func deleteName(name string) ([]uint64, error) {
 }
 
 // deleteFromPrivateMounts removes the name on a thread that leaves the
-// harness's mount namespace for a private copy. The thread is never
-// unlocked, so it ends with its goroutine and no other goroutine ever
-// runs in that copy.
+// harness's mount namespace for a private copy (offMainThread).
 func deleteFromPrivateMounts(name string) ([]uint64, error) {
-	type result struct {
-		hidden []uint64
-		err    error
-	}
-	done := make(chan result, 1)
+	var hidden []uint64
+	var err error
+	offMainThread(func() { hidden, err = unlinkThroughLayers(name) })
+	return hidden, err
+}
+
+// offMainThread runs f on a thread of its own that is never unlocked, so
+// that the thread, which f moves into another mount namespace, ends with
+// f's goroutine and no other goroutine ever runs there. That thread is
+// never the process's main thread: the runtime never ends that one, and
+// /proc/self shows the process through it.
+func offMainThread(f func()) {
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		runtime.LockOSThread()
-		hidden, err := unlinkThroughLayers(name)
-		done <- result{hidden, err}
+		if unix.Gettid() != unix.Getpid() {
+			f()
+			return // locked: the thread goes with the goroutine
+		}
+		offMainThread(f) // runs elsewhere: this thread is taken
+		runtime.UnlockOSThread()
 	}()
-	r := <-done
-	return r.hidden, r.err
+	<-done
 }
 
 // unlinkThroughLayers runs on a locked thread: it moves the thread into a
