@@ -10,8 +10,9 @@ suite fails), 1 when it was not (the run proves nothing either way: the
 caller tries its next seed), 2 on bad arguments. Used by
 scripts/harness_checks.sh and scripts/netns_checks.sh (expect_caught).
 
-Each KIND states a condition under which the violation is certain, not
-just likely, whatever the machine's load:
+Each KIND states a condition, read from the history, under which the
+violation is certain (kill-all-lease, master-amnesia) or all but certain
+(fast-majority), whatever the machine's load:
 
 kill-all-lease    --kill-without-boot-wait, lease workload: every node
                   killed in the main phase after some ok grant, and no
@@ -33,11 +34,13 @@ master-amnesia    --kill-without-boot-wait, master workload: a majority of
                   mastership. This condition is the fault's effect, seen
                   in the history independently of the checker under test.
 fast-majority     the clock nemesis beyond the drift bound: for at least
-                  four times the longest lease, a majority of the nodes at once
-                  ran their clocks fast by more than half the drawn bound
-                  (bumped, not strobing). Their acceptors end every lease
-                  early while holders still believe it, under the
-                  workload's steady grants and checks of every chunk.
+                  four times the longest lease, a majority of the nodes
+                  at once ran their clocks fast by more than half the
+                  drawn bound (bumped, not strobing). Their acceptors end
+                  every lease early while holders still believe it, under
+                  the workload's steady grants and checks of every chunk:
+                  runs with 5.4 to 6.7 s of it had 18 to 33 violations
+                  each, on either network.
 """
 import json
 import os
@@ -78,7 +81,7 @@ def kill_all_lease(r, h):
     for k, (f, _, done, value) in enumerate(steps):
         if f != "kill" or set(value or []) != nodes or done >= limit:
             continue
-        later = [s for s in steps[k + 1:] if s[0] == "start" and s[2] < limit]
+        later = [s for s in steps[k + 1:] if s[0] == "start" and s[1] < limit]  # invoked in the main phase
         before = [g for g in grants if g < done]
         if not later and before:
             return True, "every node killed at %.1f s, %d ok grants before it, no start until the final phase" % (done / 1e9, len(before))
