@@ -135,8 +135,9 @@ func TestServeRestartWithoutBootWaitIsCaught(t *testing.T) {
 // restartMajorityWhileHeld grants x to cs1 for leaseMs (also the
 // members' longest lease, so the default boot wait), kills n1 and n2,
 // starts them again with restartArgs (none: the default boot wait), and
-// for the rest of cs1's lease asks for x for cs2 through every member,
-// until one grants it.
+// for the rest of cs1's lease asks for x for cs2 (for a third of leaseMs:
+// a grant slowed by the members' reconnecting still leaves cs2 a lease to
+// hold) through every member, until one grants it.
 func restartMajorityWhileHeld(t *testing.T, leaseMs int, restartArgs ...string) (*serveCluster, map[string]any) {
 	lease := strconv.Itoa(leaseMs)
 	c := startServeCluster(t, 3, "-max-lease-ms", lease, "-lease-ms", lease)
@@ -158,7 +159,7 @@ func restartMajorityWhileHeld(t *testing.T, leaseMs int, restartArgs ...string) 
 		}
 	}
 	for k := 0; time.Until(leaseEnd) > 200*time.Millisecond; k++ {
-		if s, r := c.op(1, k%3, "grant", lv("x", "cs2", "lease_ms", 1000)); s == 200 && r["primary"] == "cs2" {
+		if s, r := c.op(1, k%3, "grant", lv("x", "cs2", "lease_ms", leaseMs/3)); s == 200 && r["primary"] == "cs2" {
 			break
 		}
 	}
