@@ -11,7 +11,7 @@ caller tries its next seed), 2 on bad arguments. Used by
 scripts/harness_checks.sh and scripts/netns_checks.sh (expect_caught).
 
 Each KIND states a condition, read from the history, under which the
-violation is certain (kill-all-lease, master-amnesia) or all but certain
+violation is certain (kill-all-lease, master-amnesia, master-change) or all but certain
 (fast-majority), whatever the machine's load:
 
 kill-all-lease    --kill-without-boot-wait, lease workload: every node
@@ -33,6 +33,11 @@ master-amnesia    --kill-without-boot-wait, master workload: a majority of
                   master never renews, so nothing restores the forgotten
                   mastership. This condition is the fault's effect, seen
                   in the history independently of the checker under test.
+master-change     nodes that number their own masterships instead of
+                  naming the token: a second node became master (its
+                  first number, 1, is not above the tokens the first
+                  master was told). Without a change of master the
+                  numbers only grow, as tokens do.
 fast-majority     the clock nemesis beyond the drift bound: for at least
                   four times the longest lease, a majority of the nodes
                   at once ran their clocks fast by more than half the
@@ -114,6 +119,16 @@ def master_amnesia(r, h):
     return False, "no running mastership was forgotten by a majority of the nodes"
 
 
+def master_change(r, h):
+    masters = []
+    for i, c in pairs(h):
+        if c["f"] == "status" and c["type"] == "ok" and c["value"].get("is_master") and c["node"] not in masters:
+            masters.append(c["node"])
+    if len(masters) > 1:
+        return True, "%s was master, then %s" % (masters[0], masters[1])
+    return False, "only %s was ever master" % (masters[0] if masters else "no node")
+
+
 def fast_majority(r, h):
     nodes = r["config"]["nodes"]
     limit = r["config"]["time_limit_s"] * 1e9
@@ -152,7 +167,7 @@ def fast_majority(r, h):
     return best >= need, what
 
 
-KINDS = {"kill-all-lease": kill_all_lease, "master-amnesia": master_amnesia, "fast-majority": fast_majority}
+KINDS = {"kill-all-lease": kill_all_lease, "master-amnesia": master_amnesia, "master-change": master_change, "fast-majority": fast_majority}
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in KINDS:
