@@ -137,6 +137,12 @@ func nemesisFigure(n NemesisResult) string {
 	if empty := EmptyStepsText(n.EmptySteps); empty != "" {
 		text += "; not counted: " + esc(empty)
 	}
+	if m := n.LiveMajority; m != nil {
+		text += fmt.Sprintf("; a live majority (%d of %d nodes up and connected) %.0f%% of the run", m.Majority, m.Nodes, 100*m.Fraction)
+	}
+	if len(n.NeverApplied) > 0 {
+		text += fmt.Sprintf("; <strong>never took effect: %s</strong> (the run did not test it)", esc(strings.Join(n.NeverApplied, ", ")))
+	}
 	return text
 }
 

@@ -189,6 +189,29 @@ type NemesisResult struct {
 	LateRepliesDropped int64          `json:"late_replies_dropped"`
 	// Clock is the clock nemesis's bounds; omitted without it.
 	Clock *ClockBounds `json:"clock,omitempty"`
+	// LiveMajority is how much of the main phase a majority of the nodes
+	// was up and connected; omitted without a nemesis.
+	LiveMajority *LiveMajority `json:"live_majority,omitempty"`
+	// NeverApplied lists the requested faults that never took effect in
+	// the main phase (no partition cut a node off, no kill or pause hit a
+	// node, ...): the run did not test them. Empty when each did.
+	NeverApplied []string `json:"never_applied"`
+}
+
+// LiveMajority is how much of the main phase (from time 0 to the time
+// limit) some node that was up (neither killed nor paused) could
+// exchange messages both ways, directly, with enough other nodes that
+// were up to make a majority with itself: what a proposer needs for a
+// quorum. Each fault counts from the completion of the op that caused it
+// to the completion of the op that ended it; packet and clock faults do
+// not count (they slow messages or clocks, they cut no one off).
+type LiveMajority struct {
+	Fraction    float64 `json:"fraction"`      // of the main phase
+	LongestGapS float64 `json:"longest_gap_s"` // the longest stretch without a live majority
+	AllDownS    float64 `json:"all_down_s"`    // time with every node killed or paused
+	MainPhaseS  float64 `json:"main_phase_s"`
+	Nodes       int     `json:"nodes"`
+	Majority    int     `json:"majority"` // nodes a majority needs
 }
 
 // ClockBounds are what the clock nemesis drew within and the nodes'

@@ -120,7 +120,9 @@ else
 fi
 
 step "go test -race (unit, transcript and node tests, simulation at its race budget)"
-go test -race -count=1 ./...
+# -timeout: the slowest package (simnet) took 8.6 to 10 minutes beside two
+# busy loops (at load 15 to 28), past go test's default of 10 a package.
+go test -race -count=1 -timeout 30m ./...
 
 step "client and leasectl against 3 real serve members (scripts/cluster.sh up; always down after)"
 real_members_tests

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -84,14 +85,40 @@ func newServeCluster(t testing.TB, n int, extra ...string) *serveCluster {
 	return c
 }
 
-// freeAddr is a loopback address with a port the kernel just handed out.
+// freeAddr is a loopback address with a free port below Linux's
+// ephemeral range (32768 up): members are killed and started again on
+// the same ports, and a port the kernel handed out for listening goes
+// back to the pool it takes outgoing connections' ports from, so under a
+// busy test run a restarted member found its port taken ("address
+// already in use"). Each test binary walks the range from its own
+// starting point (by pid, so that two binaries rarely meet) and never
+// hands out a port twice.
 func freeAddr(t testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	nextPort.Lock()
+	defer nextPort.Unlock()
+	for range portRange {
+		if nextPort.n == 0 {
+			nextPort.n = os.Getpid() * 97
+		}
+		port := lowPort + nextPort.n%portRange
+		nextPort.n++
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		if ln, err := net.Listen("tcp", addr); err == nil { // else in use by someone else
+			ln.Close()
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatalf("no free port in %d-%d", lowPort, lowPort+portRange-1)
+	return ""
+}
+
+// The ports freeAddr hands out: below the ephemeral range.
+const lowPort, portRange = 20000, 12768
+
+// nextPort is where freeAddr's walk goes on.
+var nextPort struct {
+	sync.Mutex
+	n int
 }
 
 func (c *serveCluster) clusterFlag() string {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -101,7 +102,7 @@ func TestServeLeasesThroughDifferentNodes(t *testing.T) {
 // member all along), and the next holder's token is larger.
 func TestServeRestartWithDefaultBootWait(t *testing.T) {
 	t.Parallel()
-	c, g := restartMajorityWhileHeld(t)
+	c, g := restartMajorityWhileHeld(t, 3000)
 	c.waitReady(0, 10*time.Second)
 	var got map[string]any
 	c.poll(5*time.Second, "cs2 granted x after cs1's lease", func() bool {
@@ -118,24 +119,31 @@ func TestServeRestartWithDefaultBootWait(t *testing.T) {
 // TestServeRestartWithoutBootWaitIsCaught is the negative control of the
 // restart test: the same restart with -boot-wait-ms 0 lets the amnesiac
 // majority grant cs2 while cs1's lease runs, and the lease checker must
-// find the two primaries.
+// find the two primaries. cs1's lease is a minute long, so that however
+// long a loaded machine takes to kill, start and connect the members,
+// cs2's requests reach the amnesiac majority while it runs; they stop at
+// the first grant to cs2.
 func TestServeRestartWithoutBootWaitIsCaught(t *testing.T) {
 	t.Parallel()
-	c, _ := restartMajorityWhileHeld(t, "-boot-wait-ms", "0")
+	c, _ := restartMajorityWhileHeld(t, 60_000, "-boot-wait-ms", "0")
 	res := leasewl.CheckLease(c.hist.Ops())
 	if res.Valid || len(res.Violations) == 0 || res.Violations[0].Kind != leasewl.TwoPrimaries {
 		t.Fatalf("a restart without the boot wait was judged valid (%d violations): the restart test could not fail", len(res.Violations))
 	}
 }
 
-// restartMajorityWhileHeld grants x to cs1 for 3 s, kills n1 and n2,
+// restartMajorityWhileHeld grants x to cs1 for leaseMs (also the
+// members' longest lease, so the default boot wait), kills n1 and n2,
 // starts them again with restartArgs (none: the default boot wait), and
-// for the rest of cs1's lease asks for x for cs2 through every member.
-func restartMajorityWhileHeld(t *testing.T, restartArgs ...string) (*serveCluster, map[string]any) {
-	c := startServeCluster(t, 3, "-max-lease-ms", "3000", "-lease-ms", "3000")
-	status, g := c.op(0, 2, "grant", lv("x", "cs1", "lease_ms", 3000))
+// for the rest of cs1's lease asks for x for cs2 (for a third of leaseMs:
+// a grant slowed by the members' reconnecting still leaves cs2 a lease to
+// hold) through every member, until one grants it.
+func restartMajorityWhileHeld(t *testing.T, leaseMs int, restartArgs ...string) (*serveCluster, map[string]any) {
+	lease := strconv.Itoa(leaseMs)
+	c := startServeCluster(t, 3, "-max-lease-ms", lease, "-lease-ms", lease)
+	status, g := c.op(0, 2, "grant", lv("x", "cs1", "lease_ms", leaseMs))
 	wantStatus(t, "grant", status, 200, g)
-	leaseEnd := time.Now().Add(3 * time.Second)
+	leaseEnd := time.Now().Add(time.Duration(leaseMs) * time.Millisecond)
 	c.kill(0)
 	c.kill(1)
 	c.start(0, restartArgs...)
@@ -146,12 +154,14 @@ func restartMajorityWhileHeld(t *testing.T, restartArgs ...string) (*serveCluste
 		if status != http.StatusServiceUnavailable || !strings.Contains(body, "boot wait") {
 			t.Fatalf("/readyz in the boot wait answered %d %s, want 503 naming the boot wait", status, body)
 		}
-		if !strings.Contains(c.log(0), "boot wait 3000 ms (the default") {
+		if !strings.Contains(c.log(0), "boot wait "+lease+" ms (the default") {
 			t.Fatalf("the restarted node's log does not state its default boot wait:\n%s", c.log(0))
 		}
 	}
 	for k := 0; time.Until(leaseEnd) > 200*time.Millisecond; k++ {
-		c.op(1, k%3, "grant", lv("x", "cs2", "lease_ms", 1000))
+		if s, r := c.op(1, k%3, "grant", lv("x", "cs2", "lease_ms", leaseMs/3)); s == 200 && r["primary"] == "cs2" {
+			break
+		}
 	}
 	return c, g
 }

@@ -3,9 +3,12 @@ package harness
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
+	"time"
 
 	"chunklease/history"
+	"chunklease/maelstrom/nemesis"
 	"chunklease/workloads"
 )
 
@@ -66,5 +69,13 @@ func TestNemesisCountsLeaveOutEmptySteps(t *testing.T) {
 		"not counted: 1 partition that cut nobody off, 1 pause that found no node running"
 	if got := nemesisLine(res); got != want {
 		t.Errorf("console line\n%q\nwant\n%q", got, want)
+	}
+	steps := workloads.NemesisSteps(ops)
+	res.LiveMajority = computeLiveMajority(steps, []string{"n0", "n1", "n2"}, 10*time.Second)
+	if got, want := nemesisLine(res), want+"; a live majority all the run"; got != want {
+		t.Errorf("console line with the live majority\n%q\nwant\n%q", got, want)
+	}
+	if missing := neverApplied(nemesis.Faults{Partition: true, Kill: true, Pause: true}, steps, 10*time.Second); !slices.Equal(missing, []string{"pause"}) {
+		t.Errorf("never applied %v, want [pause]", missing)
 	}
 }

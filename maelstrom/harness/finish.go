@@ -41,7 +41,7 @@ func (r *runner) conclude(runErr error, ranFor time.Duration, analysisStart time
 		Workload: r.o.Workload.Name(), Network: r.networkName(), NetworkObserved: r.observedRun().Network,
 		Seed: r.o.Seed, Command: r.o.Command, Config: r.o.Config,
 		Started: r.started, Stats: an.tally.opStats(), Availability: an.tally.availability(r.o.AvailabilityMin),
-		Nemesis: r.nemesisResult(an.facts), Final: r.finalPhaseResult(),
+		Nemesis: r.nemesisResult(an.facts, end), Final: r.finalPhaseResult(),
 		Net: computeNet(r.observedRun().Messages, an.tally.invoked), Reports: []string{},
 	}
 	res.Net.StrayReplies = r.observedRun().StrayReplies
@@ -130,12 +130,19 @@ func verdict(res *report.Results, runErr error) int {
 }
 
 // nemesisResult counts the nemesis's work for results.json from the
-// nemesis ops of the history and the nodes its client ops name.
-func (r *runner) nemesisResult(facts history.Facts) report.NemesisResult {
+// nemesis ops of the history and the nodes its client ops name. The main
+// phase, for the live majority and the faults that never took effect,
+// ends at the time limit, or at end (the last op's time) when the run
+// ended sooner; a run that never reached time 0 (end 0) had none.
+func (r *runner) nemesisResult(facts history.Facts, end time.Duration) report.NemesisResult {
 	res := computeNemesis(facts.Nemesis, facts.Nodes)
 	res.Faults = r.o.Faults.String()
 	if r.o.Faults.Any() {
 		res.IntervalS = r.o.NemesisInterval.Seconds()
+		steps := workloads.NemesisSteps(facts.Nemesis)
+		mainPhase := min(r.o.TimeLimit, end)
+		res.LiveMajority = computeLiveMajority(steps, r.o.Nodes, mainPhase)
+		res.NeverApplied = append(res.NeverApplied, neverApplied(r.o.Faults, steps, mainPhase)...)
 	}
 	res.LateRepliesDropped = r.observedRun().LateRepliesDropped
 	switch {
@@ -181,6 +188,11 @@ func (r *runner) printSummary(res *report.Results, runErr error, invoked int) {
 	}
 	if line := nemesisLine(res.Nemesis); res.Nemesis.Faults != "" && line != "" { // clock alone: its own line below
 		fmt.Fprintf(w, "  nemesis %s: %s\n", res.Nemesis.Faults, line)
+	}
+	for _, warning := range faultWarnings(res.Nemesis) {
+		if res.ExitCode != ExitFailed { // a failed run says why; its faults are beside the point
+			fmt.Fprintf(w, "  %s\n", warning)
+		}
 	}
 	if c := res.Nemesis.Clock; c != nil {
 		within := "within the nodes' bounds"
@@ -233,6 +245,9 @@ func nemesisLine(n report.NemesisResult) string {
 	if empty := report.EmptyStepsText(n.EmptySteps); empty != "" {
 		line += "; not counted: " + empty
 	}
+	if m := n.LiveMajority; m != nil && line != "" {
+		line += "; " + liveMajorityText(m)
+	}
 	return line
 }
 
@@ -242,7 +257,7 @@ func nemesisLine(n report.NemesisResult) string {
 // node by kind (report.DrawnFaults, with the node ids nodes the client
 // ops name), and the steps that hit no node.
 func computeNemesis(ops []history.Op, nodes []string) report.NemesisResult {
-	res := report.NemesisResult{Ops: map[string]int{}, Periods: map[string]int{}, EmptySteps: map[string]int{}}
+	res := report.NemesisResult{Ops: map[string]int{}, Periods: map[string]int{}, EmptySteps: map[string]int{}, NeverApplied: []string{}}
 	drawn, _ := report.DrawnFaults(workloads.FaultsOf(ops, nodes))
 	for _, f := range drawn {
 		res.Periods[f.Kind]++

@@ -191,27 +191,7 @@ func TestCloseLeavesNothing(t *testing.T) {
 // touched.
 func TestStaleLabRemoved(t *testing.T) {
 	needRoot(t)
-	owner := roleCommand("stale-lab", "")
-	owner.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := owner.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := owner.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ready, err := readReady(out, 20*time.Second)
-	if err != nil {
-		owner.Process.Kill()
-		owner.Wait()
-		t.Fatal(err)
-	}
-	stale, node := ready["lab"], mustAtoi(t, ready["child"])
-	t.Cleanup(func() { syscall.Kill(node, syscall.SIGKILL) })
-	if err := owner.Process.Kill(); err != nil { // SIGKILL: no chance to clean up
-		t.Fatal(err)
-	}
-	owner.Wait()
+	stale, node := staleLab(t, func(*testing.T) {})
 	if got := labNamespaces(t, stale); len(got) != 3 {
 		t.Fatalf("the killed owner left %v, want its 3 namespaces", got)
 	}

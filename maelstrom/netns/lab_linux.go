@@ -238,12 +238,11 @@ func inodes(ns []*Namespace) map[uint64]string {
 	return m
 }
 
-// remove closes the handle and deletes the name; the kernel frees the
+// remove closes the handle and deletes the name, also when /run/netns
+// was mounted over meanwhile (deleteName); the kernel frees the
 // namespace, its links and its rules once nothing holds it.
 func (n *Namespace) remove() error {
 	n.handle.Close()
-	if err := vnetns.DeleteNamed(n.name); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("delete namespace %s: %w", n.name, err)
-	}
-	return nil
+	_, err := deleteName(n.name)
+	return err
 }

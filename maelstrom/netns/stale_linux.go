@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-
-	vnetns "github.com/vishvananda/netns"
 )
 
 // netnsDir is where named namespaces live (as `ip netns` keeps them).
@@ -72,7 +70,10 @@ func labsOnDisk() ([]diskLab, error) {
 	return labs, nil
 }
 
-// removeStale kills what runs in lab's namespaces and deletes them.
+// removeStale kills what runs in lab's namespaces and deletes them. A
+// namespace whose mount was hidden under a later mount on /run/netns
+// (deleteName) is found only as it is deleted: what runs in it is killed
+// then, and the kernel frees it.
 func removeStale(lab diskLab) (string, error) {
 	inodes := map[uint64]string{}
 	for _, ns := range lab.namespaces {
@@ -81,19 +82,30 @@ func removeStale(lab diskLab) (string, error) {
 			inodes[st.Ino] = ns
 		}
 	}
-	procs := processesIn(inodes)
-	killed := "no process was left in them"
-	if len(procs) > 0 {
-		killed = fmt.Sprintf("killed %d process(es) left in them: %s", len(procs), killAll(procs))
+	var killed []string
+	if procs := processesIn(inodes); len(procs) > 0 {
+		killed = append(killed, fmt.Sprintf("%d process(es) left in them: %s", len(procs), killAll(procs)))
 	}
 	var errs []error
+	hidden := map[uint64]string{}
 	for _, ns := range lab.namespaces {
-		if err := vnetns.DeleteNamed(ns); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("delete stale namespace %s: %w", ns, err))
+		found, err := deleteName(ns)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("stale lab %s: %w", lab.name, err))
 		}
+		for _, ino := range found {
+			hidden[ino] = ns
+		}
+	}
+	if procs := processesIn(hidden); len(procs) > 0 {
+		killed = append(killed, fmt.Sprintf("%d process(es) left in namespaces hidden under a mount on %s: %s", len(procs), netnsDir, killAll(procs)))
+	}
+	what := "no process was left in them"
+	if len(killed) > 0 {
+		what = "killed " + strings.Join(killed, "; ")
 	}
 	slices.Sort(lab.namespaces)
 	msg := fmt.Sprintf("removed stale lab %s left by pid %d, which is no longer running: namespaces %s; %s",
-		lab.name, lab.name.pid, strings.Join(lab.namespaces, ", "), killed)
+		lab.name, lab.name.pid, strings.Join(lab.namespaces, ", "), what)
 	return msg, errors.Join(errs...)
 }

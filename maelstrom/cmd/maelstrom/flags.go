@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"chunklease/maelstrom/harness/simnet"
 	"chunklease/maelstrom/nemesis"
 	"chunklease/maelstrom/netsim"
 )
@@ -33,6 +34,7 @@ type testFlags struct {
 	Nemesis             string   `json:"nemesis"`
 	NemesisInterval     float64  `json:"nemesis_interval_s"`
 	RecoveryTimeS       float64  `json:"recovery_time_s"` // 0: the default for the workload's leases
+	InitTimeoutS        float64  `json:"init_timeout_s"`
 	KillWithoutBootWait bool     `json:"kill_without_boot_wait"`
 	ClockDriftPPM       *int64   `json:"clock_drift_ppm"`     // nil: the nodes' LEASE_DRIFT_PPM
 	ClockMaxOffsetMs    *int64   `json:"clock_max_offset_ms"` // nil: the offset bound for the leases
@@ -87,6 +89,7 @@ func newTestFlagSet(f *testFlags) *pflag.FlagSet {
 	fs.StringVar(&f.Nemesis, "nemesis", "", "faults to inject, comma-separated: partition, kill, pause, clock, packet (clock needs a node built with -tags clockfault)")
 	fs.Float64Var(&f.NemesisInterval, "nemesis-interval", 10, "mean seconds between nemesis operations")
 	fs.Float64Var(&f.RecoveryTimeS, "recovery-time", 0, "seconds the final phase waits after healing every fault (default: twice the longest lease, at least 1, with a --nemesis; 0 without; Maelstrom: 10)")
+	fs.Float64Var(&f.InitTimeoutS, "init-timeout", simnet.InitTimeout.Seconds(), "seconds a node has to answer init (--network netns: to become ready), at the start and after each restart (Maelstrom: a fixed 10); more on a loaded machine or for a slow interpreter")
 	fs.BoolVar(&f.KillWithoutBootWait, "kill-without-boot-wait", false, "negative control: restart killed nodes without LEASE_BOOT_WAIT_MS")
 	fs.Var(optionalInt{&f.ClockDriftPPM}, "clock-drift-ppm", "clock nemesis: draw rates within 1 +- N ppm (default: the nodes' LEASE_DRIFT_PPM, 1000 unless set; more is the negative control)")
 	fs.Var(optionalInt{&f.ClockMaxOffsetMs}, "clock-max-offset-ms", "clock nemesis: draw wall-clock offsets within +-N ms (default: a quarter of the longest lease, the bound for token order across restarts; more is the negative control)")
@@ -231,7 +234,8 @@ func (f *testFlags) concurrency(nodes int) (int, error) {
 	return k, nil
 }
 
-// durations converts the second-valued flags.
+// durations converts the second-valued flags (--init-timeout:
+// initTimeout).
 func (f *testFlags) durations() (timeLimit, interval, recovery time.Duration, err error) {
 	var errs []error
 	if f.TimeLimitS < 1 {
@@ -243,10 +247,27 @@ func (f *testFlags) durations() (timeLimit, interval, recovery time.Duration, er
 	if !(f.RecoveryTimeS >= 0) || math.IsInf(f.RecoveryTimeS, 0) {
 		errs = append(errs, invalid("recovery-time", f.RecoveryTimeS, "Must be a number of seconds >= 0"))
 	}
+	if _, err := f.initTimeout(); err != nil {
+		errs = append(errs, err)
+	}
 	return time.Duration(f.TimeLimitS) * time.Second, seconds(f.NemesisInterval), seconds(f.RecoveryTimeS), errors.Join(errs...)
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// maxInitTimeoutS bounds --init-timeout at an hour: a longer wait is a
+// mistake (a stuck node would hold the run that long), and the bound
+// keeps the duration from overflowing.
+const maxInitTimeoutS = 3600
+
+// initTimeout is --init-timeout as a duration: more than 0, at most an
+// hour.
+func (f *testFlags) initTimeout() (time.Duration, error) {
+	if !(f.InitTimeoutS > 0) || f.InitTimeoutS > maxInitTimeoutS {
+		return 0, invalid("init-timeout", f.InitTimeoutS, "Must be a number of seconds above 0 and at most 3600")
+	}
+	return seconds(f.InitTimeoutS), nil
+}
 
 // latency parses --latency and --latency-dist.
 func (f *testFlags) latency() (netsim.Latency, error) {

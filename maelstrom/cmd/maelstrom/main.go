@@ -204,7 +204,8 @@ func (f *testFlags) options() (harness.Options, error) {
 // process model), or the real one (bin serve in network namespaces).
 func (f *testFlags) network(bin string) (harness.Network, error) {
 	if f.Network == "netns" {
-		return realnet.New(realnet.Config{Bin: bin, Args: f.Args, LatencyMs: f.LatencyMs, LogStderr: f.LogStderr})
+		ready, _ := f.initTimeout() // runOptions has checked it
+		return realnet.New(realnet.Config{Bin: bin, Args: f.Args, LatencyMs: f.LatencyMs, LogStderr: f.LogStderr, ReadyTimeout: ready})
 	}
 	cfg := f.simConfig()
 	cfg.Launch = nodeproc.ExecLauncher(bin, f.Args)
@@ -215,7 +216,9 @@ func (f *testFlags) network(bin string) (harness.Network, error) {
 // without the node program; runOptions has checked the latency.
 func (f *testFlags) simConfig() simnet.Config {
 	lat, _ := f.latency()
-	return simnet.Config{Latency: lat, Strict: f.Strict, LogStderr: f.LogStderr, LogNetSend: f.LogNetSend, LogNetRecv: f.LogNetRecv}
+	initTimeout, _ := f.initTimeout()
+	return simnet.Config{Latency: lat, Strict: f.Strict, LogStderr: f.LogStderr, LogNetSend: f.LogNetSend, LogNetRecv: f.LogNetRecv,
+		InitTimeout: initTimeout}
 }
 
 // runOptions validates every flag but --bin and builds the run options

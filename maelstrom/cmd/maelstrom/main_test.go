@@ -210,6 +210,8 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"test", "--bin", fakeNode, "--nemesis", "clock", "--clock-drift-ppm", "1e6"}, `Error while parsing option "--clock-drift-ppm 1e6": not a whole number`},
 		{[]string{"test", "--bin", fakeNode, "--nemesis-interval", "0"}, `Failed to validate "--nemesis-interval 0"`},
 		{[]string{"test", "--bin", fakeNode, "--recovery-time", "-1"}, `Failed to validate "--recovery-time -1"`},
+		{[]string{"test", "--bin", fakeNode, "--init-timeout", "0"}, `Failed to validate "--init-timeout 0": Must be a number of seconds above 0`},
+		{[]string{"test", "--bin", fakeNode, "--init-timeout", "1e9"}, `Failed to validate "--init-timeout 1e+09"`},
 		{[]string{"test", "--bin", fakeNode, "--concurrency", "0"}, `Failed to validate "--concurrency 0"`},
 		{[]string{"test", "--bin", fakeNode, "--availability", "2"}, `Failed to validate "--availability 2"`},
 		{[]string{"test", "--bin", fakeNode, "--rate", "-1"}, `Failed to validate "--rate -1"`},
@@ -267,12 +269,28 @@ func TestDefaultsAreMaelstroms(t *testing.T) {
 	c := f.simConfig()
 	if o.TimeLimit != 60*time.Second || c.Latency.MeanMs != 0 || c.Latency.Dist != "constant" || o.Faults.Any() ||
 		o.NemesisInterval != 10*time.Second || !c.Strict || c.LogStderr || o.Seed != 9 || o.StoreDir != "store" ||
-		o.Workload.Name() != "lease" || o.AvailabilityMin != nil {
+		o.Workload.Name() != "lease" || o.AvailabilityMin != nil || c.InitTimeout != 10*time.Second {
 		t.Errorf("defaults %+v", o)
 	}
 	if f.Rate != 5 || f.LeaseMs != 1000 || strings.Join(f.Args, " ") != "a b" || f.TestCount != 1 ||
 		o.RecoveryTime != 0 || o.KillWithoutBootWait || c.LogNetSend || c.LogNetRecv || o.Network.Name() != "sim" {
 		t.Errorf("rate %v lease-ms %d args %v test-count %d, options %+v", f.Rate, f.LeaseMs, f.Args, f.TestCount, o)
+	}
+}
+
+// TestInitTimeoutReachesBothNetworks: --init-timeout (seconds, a
+// fraction allowed) is how long a node has to answer init on the
+// simulated network and to become ready on the real one.
+func TestInitTimeoutReachesBothNetworks(t *testing.T) {
+	f, err := parseTest([]string{"--bin", fakeNode, "--init-timeout", "2.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.simConfig().InitTimeout; got != 2500*time.Millisecond {
+		t.Errorf("sim init timeout %v, want 2.5s", got)
+	}
+	if got, _ := f.initTimeout(); got != 2500*time.Millisecond {
+		t.Errorf("init timeout %v, want 2.5s (the real network's ReadyTimeout)", got)
 	}
 }
 

@@ -70,6 +70,9 @@ func (inc *Incarnation) Proc() Proc { return inc.proc }
 // NoteStdout keeps a stdout line for the diagnostics of an early exit.
 func (inc *Incarnation) NoteStdout(line string) { inc.outTail.Add(line) }
 
+// StdoutTail is the program's last stdout lines, as NoteStdout kept them.
+func (inc *Incarnation) StdoutTail() []string { return inc.outTail.Lines() }
+
 // StderrTail is the program's last stderr lines.
 func (inc *Incarnation) StderrTail() []string { return inc.errTail.Lines() }
 

@@ -41,7 +41,7 @@
 // own sole acceptor, said on the console. Start then probes every node's
 // GET /readyz (boot wait over, a majority of acceptors reachable) every
 // 50 ms until it answers 200; a node that does not within ReadyTimeout
-// (10 s) fails the run (exit 255), named with its last answer and its
+// (--init-timeout, 10 s by default) fails the run (exit 255), named with its last answer and its
 // log's last lines; a node that exits fails it at once.
 //
 // # Clients (client.go)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,6 +91,8 @@ func (n *Network) notReady(id, path, last string) error {
 			tail = inc.StderrTail()
 		}
 	}
-	return fmt.Errorf("node %s did not become ready: GET %s%s did not answer 200 within %v (its last answer: %s); a node must serve HTTP on its client address and, at the start, see a majority of its peers.\n  last stderr lines:%s\n  full stderr log: %s",
-		id, n.clientURL(id), path, n.cfg.ReadyTimeout, last, nodeproc.IndentLines(tail), logPath)
+	longer := strconv.FormatFloat(3*n.cfg.ReadyTimeout.Seconds(), 'f', -1, 64)
+	return fmt.Errorf("node %s did not become ready: GET %s%s did not answer 200 within %v (--init-timeout; its last answer: %s); a node must serve HTTP on its client address and, at the start, see a majority of its peers. "+
+		"A node that starts slowly (a loaded machine) needs more time: rerun with --init-timeout %s.\n  last stderr lines:%s\n  full stderr log: %s",
+		id, n.clientURL(id), path, n.cfg.ReadyTimeout, last, longer, nodeproc.IndentLines(tail), logPath)
 }

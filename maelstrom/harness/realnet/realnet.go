@@ -26,8 +26,8 @@ type Config struct {
 	LatencyMs int
 	LogStderr bool // mirror node stderr on the console
 	// ReadyTimeout bounds how long a node has to become ready (/readyz at
-	// the start, /healthz after a restart); zero means 10 s, Maelstrom's
-	// init timeout. Tests shorten it.
+	// the start, /healthz after a restart): the CLI's --init-timeout;
+	// zero means 10 s, Maelstrom's init timeout.
 	ReadyTimeout time.Duration
 }
 
@@ -130,7 +130,8 @@ func (n *Network) OpenClient() harness.Client { return &client{net: n} }
 // cancelled it), what the kernel counted is read, every program is killed
 // and reaped, and the lab goes with its namespaces, links, rules and
 // queues (Lab.Close, which also kills anything left in them and says
-// so).
+// so). A lab that cannot be removed whole fails the run (exit 255) with
+// Close's error, which says how to remove the rest.
 func (n *Network) Stop() {
 	n.stopOnce.Do(n.stop)
 }
@@ -155,7 +156,11 @@ func (n *Network) stop() {
 	}
 	if n.lab != nil {
 		if err := n.lab.Close(); err != nil {
-			n.host.Log("WARN the real network's lab was not removed whole: " + err.Error())
+			// Left behind, the lab would break every later run: the run
+			// fails, and the error says how to remove what is left.
+			err = fmt.Errorf("the real network's lab was not removed whole: %w", err)
+			n.host.Log("ERROR " + err.Error())
+			n.fail.Set(err)
 		}
 	}
 }

@@ -14,8 +14,9 @@ import (
 	"chunklease/maelstrom/netsim"
 )
 
-// InitTimeout is how long a node has to answer init (maelstrom-spec
-// D.4); Config.InitTimeout shortens it in tests.
+// InitTimeout is how long a node has to answer init by default, as in
+// Maelstrom (maelstrom-spec D.4); Config.InitTimeout (--init-timeout)
+// changes it.
 const InitTimeout = 10 * time.Second
 
 // errTimeout is a request whose reply did not come in time: the

@@ -15,7 +15,10 @@
 // temp directory, with the harness's environment plus Host.Env and
 // Host.NodeEnv(id) (a restart: the fault's Env and Host.NodeEnv(id)), in
 // its own process group. Node i gets init from client c(i) (msg_id 1, node_ids in
-// CLI order) and must answer init_ok within 10 s (InitTimeout). The init
+// CLI order) and must answer init_ok within Config.InitTimeout (the CLI's
+// --init-timeout, 10 s by default as in Maelstrom), at the start and
+// after every restart; the failure of one that does not says what it has
+// printed and names slow starts and the flag (setup.go). The init
 // clients are then closed and idle setup clients c(n)..c(2n-1) opened, so
 // worker clients start at c(2n), as in Maelstrom.
 //

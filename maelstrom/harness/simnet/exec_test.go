@@ -112,6 +112,9 @@ func TestStrictRejectsEachBadOutput(t *testing.T) {
 				!strings.Contains(msg, "line: "+strconv.Quote(bad.Line)) {
 				t.Errorf("diagnostic %q lacks %q, the node or the quoted line", msg, want)
 			}
+			if maelstrom := "real Maelstrom logs a warning with this error and then never reads " + bad.Node + "'s stdout again"; !strings.Contains(msg, maelstrom) {
+				t.Errorf("diagnostic %q does not say what Maelstrom does (%q)", msg, maelstrom)
+			}
 			if !strings.Contains(console.String(), msg) {
 				t.Errorf("the console does not show the diagnostic:\n%s", console)
 			}

@@ -181,6 +181,6 @@ type OutputError struct {
 }
 
 func (e *OutputError) Error() string {
-	return fmt.Sprintf("node %s printed a line to stdout that Maelstrom rejects (real Maelstrom would silently ignore %s from then on): %s\n  line: %s",
+	return fmt.Sprintf("node %s printed a line to stdout that Maelstrom rejects (real Maelstrom logs a warning with this error and then never reads %s's stdout again, so its later replies are lost): %s\n  line: %s",
 		e.Node, e.Node, e.Reason, nodeproc.QuoteLine(e.Line))
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"chunklease/maelstrom/harness"
+	"chunklease/maelstrom/harness/nodeproc"
 )
 
 // initAll sends every init at once and waits for all answers, a node
@@ -38,7 +41,7 @@ func (n *Network) initNode(ctx context.Context, c *client, id string) error {
 		return fmt.Errorf("init failed: expected node %s to respond to an init message within %v with in_reply_to %d, but its %d message(s) to %s answer no request, the first: %s",
 			id, n.cfg.InitTimeout, c.lastMsgID, discarded.strays, c.name, truncate(string(discarded.first), 300))
 	case errors.Is(err, errTimeout):
-		return fmt.Errorf("init failed: expected node %s to respond to an init message within %v, but it did not respond (does it read stdin line by line, and write each reply as one line to stdout, flushed?)", id, n.cfg.InitTimeout)
+		return n.initTimeoutError(id)
 	case err != nil:
 		return fmt.Errorf("init of node %s: %w", id, err)
 	}
@@ -55,4 +58,46 @@ func (n *Network) initNode(ctx context.Context, c *client, id string) error {
 		return fmt.Errorf("init failed: node %s answered init with an error (code %s, text %s); it must answer init_ok", id, b.Code, b.Text)
 	}
 	return fmt.Errorf("init failed: node %s answered init with a %q message; it must answer {\"type\":\"init_ok\",\"in_reply_to\":1}: %s", id, b.Type, reply)
+}
+
+// initTimeoutError is the failure of a node that did not answer init in
+// time. Maelstrom says only that the node did not respond; the two usual
+// causes need different remedies, and what the program printed so far
+// helps tell them apart: a slow start (a loaded machine, an interpreter
+// that takes seconds to load) needs a longer --init-timeout, while a
+// node that is up and still silent does not speak the protocol.
+func (n *Network) initTimeoutError(id string) error {
+	longer := strconv.FormatFloat(3*n.cfg.InitTimeout.Seconds(), 'f', -1, 64)
+	return fmt.Errorf("init failed: expected node %s to respond to an init message within %v (--init-timeout), but it did not respond; %s.\n"+
+		"  A node that starts slowly (a loaded machine, a slow interpreter) needs more time: rerun with --init-timeout %s.\n"+
+		"  A node that is up must read stdin line by line and write each reply, init_ok included, as one line to stdout, flushed.",
+		id, n.cfg.InitTimeout, n.printedSoFar(id), longer)
+}
+
+// printedSoFar says what node id's running program has printed: nothing
+// at all hints at a slow start, lines at a node that is up.
+func (n *Network) printedSoFar(id string) string {
+	var inc *nodeproc.Incarnation
+	for _, nd := range n.nodes {
+		if nd.id == id {
+			inc = nd.Current()
+		}
+	}
+	if inc == nil {
+		return "its program is not running"
+	}
+	out, errs := inc.StdoutTail(), inc.StderrTail()
+	if len(out) == 0 && len(errs) == 0 {
+		return "it has printed nothing on stdout or stderr yet"
+	}
+	var parts []string
+	if len(out) > 0 {
+		parts = append(parts, "its last stdout line: "+nodeproc.QuoteLine(out[len(out)-1]))
+	} else {
+		parts = append(parts, "nothing on stdout")
+	}
+	if len(errs) > 0 {
+		parts = append(parts, "its last stderr line: "+nodeproc.QuoteLine(errs[len(errs)-1]))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -404,6 +404,44 @@ func TestSimInitTimeout(t *testing.T) {
 	})
 }
 
+// TestSimSlowStartNamesInitTimeout: a node that takes 5 s to answer init
+// (a slow interpreter, a loaded machine) fails a run whose init timeout
+// is 3 s, and the error names the slow start and --init-timeout with a
+// longer value; the same node passes with the default 10 s.
+func TestSimSlowStartNamesInitTimeout(t *testing.T) {
+	seed := testSeed(t)
+	slowStart := func(self string, m inMsg) ([]string, bool) {
+		if m.body.Type == "init" {
+			time.Sleep(5 * time.Second) // virtual time: the bubble's clock
+		}
+		return echoScript(self, m)
+	}
+	for _, c := range []struct {
+		timeout time.Duration
+		exit    int
+	}{{3 * time.Second, harness.ExitFailed}, {InitTimeout, harness.ExitValid}} {
+		synctest.Test(t, func(t *testing.T) {
+			o, _, _ := simOptions(t, slowStart, 2, 2, seed)
+			o.TimeLimit = time.Second
+			o.InitTimeout = c.timeout
+			out := runSim(context.Background(), o)
+			if out.Exit != c.exit {
+				t.Fatalf("init timeout %v: exit %d, want %d (%v)", c.timeout, out.Exit, c.exit, out.Err)
+			}
+			if c.exit == harness.ExitValid {
+				return
+			}
+			msg := fmt.Sprint(out.Err)
+			for _, want := range []string{"did not respond", "within 3s (--init-timeout)", "starts slowly (a loaded machine, a slow interpreter)",
+				"rerun with --init-timeout 9", `its last stderr line: "fake n`, "nothing on stdout"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("the init error does not say %q:\n%s", want, msg)
+				}
+			}
+		})
+	}
+}
+
 // TestSimWrongInReplyTo: a node whose replies carry the wrong in_reply_to
 // looks silent to its clients, as in Maelstrom; the harness says so. At
 // init the failure quotes the stray reply; later, the run warns once and

@@ -26,8 +26,8 @@ type Config struct {
 	LogStderr  bool // mirror node stderr on the console
 	LogNetSend bool // log every message sent (":send"), as Maelstrom's --log-net-send
 	LogNetRecv bool // log every message delivered (":recv"), as Maelstrom's --log-net-recv
-	// InitTimeout is how long a node has to answer init; zero means
-	// Maelstrom's 10 s. Tests shorten it.
+	// InitTimeout is how long a node has to answer init (the CLI's
+	// --init-timeout); zero means Maelstrom's 10 s.
 	InitTimeout time.Duration
 }
 
