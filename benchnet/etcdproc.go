@@ -151,7 +151,7 @@ func (c *etcdCluster) endpoints() []string {
 	return eps
 }
 
-// healthy asks the member's /health, which in etcd 3.4 answers true only
+// healthy asks the member's /health, which (3.4 and 3.7) answers true only
 // when the member has a leader and a read through raft succeeds.
 func (m *etcdMember) healthy() bool {
 	hc := http.Client{Timeout: 2 * time.Second}
