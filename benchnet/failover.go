@@ -59,7 +59,7 @@ func (f *failoverPart) run(ctx context.Context, env *benchEnv) error {
 		return err
 	}
 	defer oc.down()
-	ec, err := startEtcd(env.etcdBin, filepath.Join(env.work, "etcd-failover"), "etcd", false, env.memberEnv(), env.ports, env.pids)
+	ec, err := startEtcd(env.etcdBin, filepath.Join(env.work, "etcd-failover"), "etcd", false, env.memberEnv(), loopback(env.ports), env.pids)
 	if err != nil {
 		return err
 	}
@@ -320,7 +320,8 @@ func (f *failoverPart) report(env *benchEnv, tries []failoverTry) {
 	}
 	fmt.Fprintf(w, "\nsub-second leases end to end: %d Sessions of %d ms leases, each held %v after a SIGKILL of its member: %d renewals, %d lost\n",
 		nOurs, f.leaseMs, f.hold, renewals, lost)
-	fmt.Fprintf(w, "\n%s\n", failoverGoal(session, etcd, env.etcdVersion))
+	fmt.Fprintln(w)
+	env.goal(failoverGoal(session, etcd, env.etcdVersion))
 }
 
 // failoverGoal: a holder of ours renews again sooner after the kill

@@ -19,7 +19,7 @@ import (
 	"time"
 )
 
-const usage = `usage: benchnet table|failover|memory|report [flags]   (scripts/bench_net.sh runs it; -h per part lists its flags)`
+const usage = `usage: benchnet table|latency|openloop|failover|memory|report [flags]   (scripts/bench_net.sh runs it; -h per part lists its flags)`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -36,7 +36,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	parts := map[string]func() part{
 		"table": func() part { return &tablePart{} }, "failover": func() part { return &failoverPart{} }, "memory": func() part { return &memoryPart{} },
-		"report": func() part { return &reportPart{} },
+		"report": func() part { return &reportPart{} }, "openloop": func() part { return &openloopPart{} },
+		"latency": func() part { return &latencyPart{} },
 	}
 	newPart, ok := parts[args[0]]
 	if !ok {
@@ -236,6 +237,25 @@ func (e *benchEnv) save(name string, v any) {
 	}
 	defer f.Close()
 	json.NewEncoder(f).Encode(v)
+}
+
+// goal prints a goal's PASS or MISS line, and appends it to
+// STORE/goals.txt, where scripts/bench_net.sh reads every part's goals.
+func (e *benchEnv) goal(g goal) {
+	fmt.Fprintln(e.out, g)
+	if e.store == "" {
+		return
+	}
+	if err := os.MkdirAll(e.store, 0o755); err != nil {
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(e.store, "goals.txt"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		e.logf("store: %v", err)
+		return
+	}
+	defer f.Close()
+	fmt.Fprintln(f, g)
 }
 
 // intList parses "1,16,64".

@@ -207,7 +207,7 @@ func (t *tablePart) start(env *benchEnv) ([]system, func(), error) {
 // stop closes the client and stops the members, and is never nil.
 func startEtcdSystem(env *benchEnv, e etcdKind, ttlS int64) (system, func(), error) {
 	env.logf("starting 3 etcd %s members (%s, %s)", e.version, e.name, map[bool]string{true: "fsync on", false: "--unsafe-no-fsync"}[e.fsync])
-	ec, err := startEtcd(e.bin, filepath.Join(env.work, e.name), e.name, e.fsync, env.memberEnv(), env.ports, env.pids)
+	ec, err := startEtcd(e.bin, filepath.Join(env.work, e.name), e.name, e.fsync, env.memberEnv(), loopback(env.ports), env.pids)
 	if err != nil {
 		return nil, func() {}, err
 	}
@@ -243,7 +243,7 @@ func (t *tablePart) report(env *benchEnv, results []result, systems []system, cl
 	compareTable(w, rows, others, clients)
 	fmt.Fprintln(w)
 	for _, g := range goals(rows, "etcd") {
-		fmt.Fprintln(w, g)
+		env.goal(g)
 	}
 }
 
