@@ -17,6 +17,7 @@ type etcdSystem struct {
 	name, version string
 	c             *clientv3.Client
 	ttlS          int64 // every lease's TTL (whole seconds: etcd has no other)
+	keys          int   // leases a renew, check or mixed run cycles over, all clients together (0: 1000)
 	ec            *etcdCluster
 }
 
@@ -46,7 +47,7 @@ type etcdWorker struct {
 }
 
 func (w *etcdWorker) Setup(ctx context.Context, pool int) error {
-	count, grant := setupSize(w.op, w.clients, pool)
+	count, grant := setupSize(w.op, keysPerClient(w.e.keys, w.clients), pool)
 	w.count = count
 	w.ids = make([]clientv3.LeaseID, count)
 	if grant {

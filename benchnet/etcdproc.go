@@ -14,6 +14,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 )
 
 // etcdCluster is three etcd members on 127.0.0.1, each in its own data
@@ -242,5 +243,5 @@ func (c *etcdCluster) leader(ctx context.Context, cli *clientv3.Client) (int, er
 // newEtcdClient is a client of endpoints, as a program would make it.
 func newEtcdClient(endpoints []string) (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second,
-		DialKeepAliveTime: 10 * time.Second, DialKeepAliveTimeout: 3 * time.Second})
+		DialKeepAliveTime: 10 * time.Second, DialKeepAliveTimeout: 3 * time.Second, Logger: zap.NewNop()})
 }

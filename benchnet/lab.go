@@ -19,6 +19,7 @@ import (
 	"chunklease/maelstrom/netns"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 	"google.golang.org/grpc"
 )
 
@@ -35,6 +36,12 @@ var (
 	labEtcd  = []string{"e1", "e2", "e3"}
 	labBench = "bench"
 )
+
+// labKeys is how many leases a renew run in the lab cycles over, all
+// clients together: each grant of the set-up costs two round trips of
+// the delay, so the 1000 of the loopback table would take a lone client
+// 40 s to set up.
+const labKeys = 64
 
 const (
 	labPeerPort   = 7000
@@ -201,7 +208,7 @@ func startLabOurs(ctx context.Context, env *benchEnv, lab *netns.Lab, maxLeaseMs
 		members = append(members, id+"="+netip.AddrPortFrom(lab.Node(id).Addr(), labPeerPort).String())
 		endpoints = append(endpoints, "http://"+netip.AddrPortFrom(lab.Node(id).Addr(), labClientPort).String())
 	}
-	us := &ours{leaseMs: maxLeaseMs}
+	us := &ours{leaseMs: maxLeaseMs, keys: labKeys}
 	for _, id := range labOurs {
 		crt, key := certs.MemberFiles(id)
 		args := []string{"serve", "-id", id, "-cluster", strings.Join(members, ","),
@@ -255,11 +262,11 @@ func startLabEtcd(env *benchEnv, lab *netns.Lab, ttlS int64) (*etcdSystem, func(
 		return lab.Node(labBench).DialContext(ctx, "tcp", addr)
 	}
 	cli, err := clientv3.New(clientv3.Config{Endpoints: ec.endpoints(), DialTimeout: 5 * time.Second,
-		DialKeepAliveTime: 10 * time.Second, DialKeepAliveTimeout: 3 * time.Second,
+		DialKeepAliveTime: 10 * time.Second, DialKeepAliveTimeout: 3 * time.Second, Logger: zap.NewNop(),
 		DialOptions: []grpc.DialOption{grpc.WithContextDialer(dial)}})
 	if err != nil {
 		ec.stop()
 		return nil, func() {}, err
 	}
-	return &etcdSystem{name: "etcd", version: env.etcdVersion, c: cli, ttlS: ttlS, ec: ec}, func() { cli.Close(); ec.stop() }, nil
+	return &etcdSystem{name: "etcd", version: env.etcdVersion, c: cli, ttlS: ttlS, ec: ec, keys: labKeys}, func() { cli.Close(); ec.stop() }, nil
 }

@@ -152,9 +152,9 @@ func TestRunSetupErrorTearsDown(t *testing.T) {
 }
 
 func TestKeysPerClient(t *testing.T) {
-	for _, c := range []struct{ clients, want int }{{1, 1000}, {16, 62}, {64, 15}, {2000, 1}} {
-		if got := keysPerClient(c.clients); got != c.want {
-			t.Errorf("keysPerClient(%d) = %d, want %d", c.clients, got, c.want)
+	for _, c := range []struct{ keys, clients, want int }{{0, 1, 1000}, {0, 16, 62}, {0, 64, 15}, {0, 2000, 1}, {64, 1, 64}, {64, 16, 4}} {
+		if got := keysPerClient(c.keys, c.clients); got != c.want {
+			t.Errorf("keysPerClient(%d, %d) = %d, want %d", c.keys, c.clients, got, c.want)
 		}
 	}
 }

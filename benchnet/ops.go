@@ -14,22 +14,27 @@ type leaseOps struct {
 // of leases granted beforehand; mixed cycles over keysPerClient leases,
 // each granted, renewed, checked and released in turn; grant takes
 // fresh ones as it goes (the worker's table grows).
-func setupSize(op string, clients, pool int) (count int, grant bool) {
+func setupSize(op string, keys, pool int) (count int, grant bool) {
 	switch op {
 	case "renew", "check":
-		return keysPerClient(clients), true
+		return keys, true
 	case "release":
 		return pool, true
 	case "mixed":
-		return keysPerClient(clients), false
+		return keys, false
 	}
 	return 0, false
 }
 
 // keysPerClient is how many chunks (or etcd leases) a renew, check or
-// mixed client cycles over: 1000 over all clients, as in scripts/bench.sh,
-// at least one.
-func keysPerClient(clients int) int { return max(1, 1000/clients) }
+// mixed client cycles over: keys over all clients (0: 1000, as in
+// scripts/bench.sh), at least one.
+func keysPerClient(keys, clients int) int {
+	if keys == 0 {
+		keys = 1000
+	}
+	return max(1, keys/clients)
+}
 
 // doOp is op i of a worker of op that holds count leases: the op itself
 // (a grant on a fresh lease i; a release of pooled lease i, errPoolEmpty

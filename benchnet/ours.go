@@ -16,6 +16,7 @@ import (
 type ours struct {
 	c       *client.Client
 	leaseMs int64
+	keys    int // leases a renew, check or mixed run cycles over, all clients together (0: 1000)
 	pids    []int
 }
 
@@ -38,7 +39,7 @@ type oursWorker struct {
 }
 
 func (w *oursWorker) Setup(ctx context.Context, pool int) error {
-	count, grant := setupSize(w.op, w.clients, pool)
+	count, grant := setupSize(w.op, keysPerClient(w.o.keys, w.clients), pool)
 	w.count = count
 	for i := range count {
 		w.ensure(i)
