@@ -16,24 +16,28 @@ import (
 	"time"
 )
 
-// Batching (Config.Batching). There is no cap on the requests in flight
-// to a member: a call goes out at once, alone on its own endpoint, unless
-// it would wait anyway. It waits (queues) only while this client is busy
-// handing another request to the member: from the moment a request is
-// given to the transport until the transport has written it (or has to
-// dial a connection for it, which is the network's wait, not the
-// client's), and while a batch that came back hands its callers their
-// answers and lets them run (so that those calling again at once, a
-// holder renewing or a loop of calls, join the queue). When the last of
-// these ends, the queue goes out as one POST /v1/batch (at most maxBatch
-// calls; a full queue goes at once), which the member answers call by
-// call as the calls' own endpoints would. So a client whose calls come
-// spread out (a latency-bound one: members far away, or few callers)
-// sends every call alone the moment it is made, however many are in
-// flight; a client short of CPU, whose requests take long to write and
-// whose callers come back together, sends them together, which costs the
-// member (a request, a round to each peer) and this process once per
-// batch instead of once per call.
+// Batching (Config.Batching). There is no fixed cap on the requests in
+// flight to a member: a call goes out at once, alone on its own
+// endpoint, unless it would wait anyway. It waits (queues) only while
+// this client is busy handing another request to the member (from the
+// moment a request is given to the transport until the transport has
+// written it, or has to dial a connection for it, which is the
+// network's wait, not the client's), while a batch that came back hands
+// its callers their answers and lets them run (so that those calling
+// again at once, a holder renewing or a loop of calls, join the queue),
+// and while the member itself is queueing: when its answers take more
+// than twice as long as its quickest recent answer, requests wait there
+// behind each other, and the client keeps no more in flight than it had
+// (inflight.go, an adaptive limit that never comes below 2 and opens
+// again when the answers are quick). When none of these holds, the
+// queue goes out as one POST /v1/batch (at most maxBatch calls; a full
+// queue goes at once), which the member answers call by call as the
+// calls' own endpoints would. So a client whose calls come spread out,
+// or whose members are far away, sends every call alone the moment it
+// is made, however many are in flight; a client or member short of CPU
+// gets its calls together, which costs the member (a request, a round
+// to each peer) and this process once per batch instead of once per
+// call.
 //
 // Every call keeps its own attempt: its deadline, its failover (a batch
 // that fails fails each of its calls, which then move on as they would
@@ -62,7 +66,11 @@ type batcher struct {
 	// the member (until written, or until a dial starts for them), and
 	// returning batches whose callers are being answered.
 	holds int
-	queue []*queued
+	// inFlight counts the requests from lease calls in flight to the
+	// member; calls queue while it is at the limit (inflight.go).
+	inFlight int
+	limit    inflightLimit
+	queue    []*queued
 	// none: the member answered 404 to /v1/batch; calls go alone.
 	none bool
 }
@@ -101,10 +109,13 @@ func (c *Client) tryBatched(ctx context.Context, ep *endpoint, r *request, out *
 		b.mu.Unlock()
 		return c.trySingle(ctx, ep, r, out, nil)
 	}
-	if b.holds == 0 && len(b.queue) == 0 {
+	if b.holds == 0 && len(b.queue) == 0 && b.allows() {
 		b.holds++
+		b.inFlight++
 		b.mu.Unlock()
-		return c.trySingle(ctx, ep, r, out, sync.OnceFunc(func() { c.release(ep) }))
+		a := c.trySingle(ctx, ep, r, out, sync.OnceFunc(func() { c.release(ep) }))
+		c.requestDone(ep, a.sent, a.status != 0)
+		return a
 	}
 	actx, cancel := context.WithTimeout(ctx, c.attemptBudget(ctx))
 	defer cancel()
@@ -138,25 +149,63 @@ func (c *Client) tryBatched(ctx context.Context, ep *endpoint, r *request, out *
 	return ans.attempt(ep, out)
 }
 
+// allows says whether a request may go out now; the zero batcher has
+// no limit yet. Called under b.mu.
+func (b *batcher) allows() bool {
+	if b.limit.limit == 0 {
+		b.limit = newInflightLimit()
+	}
+	return b.limit.allows(b.inFlight)
+}
+
 // release ends one hold on ep's queue (a request written, or a returning
 // batch's callers answered); the last one sends the queue as a batch.
 func (c *Client) release(ep *endpoint) {
 	b := &ep.batch
 	b.mu.Lock()
 	b.holds--
-	var batch []*queued
-	if b.holds == 0 {
-		batch = b.take()
-	}
+	batch := b.next()
 	b.mu.Unlock()
 	if batch != nil {
 		go c.sendBatch(ep, batch)
 	}
 }
 
+// requestDone ends a request to ep sent at sent (answered: an answer
+// came, whose round trip the limit learns from), and sends the queue as
+// a batch when nothing holds it.
+func (c *Client) requestDone(ep *endpoint, sent time.Time, answered bool) {
+	b := &ep.batch
+	b.mu.Lock()
+	b.answered(sent, answered)
+	batch := b.next()
+	b.mu.Unlock()
+	if batch != nil {
+		go c.sendBatch(ep, batch)
+	}
+}
+
+// answered ends a request in flight. Called under b.mu.
+func (b *batcher) answered(sent time.Time, answered bool) {
+	if answered {
+		now := time.Now()
+		b.limit.observe(now.Sub(sent), b.inFlight, now)
+	}
+	b.inFlight--
+}
+
+// next takes the queue's head as a batch when nothing holds the queue and
+// the limit allows a request; nil otherwise. Called under b.mu.
+func (b *batcher) next() []*queued {
+	if b.holds > 0 || !b.allows() {
+		return nil
+	}
+	return b.take()
+}
+
 // take takes the head of the queue as a batch (at most maxBatch calls,
-// maxBatchBytes of bodies) and holds the queue until it is written; nil
-// when the queue is empty. Called under b.mu.
+// maxBatchBytes of bodies), counts it in flight and holds the queue until
+// it is written; nil when the queue is empty. Called under b.mu.
 func (b *batcher) take() []*queued {
 	if len(b.queue) == 0 {
 		return nil
@@ -172,12 +221,13 @@ func (b *batcher) take() []*queued {
 		q.taken = true
 	}
 	b.holds++
+	b.inFlight++
 	return batch
 }
 
 // takeFull takes a batch when the queue holds as many calls as a batch
-// can carry, whatever holds it: a full batch gains nothing by waiting.
-// Called under b.mu.
+// can carry, whatever holds it and whatever the limit: a full batch
+// gains nothing by waiting. Called under b.mu.
 func (b *batcher) takeFull() []*queued {
 	size := 0
 	for _, q := range b.queue {
@@ -191,9 +241,11 @@ func (b *batcher) takeFull() []*queued {
 
 // sendBatch sends one batch and hands each call its answer.
 func (c *Client) sendBatch(ep *endpoint, batch []*queued) {
+	sent := time.Now()
 	answers := c.postBatch(ep, batch, sync.OnceFunc(func() { c.release(ep) }))
 	b := &ep.batch
 	b.mu.Lock()
+	b.answered(sent, answers[0].status != 0 || answers[0].broken)
 	b.holds++
 	b.mu.Unlock()
 	for i, q := range batch {

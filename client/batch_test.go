@@ -371,3 +371,40 @@ func TestBatchThatNeverWentOutWasNotSent(t *testing.T) {
 		}
 	})
 }
+
+// TestBatchingQueuesWhenTheMemberQueues: once the member's answers take
+// far longer than its quickest (it is busy: requests wait there behind
+// each other), the client keeps few requests in flight (inflight.go) and
+// the calls beyond them go together in one batch when one comes back.
+func TestBatchingQueuesWhenTheMemberQueues(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, c := fakeClient(t, fakelease.Options{Network: fakelease.Pipe, Batch: true}, Config{Batching: true})
+		f.Node(0).SetLatency(time.Millisecond, 0)
+		for k := range 10 { // the member's quickest answers: 1 ms
+			if _, err := c.Check(context.Background(), fmt.Sprint("quick_", k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.Node(0).SetLatency(10*time.Millisecond, 0)
+		if _, err := c.Check(context.Background(), "slow"); err != nil { // 10x the quickest
+			t.Fatal(err)
+		}
+		before, aloneBefore := batchesOf(f, "n1")
+		leases, errs := make([]Lease, 20), make([]error, 20)
+		var wg sync.WaitGroup
+		for _, call := range grants(0, 20, c, leases, errs) {
+			wg.Go(func() { call(context.Background()) })
+			synctest.Wait() // written, or queued
+		}
+		wg.Wait()
+		for k, l := range leases {
+			if errs[k] != nil || !l.Granted() {
+				t.Fatalf("grant %d: %+v %v", k, l, errs[k])
+			}
+		}
+		batches, alone := batchesOf(f, "n1")
+		if len(before) != 0 || alone-aloneBefore != minInFlight || len(batches) != 1 || batches[0].Calls != 20-minInFlight {
+			t.Fatalf("n1 got %d of the 20 grants alone and batches %+v; want %d alone and one batch of the other %d", alone-aloneBefore, batches, minInFlight, 20-minInFlight)
+		}
+	})
+}

@@ -78,14 +78,16 @@
 // each request's URL and header are built once per Client; answers are
 // read into pooled buffers. Make one Client per process and share it.
 //
-// With Config.Batching, lease calls made while this client is busy
-// handing another request to the same member (until the transport has
-// written it; a dial does not count) or handing a returning batch's
-// answers to its callers, queue, and go together as one POST /v1/batch
-// when that ends (batch.go). There is no cap on the requests in flight:
-// a call made while the client is not busy goes out at once, alone, so
-// calls that come spread out (members far away, few callers) never wait
-// for one another, and a client short of CPU sends its calls together,
+// With Config.Batching, lease calls queue, and go together as one POST
+// /v1/batch, only when they would wait anyway (batch.go): while this
+// client is busy handing another request to the same member (until the
+// transport has written it; a dial does not count) or handing a
+// returning batch's answers to its callers, and while the member is
+// queueing (its answers take more than twice its quickest recent one:
+// the client then keeps no more requests in flight than it had,
+// inflight.go). There is no fixed cap on the requests in flight: calls
+// that come spread out, or go to members far away, never wait for one
+// another, and a client or member short of CPU gets its calls together,
 // which cuts the CPU a call costs on both sides (the HTTP request and
 // its answer cost more than the lease round on loopback). Each call
 // keeps its own deadline, failover and outcome: a call still queued
@@ -216,11 +218,14 @@
 // Act against a stalled watchdog, after Close, for a Mastership with its
 // token), election_test.go,
 // batch_test.go (calls made while a request is being written go as one
-// batch, each with its own answer; no cap on the calls in flight; a
+// batch, each with its own answer; no cap on the calls in flight while
+// the member answers quickly, a few once it queues; a
 // member without batches; a cut-off batch failing over call by call; a
 // queued call past its deadline "not sent"; an impatient call leaving
 // its batch; batches within the body limit; a batch whose dial hangs
-// "not sent", and no queue behind a hanging dial), and contract_test.go
+// "not sent", and no queue behind a hanging dial), inflight_test.go
+// (the limit stays open for a member far away, comes down for one that
+// queues, opens again, follows a member that moved), contract_test.go
 // and contract_hold_test.go (a leader's token above the previous
 // leader's), which run against real members when
 // CHUNKLEASE_TEST_ENDPOINTS lists their client URLs (loopback only).
