@@ -76,9 +76,10 @@ cache=${BENCH_NET_CACHE:-$HOME/.cache/chunklease}
 etcd37=$cache/etcd-$etcd_version/etcd
 if ! "$etcd37" --version 2>/dev/null | grep -q "^etcd Version: ${etcd_version#v}\$"; then
   echo "bench_net: building etcd $etcd_version (go.etcd.io/etcd/server/v3 from the module proxy, its replace lines dropped)" >&2
-  src=$(GOFLAGS=-mod=mod go mod download -json "go.etcd.io/etcd/server/v3@$etcd_version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
-  [ -d "$src" ] || { echo "bench_net: the module proxy gave no go.etcd.io/etcd/server/v3@$etcd_version" >&2; exit 1; }
   build=$(mktemp -d)
+  # From the empty build directory: no module of ours is touched.
+  src=$(cd "$build" && go mod download -json "go.etcd.io/etcd/server/v3@$etcd_version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+  [ -d "$src" ] || { echo "bench_net: the module proxy gave no go.etcd.io/etcd/server/v3@$etcd_version" >&2; exit 1; }
   cp -r "$src/." "$build/"
   chmod -R u+w "$build"
   # Its replace lines point into etcd's repository (../api, ...), which a
