@@ -14,13 +14,15 @@ import (
 // nothing contends; leases a run leaves are revoked afterwards, not
 // measured.
 type etcdSystem struct {
-	name string
-	c    *clientv3.Client
-	ttlS int64 // every lease's TTL (whole seconds: etcd has no other)
-	ec   *etcdCluster
+	name, version string
+	c             *clientv3.Client
+	ttlS          int64 // every lease's TTL (whole seconds: etcd has no other)
+	keys          int   // leases a renew, check or mixed run cycles over, all clients together (0: 1000)
+	ec            *etcdCluster
 }
 
-func (e *etcdSystem) Name() string { return e.name }
+func (e *etcdSystem) Name() string    { return e.name }
+func (e *etcdSystem) Version() string { return e.version }
 
 func (e *etcdSystem) Servers() []int {
 	var pids []int
@@ -40,11 +42,13 @@ type etcdWorker struct {
 	e       *etcdSystem
 	op      string
 	clients int
-	ids     []clientv3.LeaseID // 0 when revoked or never granted
+	ids     []clientv3.LeaseID // 0 when revoked or never granted; grows as a grant run goes
+	count   int                // the leases set up
 }
 
-func (w *etcdWorker) Setup(ctx context.Context, n int) error {
-	count, grant := setupSize(w.op, w.clients, n)
+func (w *etcdWorker) Setup(ctx context.Context, pool int) error {
+	count, grant := setupSize(w.op, keysPerClient(w.e.keys, w.clients), pool)
+	w.count = count
 	w.ids = make([]clientv3.LeaseID, count)
 	if grant {
 		for j := range w.ids {
@@ -57,7 +61,7 @@ func (w *etcdWorker) Setup(ctx context.Context, n int) error {
 }
 
 func (w *etcdWorker) Do(ctx context.Context, i int) (string, error) {
-	return doOp(ctx, w.op, i, len(w.ids), leaseOps{w.grant, w.keepAlive, w.timeToLive, w.revoke})
+	return doOp(ctx, w.op, i, w.count, leaseOps{w.grant, w.keepAlive, w.timeToLive, w.revoke})
 }
 
 func (w *etcdWorker) Teardown(ctx context.Context) {
@@ -69,6 +73,9 @@ func (w *etcdWorker) Teardown(ctx context.Context) {
 }
 
 func (w *etcdWorker) grant(ctx context.Context, j int) error {
+	for len(w.ids) <= j {
+		w.ids = append(w.ids, 0)
+	}
 	r, err := w.e.c.Grant(ctx, w.e.ttlS)
 	switch {
 	case err != nil:

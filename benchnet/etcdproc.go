@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 )
 
 // etcdCluster is three etcd members on 127.0.0.1, each in its own data
@@ -24,6 +26,28 @@ import (
 type etcdCluster struct {
 	name    string
 	members []*etcdMember
+	httpc   *http.Client // reaches the members' /health
+}
+
+// etcdPlace is where a cluster's members live: member i's client and
+// peer URLs, how member i's process starts (nil: here, cmd.Start), and
+// the HTTP client that reaches the members from this program.
+type etcdPlace struct {
+	urls  func(i int) (clientURL, peerURL string, err error)
+	start func(i int, cmd *exec.Cmd) error
+	httpc *http.Client
+}
+
+// loopback places members on 127.0.0.1, on ports from pp.
+func loopback(pp *ports) etcdPlace {
+	return etcdPlace{httpc: &http.Client{Timeout: 2 * time.Second}, urls: func(int) (string, string, error) {
+		cp, err1 := pp.next()
+		pport, err2 := pp.next()
+		if err := errors.Join(err1, err2); err != nil {
+			return "", "", err
+		}
+		return fmt.Sprintf("http://127.0.0.1:%d", cp), fmt.Sprintf("http://127.0.0.1:%d", pport), nil
+	}}
 }
 
 // etcdMember is one etcd process; args never change, so a restart (the
@@ -32,6 +56,7 @@ type etcdMember struct {
 	name, bin, clientURL, peerURL string
 	args                          []string
 	env                           []string // beside this program's environment
+	startIn                       func(cmd *exec.Cmd) error
 	log                           string
 	pids                          *pidFile
 	cmd                           *exec.Cmd
@@ -40,20 +65,22 @@ type etcdMember struct {
 
 // startEtcd starts the cluster named name in dir and waits until every
 // member reports healthy (60 s at most).
-func startEtcd(bin, dir, name string, fsync bool, env []string, pp *ports, pids *pidFile) (*etcdCluster, error) {
-	c := &etcdCluster{name: name}
+func startEtcd(bin, dir, name string, fsync bool, env []string, place etcdPlace, pids *pidFile) (*etcdCluster, error) {
+	c := &etcdCluster{name: name, httpc: place.httpc}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	var initial []string
 	for i := range 3 {
-		cp, err1 := pp.next()
-		pport, err2 := pp.next()
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("ports for %s: %v %v", name, err1, err2)
+		cu, pu, err := place.urls(i)
+		if err != nil {
+			return nil, fmt.Errorf("addresses for %s: %v", name, err)
 		}
 		m := &etcdMember{name: fmt.Sprintf("e%d", i+1), bin: bin, pids: pids, env: env,
-			clientURL: fmt.Sprintf("http://127.0.0.1:%d", cp), peerURL: fmt.Sprintf("http://127.0.0.1:%d", pport)}
+			clientURL: cu, peerURL: pu}
+		if place.start != nil {
+			m.startIn = func(cmd *exec.Cmd) error { return place.start(i, cmd) }
+		}
 		initial = append(initial, m.name+"="+m.peerURL)
 		c.members = append(c.members, m)
 	}
@@ -90,7 +117,11 @@ func (m *etcdMember) start() error {
 	cmd.Stdout, cmd.Stderr = out, out
 	// A backstop if this program dies without stopping it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if m.startIn != nil {
+		start = func() error { return m.startIn(cmd) }
+	}
+	if err := start(); err != nil {
 		out.Close()
 		return fmt.Errorf("starting etcd %s: %w", m.name, err)
 	}
@@ -151,10 +182,9 @@ func (c *etcdCluster) endpoints() []string {
 	return eps
 }
 
-// healthy asks the member's /health, which in etcd 3.4 answers true only
+// healthy asks the member's /health, which (3.4 and 3.7) answers true only
 // when the member has a leader and a read through raft succeeds.
-func (m *etcdMember) healthy() bool {
-	hc := http.Client{Timeout: 2 * time.Second}
+func (m *etcdMember) healthy(hc *http.Client) bool {
 	resp, err := hc.Get(m.clientURL + "/health")
 	if err != nil {
 		return false
@@ -169,7 +199,7 @@ func (m *etcdMember) healthy() bool {
 func (c *etcdCluster) waitHealthy(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for _, m := range c.members {
-		for !m.healthy() {
+		for !m.healthy(c.httpc) {
 			if !m.running() {
 				return fmt.Errorf("%s member %s exited; see %s", c.name, m.name, m.log)
 			}
@@ -213,5 +243,5 @@ func (c *etcdCluster) leader(ctx context.Context, cli *clientv3.Client) (int, er
 // newEtcdClient is a client of endpoints, as a program would make it.
 func newEtcdClient(endpoints []string) (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second,
-		DialKeepAliveTime: 10 * time.Second, DialKeepAliveTimeout: 3 * time.Second})
+		DialKeepAliveTime: 10 * time.Second, DialKeepAliveTimeout: 3 * time.Second, Logger: zap.NewNop()})
 }

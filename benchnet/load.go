@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -10,10 +11,11 @@ import (
 
 // The load generator: one run is one row of the table for one system,
 // as scripts/bench.sh runs one op type at a time: every client set up
-// (not measured), a barrier, then the measured ops spread evenly over the
-// clients, each client doing its share one op at a time, then the clients
-// give back what they hold (not measured). ops/s is the ok ops over the
-// time from the barrier to the last op's answer.
+// (not measured), warmed for a while (not measured), a barrier, then
+// every client doing ops one at a time for the run's duration (an op
+// started before the end is counted when it is answered), then the
+// clients give back what they hold (not measured). ops/s is the ok ops
+// over the time from the barrier to the last op's answer.
 
 // benchmarks are the table's rows, in order: each op type alone, then
 // mixed (each client grants, renews, checks and releases in turn).
@@ -26,6 +28,8 @@ var kinds = []string{"grant", "renew", "check", "release"}
 type system interface {
 	// Name labels the system's rows.
 	Name() string
+	// Version says what runs, for the report (e.g. "3.7.3").
+	Version() string
 	// Servers are the PIDs of the system's server processes, whose CPU
 	// time each run reports.
 	Servers() []int
@@ -37,36 +41,46 @@ type system interface {
 
 // worker is one client of one run.
 type worker interface {
-	// Setup prepares n measured ops, not measured: the grants that a
-	// release run gives back, the leases that renew and check runs use.
-	Setup(ctx context.Context, n int) error
-	// Do is measured op i (0 <= i < n); it says which kind of op it was
-	// (a mixed run cycles through the four).
+	// Setup prepares the run, not measured: the leases that renew, check
+	// and mixed runs cycle over, and the pool of grants that a release
+	// run gives back (pool of them; a release client stops when its pool
+	// is used up, and the run is then incomplete).
+	Setup(ctx context.Context, pool int) error
+	// Do is op i (from 0) of the client; it says which kind of op it was
+	// (a mixed run cycles through the four); errPoolEmpty when a release
+	// client has given back its whole pool.
 	Do(ctx context.Context, i int) (kind string, err error)
 	// Teardown gives back what the client still holds, not measured.
 	Teardown(ctx context.Context)
 }
 
+// errPoolEmpty ends a release client whose pool is used up.
+var errPoolEmpty = errors.New("the release pool is used up: it was sized from a lower rate")
+
 // runSpec is one run.
 type runSpec struct {
-	Op      string        // a benchmark
-	Clients int           // concurrent clients
-	Ops     int           // measured ops, over all clients
-	Warm    int           // ops per client before the run, not measured (connections, buffers)
-	Limit   time.Duration // the measured phase ends then, whether done or not
+	Op       string        // a benchmark
+	Clients  int           // concurrent clients
+	Duration time.Duration // the measured phase: ops are started until then
+	Warm     time.Duration // ops before the run, not measured (connections, buffers, caches)
+	// Pool, WarmPool: leases granted beforehand per release client, for
+	// the measured phase and the warm-up (0 for other benchmarks).
+	Pool, WarmPool int
 }
 
 // result is one run of one system.
 type result struct {
-	System   string             `json:"system"`
-	Op       string             `json:"op"`
-	Clients  int                `json:"clients"`
-	Round    int                `json:"round"`
-	Measured int                `json:"measured"` // the ops planned
-	Done     int                `json:"done"`     // the ops answered (ok or not) within the limit
-	ElapsedS float64            `json:"elapsed_s"`
-	Load     [2]float64         `json:"load"`  // the 1-minute load average before and after
-	Kinds    map[string]summary `json:"kinds"` // by kind of op, and "all"
+	System    string             `json:"system"`
+	Version   string             `json:"version"`
+	Op        string             `json:"op"`
+	Clients   int                `json:"clients"`
+	Round     int                `json:"round"`
+	DurationS float64            `json:"duration_s"` // the measured phase asked for
+	Done      int                `json:"done"`       // the ops answered (ok or not)
+	Exhausted int                `json:"exhausted"`  // clients that ran out of their release pool
+	ElapsedS  float64            `json:"elapsed_s"`
+	Load      [2]float64         `json:"load"`  // the 1-minute load average before and after
+	Kinds     map[string]summary `json:"kinds"` // by kind of op, and "all"
 	// CPU time over the measured phase (10 ms resolution): the servers'
 	// processes together, and this process (the clients).
 	ServerCPUS float64 `json:"server_cpu_s"`
@@ -77,57 +91,61 @@ type result struct {
 	ClientIOCalls int64 `json:"client_io_calls"`
 	// MemberProcs is the GOMAXPROCS every member ran with (-member-cpus);
 	// 0: Go's default (every core).
-	MemberProcs int `json:"member_gomaxprocs,omitempty"`
+	MemberProcs int `json:"member_gomaxprocs"`
 }
 
-// complete reports whether every planned op was answered, and ok.
+// complete reports whether every op answered was ok and every client
+// worked for the whole duration.
 func (r result) complete() bool {
 	all := r.Kinds["all"]
-	return r.Done == r.Measured && all.OK == r.Measured
+	return all.OK > 0 && all.Failed == 0 && r.Exhausted == 0
 }
 
 // record is what one client saw in the measured phase.
 type record struct {
-	lat      map[string][]time.Duration // ok ops by kind
-	failed   map[string]int
-	firstErr string
-	done     int
-	end      time.Duration // since the barrier, at the last answer
+	lat       map[string][]time.Duration // ok ops by kind
+	failed    map[string]int
+	firstErr  string
+	done      int
+	exhausted bool
+	end       time.Duration // since the barrier, at the last answer
 }
 
-// runOnce makes one run of spec against sys.
+// runOnce makes one run of spec against sys: the warm-up (a run of its
+// own with the same clients' settings, not measured), then the measured
+// run.
 func runOnce(ctx context.Context, sys system, spec runSpec, id string) (result, error) {
-	res := result{System: sys.Name(), Op: spec.Op, Clients: spec.Clients, Measured: spec.Ops}
+	res := result{System: sys.Name(), Version: sys.Version(), Op: spec.Op, Clients: spec.Clients, DurationS: spec.Duration.Seconds()}
 	res.Load[0] = loadAverage()
 	if spec.Warm > 0 {
 		warm := spec
-		warm.Ops, warm.Warm = spec.Warm*spec.Clients, 0
+		warm.Duration, warm.Warm, warm.Pool = spec.Warm, 0, spec.WarmPool
 		if _, err := runOnce(ctx, sys, warm, id+"w"); err != nil {
 			return res, fmt.Errorf("warm-up: %w", err)
 		}
 	}
 	ws := make([]worker, spec.Clients)
-	shares := make([]int, spec.Clients)
 	for k := range ws {
 		ws[k] = sys.Worker(id, spec.Op, k, spec.Clients)
-		shares[k] = spec.Ops / spec.Clients
-		if k < spec.Ops%spec.Clients {
-			shares[k]++
-		}
 	}
 	defer teardownAll(ctx, ws)
-	if err := setupAll(ctx, ws, shares); err != nil {
+	if err := setupAll(ctx, ws, spec.Pool); err != nil {
 		return res, fmt.Errorf("%s setup: %w", sys.Name(), err)
 	}
 	server0, client0 := cpuOf(sys.Servers()), cpuTime(os.Getpid())
 	serverIO0, clientIO0 := ioCallsOf(sys.Servers()), ioCalls(os.Getpid())
-	recs, elapsed := measure(ctx, ws, shares, spec.Limit)
+	recs, elapsed := measure(ctx, ws, spec.Duration)
 	res.ServerCPUS = (cpuOf(sys.Servers()) - server0).Seconds()
 	res.ClientCPUS = (cpuTime(os.Getpid()) - client0).Seconds()
 	res.ServerIOCalls = ioCallsOf(sys.Servers()) - serverIO0
 	res.ClientIOCalls = ioCalls(os.Getpid()) - clientIO0
 	res.ElapsedS = elapsed.Seconds()
 	res.Done, res.Kinds = collect(recs, elapsed)
+	for _, r := range recs {
+		if r.exhausted {
+			res.Exhausted++
+		}
+	}
 	res.Load[1] = loadAverage()
 	return res, nil
 }
@@ -151,11 +169,11 @@ func ioCallsOf(pids []int) int64 {
 }
 
 // setupAll sets every client up at once; the first error is returned.
-func setupAll(ctx context.Context, ws []worker, shares []int) error {
+func setupAll(ctx context.Context, ws []worker, pool int) error {
 	errs := make([]error, len(ws))
 	var wg sync.WaitGroup
 	for k, w := range ws {
-		wg.Go(func() { errs[k] = w.Setup(ctx, shares[k]) })
+		wg.Go(func() { errs[k] = w.Setup(ctx, pool) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -179,21 +197,19 @@ func teardownAll(ctx context.Context, ws []worker) {
 	wg.Wait()
 }
 
-// measure starts every client at one instant and lets each do its share
-// of ops until done or until limit has passed; an op cut off by the limit
-// is not counted. It returns each client's record and the time from the
-// start to the last answer.
-func measure(ctx context.Context, ws []worker, shares []int, limit time.Duration) ([]record, time.Duration) {
+// measure starts every client at one instant and lets each do ops one
+// at a time until d has passed (an op started before then is counted
+// when answered; one cut off by the end of ctx is not). It returns each
+// client's record and the time from the start to the last answer.
+func measure(ctx context.Context, ws []worker, d time.Duration) ([]record, time.Duration) {
 	recs := make([]record, len(ws))
-	mctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
 	start := make(chan struct{})
 	var t0 time.Time
 	var wg sync.WaitGroup
 	for k, w := range ws {
 		wg.Go(func() {
 			<-start
-			recs[k] = oneClient(mctx, w, shares[k], t0)
+			recs[k] = oneClient(ctx, w, t0, t0.Add(d))
 		})
 	}
 	t0 = time.Now()
@@ -206,15 +222,26 @@ func measure(ctx context.Context, ws []worker, shares []int, limit time.Duration
 	return recs, elapsed
 }
 
-// oneClient is one client's measured phase.
-func oneClient(ctx context.Context, w worker, n int, t0 time.Time) record {
+// oneClient is one client's measured phase: ops until the deadline.
+// Every op gets at most opTimeout, so that a stuck op cannot stretch the
+// run.
+func oneClient(ctx context.Context, w worker, t0, deadline time.Time) record {
 	r := record{lat: map[string][]time.Duration{}, failed: map[string]int{}}
-	for i := range n {
+	for i := 0; ctx.Err() == nil; i++ {
 		begin := time.Now()
-		kind, err := w.Do(ctx, i)
+		if !begin.Before(deadline) {
+			break
+		}
+		octx, cancel := context.WithTimeout(ctx, opTimeout)
+		kind, err := w.Do(octx, i)
+		cancel()
 		end := time.Now()
+		if errors.Is(err, errPoolEmpty) {
+			r.exhausted = true
+			break
+		}
 		if err != nil && ctx.Err() != nil {
-			break // cut off by the limit: neither ok nor failed
+			break // the benchmark was interrupted: neither ok nor failed
 		}
 		r.done++
 		r.end = end.Sub(t0)
@@ -229,6 +256,9 @@ func oneClient(ctx context.Context, w worker, n int, t0 time.Time) record {
 	}
 	return r
 }
+
+// opTimeout bounds one op of the table: far above any healthy answer.
+const opTimeout = 10 * time.Second
 
 // collect sums the clients' records into a summary per kind and "all".
 func collect(recs []record, elapsed time.Duration) (done int, by map[string]summary) {

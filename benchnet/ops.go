@@ -8,27 +8,38 @@ type leaseOps struct {
 	grant, renew, check, release func(ctx context.Context, j int) error
 }
 
-// setupSize is how many leases a worker of op keeps for n measured ops,
-// and whether Setup grants them first: renew and check cycle over
-// keysPerClient leases granted beforehand; release gives back n leases
-// granted beforehand; grant takes n fresh ones; mixed cycles over
-// keysPerClient leases, each granted, renewed, checked and released in
-// turn.
-func setupSize(op string, clients, n int) (count int, grant bool) {
+// setupSize is how many leases a worker of op holds at the start, and
+// whether Setup grants them first: renew and check cycle over
+// keysPerClient leases granted beforehand; release gives back the pool
+// of leases granted beforehand; mixed cycles over keysPerClient leases,
+// each granted, renewed, checked and released in turn; grant takes
+// fresh ones as it goes (the worker's table grows).
+func setupSize(op string, keys, pool int) (count int, grant bool) {
 	switch op {
 	case "renew", "check":
-		return keysPerClient(clients, n), true
+		return keys, true
 	case "release":
-		return n, true
+		return pool, true
 	case "mixed":
-		return keysPerClient(clients, (n+3)/4), false
+		return keys, false
 	}
-	return n, false
+	return 0, false
 }
 
-// doOp is measured op i of a worker of op that holds count leases: the
-// op itself, or for mixed lease j = (i/4) mod count granted, renewed,
-// checked and released in turn. It returns the kind of op done.
+// keysPerClient is how many chunks (or etcd leases) a renew, check or
+// mixed client cycles over: keys over all clients (0: 1000, as in
+// scripts/bench.sh), at least one.
+func keysPerClient(keys, clients int) int {
+	if keys == 0 {
+		keys = 1000
+	}
+	return max(1, keys/clients)
+}
+
+// doOp is op i of a worker of op that holds count leases: the op itself
+// (a grant on a fresh lease i; a release of pooled lease i, errPoolEmpty
+// past the pool), or for mixed lease j = (i/4) mod count granted,
+// renewed, checked and released in turn. It returns the kind of op done.
 func doOp(ctx context.Context, op string, i, count int, o leaseOps) (string, error) {
 	switch op {
 	case "grant":
@@ -38,6 +49,9 @@ func doOp(ctx context.Context, op string, i, count int, o leaseOps) (string, err
 	case "check":
 		return op, o.check(ctx, i%count)
 	case "release":
+		if i >= count {
+			return op, errPoolEmpty
+		}
 		return op, o.release(ctx, i)
 	}
 	j := (i / 4) % count

@@ -16,21 +16,16 @@ import (
 type ours struct {
 	c       *client.Client
 	leaseMs int64
+	keys    int // leases a renew, check or mixed run cycles over, all clients together (0: 1000)
 	pids    []int
 }
 
-func (o *ours) Name() string   { return "ours" }
-func (o *ours) Servers() []int { return o.pids }
+func (o *ours) Name() string    { return "ours" }
+func (o *ours) Servers() []int  { return o.pids }
+func (o *ours) Version() string { return "this repository" }
 
 func (o *ours) Worker(id, op string, k, clients int) worker {
 	return &oursWorker{o: o, op: op, clients: clients, prefix: fmt.Sprintf("b%s_%s_%d_%d", id, op, clients, k), server: fmt.Sprintf("cs%d", k)}
-}
-
-// keysPerClient is how many chunks (or etcd leases) a renew, check or
-// mixed client cycles over: 1000 over all clients, as in scripts/bench.sh,
-// at most one per measured op and at least one.
-func keysPerClient(clients, n int) int {
-	return max(1, min(n, 1000/clients))
 }
 
 type oursWorker struct {
@@ -38,15 +33,16 @@ type oursWorker struct {
 	op, prefix string
 	clients    int
 	server     string
-	chunks     []string
-	tokens     []int64 // the latest token of each chunk this client holds; 0 when none
+	chunks     []string // grows as a grant run takes fresh chunks
+	tokens     []int64  // the latest token of each chunk this client holds; 0 when none
+	count      int      // the chunks set up
 }
 
-func (w *oursWorker) Setup(ctx context.Context, n int) error {
-	count, grant := setupSize(w.op, w.clients, n)
-	w.chunks, w.tokens = make([]string, count), make([]int64, count)
-	for i := range w.chunks {
-		w.chunks[i] = fmt.Sprintf("%s_%d", w.prefix, i)
+func (w *oursWorker) Setup(ctx context.Context, pool int) error {
+	count, grant := setupSize(w.op, keysPerClient(w.o.keys, w.clients), pool)
+	w.count = count
+	for i := range count {
+		w.ensure(i)
 		if grant {
 			if err := w.grant(ctx, i); err != nil {
 				return err
@@ -56,8 +52,16 @@ func (w *oursWorker) Setup(ctx context.Context, n int) error {
 	return nil
 }
 
+// ensure makes chunk j known.
+func (w *oursWorker) ensure(j int) {
+	for len(w.chunks) <= j {
+		w.chunks = append(w.chunks, fmt.Sprintf("%s_%d", w.prefix, len(w.chunks)))
+		w.tokens = append(w.tokens, 0)
+	}
+}
+
 func (w *oursWorker) Do(ctx context.Context, i int) (string, error) {
-	return doOp(ctx, w.op, i, len(w.chunks), leaseOps{w.grant, w.renew, w.check, w.release})
+	return doOp(ctx, w.op, i, w.count, leaseOps{w.grant, w.renew, w.check, w.release})
 }
 
 func (w *oursWorker) Teardown(ctx context.Context) {
@@ -69,6 +73,7 @@ func (w *oursWorker) Teardown(ctx context.Context) {
 }
 
 func (w *oursWorker) grant(ctx context.Context, j int) error {
+	w.ensure(j)
 	l, err := w.o.c.Grant(ctx, w.chunks[j], w.server, w.o.leaseMs)
 	switch {
 	case err != nil:

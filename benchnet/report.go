@@ -15,8 +15,10 @@ import (
 // median of each figure over the rounds' runs.
 type row struct {
 	summary
-	measured, rounds int
-	incomplete       int // runs that did not answer every op ok
+	done, rounds int
+	incomplete   int // runs that did not answer every op ok, or ran short
+	// the spread over the rounds: the least and the most ops/s and p50
+	opsMin, opsMax, p50Min, p50Max float64
 }
 
 // rowKey names a row.
@@ -37,17 +39,13 @@ func aggregate(results []result) map[rowKey]row {
 	}
 	rows := map[rowKey]row{}
 	for k, rs := range groups {
-		var ops, p50, p90, p99, mx, ok, tried []float64
+		var ops, p50, p90, p99, mx, ok, done []float64
 		rw := row{rounds: len(rs)}
 		for _, r := range rs {
 			s := r.Kinds[k.kind]
 			ops, p50, p90, p99, mx = append(ops, s.OpsPerS), append(p50, s.P50Ms), append(p90, s.P90Ms), append(p99, s.P99Ms), append(mx, s.MaxMs)
 			ok = append(ok, float64(s.OK))
-			// A kind of a mixed run is measured as often as it was tried.
-			tried = append(tried, float64(s.OK+s.Failed))
-			if k.kind == "all" {
-				tried[len(tried)-1] = float64(r.Measured)
-			}
+			done = append(done, float64(s.OK+s.Failed))
 			rw.Failed += s.Failed
 			if !r.complete() {
 				rw.incomplete++
@@ -57,7 +55,9 @@ func aggregate(results []result) map[rowKey]row {
 			}
 		}
 		rw.OpsPerS, rw.P50Ms, rw.P90Ms, rw.P99Ms, rw.MaxMs = median(ops), median(p50), median(p90), median(p99), median(mx)
-		rw.OK, rw.measured = int(median(ok)), int(median(tried))
+		rw.OK, rw.done = int(median(ok)), int(median(done))
+		rw.opsMin, rw.opsMax = slices.Min(ops), slices.Max(ops)
+		rw.p50Min, rw.p50Max = slices.Min(p50), slices.Max(p50)
 		rows[k] = rw
 	}
 	return rows
@@ -66,8 +66,8 @@ func aggregate(results []result) map[rowKey]row {
 // systemTable prints one system's rows as scripts/bench.sh does: the
 // mixed benchmark also by kind of op.
 func systemTable(w io.Writer, rows map[rowKey]row, system string, clients []int) {
-	fmt.Fprintf(w, "| benchmark | clients | op | ok / measured | ops/s | p50 ms | p90 ms | p99 ms | max ms |\n")
-	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| benchmark | clients | op | ok / done | ops/s | ops/s spread | p50 ms | p50 spread | p90 ms | p99 ms | max ms |\n")
+	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, op := range benchmarks {
 		for _, n := range clients {
 			ks := []string{"all"}
@@ -85,8 +85,8 @@ func systemTable(w io.Writer, rows map[rowKey]row, system string, clients []int)
 				} else if op == "mixed" {
 					label = "all"
 				}
-				fmt.Fprintf(w, "| %s | %d | %s | %d / %d | %.0f | %.2f | %.2f | %.2f | %.2f |%s\n",
-					op, n, label, r.OK, r.measured, r.OpsPerS, r.P50Ms, r.P90Ms, r.P99Ms, r.MaxMs, note(r))
+				fmt.Fprintf(w, "| %s | %d | %s | %d / %d | %.0f | %.0f-%.0f | %.2f | %.2f-%.2f | %.2f | %.2f | %.2f |%s\n",
+					op, n, label, r.OK, r.done, r.OpsPerS, r.opsMin, r.opsMax, r.P50Ms, r.p50Min, r.p50Max, r.P90Ms, r.P99Ms, r.MaxMs, note(r))
 			}
 		}
 	}
@@ -102,9 +102,9 @@ func note(r row) string {
 
 // compareTable prints ours against each other system, row by row.
 func compareTable(w io.Writer, rows map[rowKey]row, others []string, clients []int) {
-	head, rule := "| benchmark | clients | ours ops/s |", "|---|---|---|"
+	head, rule := "| benchmark | clients | ours ops/s (spread) |", "|---|---|---|"
 	for _, o := range others {
-		head += fmt.Sprintf(" %s ops/s | ratio |", o)
+		head += fmt.Sprintf(" %s ops/s (spread) | ratio |", o)
 		rule += "---|---|"
 	}
 	head += " ours p50 ms |"
@@ -121,10 +121,10 @@ func compareTable(w io.Writer, rows map[rowKey]row, others []string, clients []i
 			if !ok {
 				continue
 			}
-			line := fmt.Sprintf("| %s | %d | %.0f |", op, n, us.OpsPerS)
+			line := fmt.Sprintf("| %s | %d | %.0f (%.0f-%.0f) |", op, n, us.OpsPerS, us.opsMin, us.opsMax)
 			for _, o := range others {
 				them := rows[rowKey{o, op, n, "all"}]
-				line += fmt.Sprintf(" %.0f | %s |", them.OpsPerS, ratio(us.OpsPerS, them.OpsPerS))
+				line += fmt.Sprintf(" %.0f (%.0f-%.0f) | %s |", them.OpsPerS, them.opsMin, them.opsMax, ratio(us.OpsPerS, them.OpsPerS))
 			}
 			line += fmt.Sprintf(" %.2f |", us.P50Ms)
 			for _, o := range others {

@@ -8,7 +8,7 @@ import (
 
 // fakeResult is a complete run of system with the given ops/s and p50.
 func fakeResult(system, op string, clients int, opsPerS, p50Ms float64) result {
-	return result{System: system, Op: op, Clients: clients, Measured: 2000, Done: 2000,
+	return result{System: system, Op: op, Clients: clients, DurationS: 3, Done: 2000,
 		Kinds: map[string]summary{"all": {OK: 2000, OpsPerS: opsPerS, P50Ms: p50Ms}}}
 }
 
@@ -59,7 +59,7 @@ func TestGoalsMissIncompleteOrMissingRuns(t *testing.T) {
 		fakeResult("ours", "grant", 64, 10000, 1), fakeResult("etcd", "grant", 64, 1000, 1),
 		fakeResult("ours", "grant", 1, 1000, 0.1)} // etcd's 1-client run is missing
 	short := rs[2]
-	short.Done = 1999
+	short.Exhausted = 1 // a release client ran out of its pool
 	rs[2] = short
 	gs := goals(aggregate(rs), "etcd")
 	if len(gs) != 2 || gs[0].pass || gs[1].pass {
@@ -67,6 +67,22 @@ func TestGoalsMissIncompleteOrMissingRuns(t *testing.T) {
 	}
 	if !strings.Contains(gs[0].text, "64 clients: a run is missing or incomplete") {
 		t.Errorf("line %q", gs[0])
+	}
+}
+
+// TestSpreadIsTheRoundsRange: the table shows each figure's median over
+// the rounds and the least and the most of them.
+func TestSpreadIsTheRoundsRange(t *testing.T) {
+	var rs []result
+	for i, ops := range []float64{9000, 7000, 8000} {
+		r := fakeResult("ours", "renew", 16, ops, 1+float64(i)/10)
+		r.Round = i
+		rs = append(rs, r)
+	}
+	var b bytes.Buffer
+	systemTable(&b, aggregate(rs), "ours", []int{16})
+	if !strings.Contains(b.String(), "| renew | 16 | renew | 2000 / 2000 | 8000 | 7000-9000 | 1.10 | 1.00-1.20 |") {
+		t.Errorf("the row shows no median and spread:\n%s", b.String())
 	}
 }
 
@@ -84,12 +100,12 @@ func TestTablesPrintEveryRow(t *testing.T) {
 	if got := strings.Count(b.String(), "\n"); got != 2+len(benchmarks)+2 {
 		t.Errorf("ours table has %d lines, want header, rule, %d rows and mixed at 1 client by kind and all:\n%s", got, len(benchmarks), b.String())
 	}
-	if !strings.Contains(b.String(), "| mixed | 1 | grant | 500 / 500 | 500 | 0.50 |") {
+	if !strings.Contains(b.String(), "| mixed | 1 | grant | 500 / 500 | 500 | 500-500 | 0.50 | 0.50-0.50 |") {
 		t.Errorf("mixed by kind missing:\n%s", b.String())
 	}
 	b.Reset()
 	compareTable(&b, rows, []string{"etcd"}, []int{16})
-	if !strings.Contains(b.String(), "| renew | 16 | 8000 | 4000 | 2.00 | 1.50 | 2.00 | 0.75 |") {
+	if !strings.Contains(b.String(), "| renew | 16 | 8000 (8000-8000) | 4000 (4000-4000) | 2.00 | 1.50 | 2.00 | 0.75 |") {
 		t.Errorf("comparison row missing:\n%s", b.String())
 	}
 }

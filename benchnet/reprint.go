@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"time"
 )
 
 // reportPart prints the table part's report again from a stored run
@@ -31,7 +32,8 @@ func (r *reportPart) run(ctx context.Context, env *benchEnv) error {
 	var results []result
 	var systems []string
 	var clients []int
-	rounds, ops := 0, 0
+	rounds := 0
+	var duration float64
 	s := bufio.NewScanner(f)
 	for s.Scan() {
 		var res result
@@ -45,13 +47,13 @@ func (r *reportPart) run(ctx context.Context, env *benchEnv) error {
 		if !slices.Contains(clients, res.Clients) {
 			clients = append(clients, res.Clients)
 		}
-		rounds, ops = max(rounds, res.Round+1), res.Measured
+		rounds, duration = max(rounds, res.Round+1), res.DurationS
 	}
 	if err := s.Err(); err != nil {
 		return err
 	}
 	slices.Sort(clients)
-	t := &tablePart{ops: ops, rounds: rounds}
+	t := &tablePart{duration: time.Duration(duration * float64(time.Second)), rounds: rounds}
 	var named []system
 	for _, name := range systems {
 		named = append(named, storedSystem(name))
@@ -64,5 +66,6 @@ func (r *reportPart) run(ctx context.Context, env *benchEnv) error {
 type storedSystem string
 
 func (s storedSystem) Name() string                           { return string(s) }
+func (s storedSystem) Version() string                        { return "" }
 func (s storedSystem) Servers() []int                         { return nil }
 func (s storedSystem) Worker(string, string, int, int) worker { return nil }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"sync"
@@ -180,18 +181,30 @@ func (c *Client) try(ctx context.Context, ep *endpoint, r *request, out *reply) 
 	if c.batching && r.op <= opRelease && ep.idx >= 0 {
 		return c.tryBatched(ctx, ep, r, out)
 	}
-	return c.trySingle(ctx, ep, r, out)
+	return c.trySingle(ctx, ep, r, out, nil)
 }
 
 // trySingle makes one attempt at ep with the call alone on its endpoint.
-func (c *Client) trySingle(ctx context.Context, ep *endpoint, r *request, out *reply) *attempt {
+// written, when not nil, is called once the request is written, or a
+// dial started for it, or it failed, whichever comes first (batch.go:
+// the member's queue is held until then).
+func (c *Client) trySingle(ctx context.Context, ep *endpoint, r *request, out *reply, written func()) *attempt {
 	actx, cancel := context.WithTimeout(ctx, c.attemptBudget(ctx))
 	defer cancel()
+	if written != nil {
+		actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{
+			ConnectStart: func(string, string) { written() },
+			WroteRequest: func(httptrace.WroteRequestInfo) { written() },
+		})
+	}
 	body := newBody(r)
 	a := &attempt{ep: ep, code: -1, body: body}
 	req := c.post(actx, ep.urls[r.op], body)
 	a.sent = time.Now()
 	resp, err := c.transport.RoundTrip(req)
+	if written != nil {
+		written()
+	}
 	if err != nil {
 		a.err = err
 		return a

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"strings"
@@ -56,10 +57,12 @@ type Config struct {
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Seed seeds the jitter of the backoffs; 0 draws one.
 	Seed uint64
-	// Batching sends lease calls that would wait behind a member's busy
-	// connections together, as one POST /v1/batch (batch.go): for
-	// programs with many calls in flight, it cuts the CPU a call costs
-	// on both sides. Each call keeps its own deadline, failover and
+	// Batching sends lease calls made while this client is busy handing
+	// another request to the same member together, as one POST /v1/batch
+	// (batch.go): for programs with many calls in flight on few cores, it
+	// cuts the CPU a call costs on both sides. There is no cap on the
+	// requests in flight: a call made while the client is not busy goes
+	// out at once, alone. Each call keeps its own deadline, failover and
 	// outcome. A member without the batch endpoint gets calls alone.
 	Batching bool
 }
@@ -145,6 +148,7 @@ func newTransport(cfg Config, tlsCfg *tls.Config) *http.Transport {
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 15 * time.Second}).DialContext
 	}
+	dial = traceDial(dial)
 	perHost := orInt(cfg.MaxIdleConnsPerHost, 128)
 	return &http.Transport{
 		DialContext:         dial,
@@ -159,6 +163,21 @@ func newTransport(cfg Config, tlsCfg *tls.Config) *http.Transport {
 		IdleConnTimeout:   20 * time.Second,
 		ForceAttemptHTTP2: false,
 		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
+	}
+}
+
+// traceDial tells the request that made the transport dial that a dial
+// started (httptrace's ConnectStart), as net.Dialer does, also for a
+// dialer of the caller's (Config.DialContext): a batched member's queue
+// is held while a request is being written, not while it waits for the
+// network (batch.go). The transport dials with the request's context
+// values, its trace among them.
+func traceDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if t := httptrace.ContextClientTrace(ctx); t != nil && t.ConnectStart != nil {
+			t.ConnectStart(network, addr)
+		}
+		return dial(ctx, network, addr)
 	}
 }
 

@@ -78,17 +78,24 @@
 // each request's URL and header are built once per Client; answers are
 // read into pooled buffers. Make one Client per process and share it.
 //
-// With Config.Batching, lease calls that would wait behind the requests
-// already in flight to a member (2 at most) go together as one POST
-// /v1/batch when one comes back (batch.go): for programs with many calls
-// in flight it cuts the CPU a call costs on both sides (the HTTP request
-// and its answer cost more than the lease round on loopback), and it
-// never delays a lone call. Each call keeps its own deadline, failover
-// and outcome: a call still queued when its attempt ends was never sent,
-// and a call whose attempt ends while its batch is out is told, as a
-// lone call would be, whether it may have reached the member: before the
-// batch went out it ends the batch (every call not sent, the others fail
-// over); after, it leaves alone (unknown) and the others wait on.
+// With Config.Batching, lease calls queue, and go together as one POST
+// /v1/batch, only when they would wait anyway (batch.go): while this
+// client is busy handing another request to the same member (until the
+// transport has written it; a dial does not count) or handing a
+// returning batch's answers to its callers, and while the member is
+// queueing (its answers take more than twice its quickest recent one:
+// the client then keeps no more requests in flight than it had,
+// inflight.go). There is no fixed cap on the requests in flight: calls
+// that come spread out, or go to members far away, never wait for one
+// another, and a client or member short of CPU gets its calls together,
+// which cuts the CPU a call costs on both sides (the HTTP request and
+// its answer cost more than the lease round on loopback). Each call
+// keeps its own deadline, failover and outcome: a call still queued
+// when its attempt ends was never sent, and a call whose attempt ends
+// while its batch is out is told, as a lone call would be, whether it
+// may have reached the member: before the batch went out it ends the
+// batch (every call not sent, the others fail over); after, it leaves
+// alone (unknown) and the others wait on.
 // A member without the endpoint (404) gets its calls alone from then on.
 //
 // # Session
@@ -213,11 +220,16 @@
 // stalled watchdog with Done alone believed), hold_test.go (Current and
 // Act against a stalled watchdog, after Close, for a Mastership with its
 // token), election_test.go,
-// batch_test.go (calls queue behind busy requests and go as one batch,
-// each with its own answer; a member without batches; a cut-off batch
-// failing over call by call; a batch cut or broken off after it went out
-// unknown for each call; a queued call past its deadline "not sent";
-// batches within the body limit), and contract_test.go and
+// batch_test.go (calls made while a request is being written go as one
+// batch, each with its own answer; no cap on the calls in flight while
+// the member answers quickly, a few once it queues; a member without
+// batches; a cut-off batch failing over call by call; a batch cut or
+// broken off after it went out unknown for each call; a queued call past
+// its deadline "not sent"; an impatient call leaving its batch; batches
+// within the body limit; a batch whose dial hangs "not sent", and no
+// queue behind a hanging dial), inflight_test.go (the limit stays open
+// for a member far away, comes down for one that queues, opens again,
+// follows a member that moved), contract_test.go and
 // contract_hold_test.go (a leader's token above the previous leader's),
 // which run against real members when CHUNKLEASE_TEST_ENDPOINTS lists
 // their client URLs (loopback only).

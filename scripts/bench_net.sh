@@ -1,30 +1,43 @@
 #!/usr/bin/env bash
-# The lease service against etcd on the same machine, over the same
-# loopback (a benchmark, not a test: it never runs the test suite).
+# The lease service against etcd on the same machine (a benchmark, not a
+# test: it never runs the test suite).
 #
-#   scripts/bench_net.sh [PART [FLAGS...]]...     PART: table, failover, memory
-#                                                 (default: all three, in that order)
+#   scripts/bench_net.sh [PART [FLAGS...]]...     PART: table, latency, openloop, failover, memory
+#                                                 (default: table latency openloop failover)
 #
-# table     the per-op table of scripts/bench.sh (grant, renew, check,
-#           release, mixed; 1, 16 and 64 clients; 2000 measured ops each)
-#           through the Go client package against 3 `lease-node serve`
-#           members with peer TLS (scripts/cluster.sh), and the same ops
-#           against etcd 3.4 (Debian's etcd-server, 3 members) through
-#           go.etcd.io/etcd/client/v3, once with --unsafe-no-fsync (the fair
-#           diskless comparison) and once with fsync, in alternating runs;
-#           then both tables, the ratios ours / etcd per row and a PASS or
-#           MISS line per goal. About 2 minutes.
+# The anchor is etcd 3.7: this script builds go.etcd.io/etcd/server/v3
+# v3.7.3 from the Go module proxy as a main module of its own (its
+# `replace` lines, which point into etcd's repository, dropped; cached in
+# ${BENCH_NET_CACHE:-~/.cache/chunklease}), and installs Debian's etcd
+# 3.4 (etcd-server) for a second column when the package is there.
+#
+# table     the per-op table (grant, renew, check, release, mixed; 1, 16
+#           and 64 clients) through the Go client package against 3
+#           `lease-node serve` members with peer TLS (scripts/cluster.sh),
+#           and the same ops against 3 etcd members through
+#           go.etcd.io/etcd/client/v3 (--unsafe-no-fsync: the diskless
+#           comparison; -fsync adds etcd 3.7 as shipped); each run
+#           measures 3 s after 1 s of warm-up, 3 rounds in alternating
+#           order, medians and their spread. About 15 minutes.
+# latency   the latency-bound benchmark: every member and the clients in
+#           network namespaces of their own, 5 ms one way on every packet
+#           between them (-delay-ms); renew at 1, 16 and 64 clients, ours
+#           and etcd 3.7. Needs root. About 2 minutes.
+# openloop  renewals at a fixed offered rate with Poisson arrivals (N
+#           holders renewing on a schedule) at 25, 50 and 75 % of etcd
+#           3.7's saturation rate, p50 and p99 for both. About 2 minutes.
 # failover  SIGKILL the member a Session renews through (ours, 300 ms
-#           leases) or etcd's leader, 10 times each; the time until a renewal
-#           succeeds again, p50 and max. About 2 minutes.
+#           leases) or etcd's leader, 10 times each; the time until a
+#           renewal succeeds again, p50 and max. About 2 minutes.
 # memory    heap and VmRSS of each member at 1 000 000 chunks: live, idle,
-#           reclaimed; bytes per chunk. About 8 minutes.
+#           reclaimed; bytes per chunk. About 8 minutes; only when named.
 #
-# Every member, ours and etcd's, runs with GOMAXPROCS = its share of the
-# cores (cores / 3, at least 1; `-member-cpus N` sets it, -1 leaves Go's
-# default; benchnet/doc.go says why).
+# Each part prints PASS or MISS per goal, and the script prints them all
+# again at the end. Every member, ours and etcd's, runs with Go's default
+# GOMAXPROCS (`-member-cpus share` gives each its share of the cores, or
+# `-member-cpus N`; benchnet/doc.go says why).
 # FLAGS go to that part (`benchnet PART -h` lists them), e.g.
-#   scripts/bench_net.sh table -rounds 3 memory -chunks 100000 -budget 30s
+#   scripts/bench_net.sh table -rounds 5 memory -chunks 100000 -budget 30s
 # BENCH_NET_QUIET=LOAD waits (at most 10 minutes) before each part until
 # the 1-minute load average is below LOAD: other work on the machine
 # slows both systems, not always alike. Every figure is printed with the
@@ -33,7 +46,8 @@
 # The benchmark's Go program is benchnet/, a module of its own (go.mod
 # there), so the etcd client is never a dependency of the node. Every
 # process it starts (our members, etcd members) is stopped by PID, also
-# when it fails or is interrupted; traffic goes to 127.0.0.1 only.
+# when it fails or is interrupted; traffic goes to 127.0.0.1 and, for the
+# latency part, to the namespaces it creates (removed at its end).
 # Exit status: 0 measured (whatever the goals), 1 a run failed, 2 bad usage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,22 +59,47 @@ declare -A flags=()
 current=""
 for arg in "$@"; do
   case "$arg" in
-    table | failover | memory) current=$arg; order+=("$arg"); flags[$arg]="" ;;
+    table | latency | openloop | failover | memory) current=$arg; order+=("$arg"); flags[$arg]="" ;;
     *)
       if [ -z "$current" ]; then
-        echo "bench_net: $arg: name a part first (table, failover, memory); see the top of $0" >&2
+        echo "bench_net: $arg: name a part first (table, latency, openloop, failover, memory); see the top of $0" >&2
         exit 2
       fi
       flags[$current]+=" $(printf '%q' "$arg")" ;;
   esac
 done
-[ ${#order[@]} -gt 0 ] || order=(table failover memory)
+[ ${#order[@]} -gt 0 ] || order=(table latency openloop failover)
 
-# etcd 3.4 from Debian's package (it starts no service here: no systemd).
-if ! etcd --version 2>/dev/null | grep -q '^etcd Version: 3\.4\.'; then
-  echo "bench_net: installing etcd 3.4 (Debian's etcd-server)" >&2
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null
+# etcd 3.7.3 from the Go module proxy, built once with this Go.
+etcd_version=v3.7.3
+cache=${BENCH_NET_CACHE:-$HOME/.cache/chunklease}
+etcd37=$cache/etcd-$etcd_version/etcd
+if ! "$etcd37" --version 2>/dev/null | grep -q "^etcd Version: ${etcd_version#v}\$"; then
+  echo "bench_net: building etcd $etcd_version (go.etcd.io/etcd/server/v3 from the module proxy, its replace lines dropped)" >&2
+  build=$(mktemp -d)
+  # From the empty build directory: no module of ours is touched.
+  src=$(cd "$build" && go mod download -json "go.etcd.io/etcd/server/v3@$etcd_version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+  [ -d "$src" ] || { echo "bench_net: the module proxy gave no go.etcd.io/etcd/server/v3@$etcd_version" >&2; exit 1; }
+  cp -r "$src/." "$build/"
+  chmod -R u+w "$build"
+  # Its replace lines point into etcd's repository (../api, ...), which a
+  # module download does not hold; the toolchain line would fetch a newer Go.
+  sed -i '/^replace (/,/^)/d; /^replace /d; /^toolchain /d' "$build/go.mod"
+  mkdir -p "$(dirname "$etcd37")"
+  (cd "$build" && GOTOOLCHAIN=local GOFLAGS=-mod=mod go build -trimpath -o "$etcd37.new" .)
+  mv "$etcd37.new" "$etcd37"
+  rm -rf "$build"
+fi
+
+# etcd 3.4 from Debian's package, for the second column (it starts no
+# service here: no systemd). Without it the tables have no 3.4 column.
+etcd34=/usr/bin/etcd
+if ! "$etcd34" --version 2>/dev/null | grep -q '^etcd Version: 3\.4\.'; then
+  echo "bench_net: installing etcd 3.4 (Debian's etcd-server) for the second column" >&2
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; }; then
+    echo "bench_net: etcd-server could not be installed: no etcd 3.4 column" >&2
+    etcd34=""
+  fi
 fi
 
 work=$(mktemp -d)
@@ -83,7 +122,7 @@ cleanup() {
   if [ -f "$pidfile" ]; then
     while read -r pid name; do
       [ -r "/proc/$pid/cmdline" ] || continue
-      if tr '\0' ' ' <"/proc/$pid/cmdline" | grep -Eq '^(/usr/bin/etcd|\S*/lease-node serve) '; then
+      if tr '\0' ' ' <"/proc/$pid/cmdline" | grep -Eq '^(\S*/etcd|\S*/lease-node serve) '; then
         echo "bench_net: stopping $name (pid $pid), left running" >&2
         kill -KILL "$pid" 2>/dev/null || true
       fi
@@ -96,7 +135,7 @@ trap cleanup EXIT
 (cd benchnet && go build -o "$work/benchnet" .)
 store=store/bench_net/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$store"
-echo "bench_net: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/^Mem:/ {print $2}') GiB; $(go version | cut -d' ' -f3); $(etcd --version | head -n 1); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench_net: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/^Mem:/ {print $2}') GiB; $(go version | cut -d' ' -f3); etcd $("$etcd37" --version | sed -n 's/^etcd Version: //p') (and $([ -n "$etcd34" ] && "$etcd34" --version | sed -n 's/^etcd Version: //p' || echo none)); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # wait_quiet: until the 1-minute load average is below BENCH_NET_QUIET.
 wait_quiet() {
@@ -119,9 +158,14 @@ for part in "${order[@]}"; do
   eval "part_flags=(${flags[$part]})"
   # In the background, so that a signal to this script ends the wait at
   # once and its cleanup stops the program.
-  "$work/benchnet" "$part" -repo "$repo" -work "$work" -store "$store" -pidfile "$pidfile" "${part_flags[@]}" &
+  "$work/benchnet" "$part" -repo "$repo" -work "$work" -store "$store" -pidfile "$pidfile" \
+    -etcd "$etcd37" -etcd34 "$etcd34" "${part_flags[@]}" &
   bench_pid=$!
   wait "$bench_pid"
   bench_pid=""
-  echo "bench_net: $part took $((SECONDS - started)) s; its runs are in $store/"
+  echo "bench_net: $part took $((SECONDS - started)) s (load average now $(cut -d' ' -f1-3 /proc/loadavg)); its runs are in $store/"
 done
+
+echo
+echo "=== bench_net goals (load average now $(cut -d' ' -f1-3 /proc/loadavg))"
+cat "$store/goals.txt" 2>/dev/null || echo "(no part with goals ran)"
