@@ -98,6 +98,11 @@ const (
 	// release's, as before rule 6 was widened: an older instance of the
 	// same server stays protected after it gave the chunk back.
 	weakReleaseExact
+	// weakSyncOneCore counts an acceptor that runs several cores as
+	// answered once any one of its cores answered a sync, instead of all
+	// of them: its other cores' promises, on chunks that may be this
+	// core's, are then not under the floor (cores.go).
+	weakSyncOneCore
 )
 
 var weakeningNames = map[weakening]string{
@@ -126,6 +131,7 @@ var weakeningNames = map[weakening]string{
 	weakFastDefinite:    "fast-fail-definite",
 	weakNoLanes:         "no-lanes",
 	weakReleaseExact:    "release-exact-token",
+	weakSyncOneCore:     "sync-one-core",
 }
 
 func (w weakening) String() string { return weakeningNames[w] }
