@@ -7,9 +7,9 @@
 // The files, in the order a request meets them: config.go (settings,
 // checked at start), conns.go (the client connection budget), http.go
 // (the API: one endpoint per message type, status codes, readiness),
-// batch.go (several calls in one request), loop.go (the core's event
-// loop and the calls waiting on it), metrics.go, serve.go (start,
-// signals, drain), certs.go (`lease-node certs`).
+// batch.go (several calls in one request), loop.go (the cores' event
+// loops, -loops of them, and the calls waiting on them), metrics.go,
+// serve.go (start, signals, drain), certs.go (`lease-node certs`).
 //
 // The module root's main.go dispatches `serve` and `certs` here; the
 // package holds no Maelstrom code. It is not a library for embedding a
@@ -19,5 +19,8 @@
 // Tests run real `lease-node serve` processes built by TestMain
 // (cluster_test.go's serveCluster: TLS, kills, pauses, restarts) and
 // judge what clients saw with the harness's lease checker
-// (internal/histtest); conns_test.go tests the connection budget alone.
+// (internal/histtest); conns_test.go tests the connection budget alone;
+// member_test.go runs a member's loops with fake peers and no sockets
+// (routing, and BenchmarkMemberCores: how the loops scale with the
+// cores); loops_test.go a cluster of members with different -loops.
 package server
