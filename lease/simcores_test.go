@@ -21,35 +21,35 @@ import (
 var simLoops = flag.Int("loops", 0, "cores a member runs: 0 a third of the schedules draw members of several; 1 one core everywhere; "+
 	"N > 1 every member of every schedule runs 2..N, drawn at each start (the soak with several loops per member)")
 
-// drawLoops draws the most cores a schedule's members run (1: one core
-// each) and how many chunks it adds, from a stream of its own, so that
-// the other settings of a seed are what they were before cores existed.
-func drawLoops(seed uint64) (loops, moreChunks int) {
+// withLoops draws the schedule's cores per member, after its profile,
+// from a stream of its own, so that the other settings of a seed are
+// what they were before cores existed: the most and the fewest cores a
+// member runs, and a few more chunks for members of several.
+func (s *scenario) withLoops() {
 	switch *simLoops {
 	case 0:
 	case 1:
-		return 1, 0
+		s.loops, s.minLoops = 1, 1
+		return
 	default:
-		return *simLoops, 0
+		s.loops, s.minLoops = *simLoops, 2
+		return
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x100b5))
+	rng := rand.New(rand.NewPCG(s.seed, 0x100b5))
 	if rng.IntN(3) > 0 {
-		return 1, 0
+		s.loops, s.minLoops = 1, 1
+		return
 	}
-	return 2 + rng.IntN(3), rng.IntN(4)
+	s.loops, s.minLoops = 2+rng.IntN(3), 1
+	s.chunks += rng.IntN(4)
 }
 
-// drawCores is how many cores a member runs at one start: 1..loops, or
-// 2..loops when -loops asks every member for several.
+// drawCores is how many cores a member runs at one start.
 func (w *world) drawCores() int {
 	if w.sc.loops <= 1 {
 		return 1
 	}
-	least := 1
-	if *simLoops > 1 {
-		least = 2
-	}
-	return least + w.coreRng.IntN(w.sc.loops-least+1)
+	return w.sc.minLoops + w.coreRng.IntN(w.sc.loops-w.sc.minLoops+1)
 }
 
 // coreRand is core c's random source: core 0's is what a member of one
