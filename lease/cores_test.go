@@ -50,8 +50,40 @@ func TestRouteSendsNodeLevelMessagesToEveryCore(t *testing.T) {
 	}
 }
 
-// member builds the cores of one member: acceptor n1 of acc, restarted
-// (boot wait 1 s) at time 0.
+// TestACoreServesOnlyItsChunks: a request for a chunk another core
+// serves is refused definitely (error 11, nothing sent) and names the
+// core that serves it; a peer message for such a chunk changes nothing
+// and is not answered; the core's own chunks are served.
+func TestACoreServesOnlyItsChunks(t *testing.T) {
+	cores, err := NewCores(Config{ID: "n1", Acceptors: []string{"n1"}, MaxLeaseMs: 1000, Nonce: 1}, 2, 0,
+		func(i int) *rand.Rand { return rand.New(rand.NewPCG(1, uint64(i))) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		chunk := fmt.Sprint("c", i)
+		own, other := cores[CoreOf(chunk, 2)], cores[1-CoreOf(chunk, 2)]
+		before := other.Stats(0).Chunks
+		out := other.Request(0, Request{ID: 1, Op: OpGrant, Chunk: chunk, Server: "s"})
+		if len(out.Msgs) != 0 || len(out.Replies) != 1 || out.Replies[0].Err == nil || out.Replies[0].Err.Code != CodeTemporarilyUnavailable ||
+			!strings.Contains(out.Replies[0].Err.Text, fmt.Sprintf("core %d serves it", CoreOf(chunk, 2))) {
+			t.Fatalf("a grant of %s at the wrong core: %+v", chunk, out)
+		}
+		m := Msg{Type: MsgPrepare, From: "n2", To: "n1", Chunk: chunk, Server: "s", Ballot: Ballot{Counter: 1 << 20, Incarnation: 1}}
+		if out := other.Receive(0, m); len(out.Msgs) != 0 {
+			t.Fatalf("the wrong core answered a prepare for %s: %+v", chunk, out.Msgs)
+		}
+		if other.Stats(0).Chunks != before {
+			t.Fatalf("the wrong core keeps state for %s", chunk)
+		}
+		if out := own.Request(0, Request{ID: 2, Op: OpGrant, Chunk: chunk, Server: "s"}); len(out.Replies) != 1 || out.Replies[0].Err != nil {
+			t.Fatalf("the grant of %s at its own core: %+v", chunk, out.Replies)
+		}
+	}
+}
+
+// testMember builds the cores of one member: acceptor n1 of acc,
+// restarted (boot wait 1 s) at time 0.
 func testMember(t *testing.T, acc []string, cores int, w weakening) []*Node {
 	t.Helper()
 	nodes, err := NewCores(Config{ID: "n1", Acceptors: acc, MaxLeaseMs: 1000, BootWaitMs: 1000, Incarnation: 7, Nonce: 7, weaken: w}, cores, 0,

@@ -39,8 +39,8 @@ type syncRound struct {
 	ready      tally  // acceptors that answered and are not restarting
 	restarting tally  // acceptors that answered and are restarting too
 	high       uint64 // the largest counter heard
-	// parts: the acceptors that run several cores and have not all
-	// answered yet, by index (cores.go); nil while there are none.
+	// parts: which cores of each acceptor that runs several have
+	// answered, by acceptor index (cores.go); nil while none has.
 	parts map[int]*coreAnswers
 }
 
