@@ -172,7 +172,7 @@ func eventuallyServe(t *testing.T, what string, cond func() bool) {
 // time each, through the member's loops. It reports ops/s; its point is
 // how that scales with the cores, e.g.
 //
-//	flock /work/locks/bench.lock go test ./server -run '^$' -bench MemberCores -cpu 1,2 -count 10 -benchtime 3s
+//	go test ./server -run '^$' -bench MemberCores -cpu 1,2 -count 10 -benchtime 3s
 //
 // (figures, not assertions: the machine may be shared; record the load).
 func BenchmarkMemberCores(b *testing.B) {
