@@ -122,7 +122,8 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 	n.peers = peer.New(peer.Config{Self: cfg.id, Members: cfg.members, Cert: cfg.peerCert, CAs: cfg.peerCAs,
 		Hello: cfg.clusterHello(), Seed: uint64(seed), Logf: logger.Printf,
 		Booting: func() bool { return n.clock.Now() < n.bootUntil },
-		Inboxes: cfg.loops, Route: func(m *lease.Msg) (int, bool) { return lease.Route(m, cfg.loops) }})
+		Inboxes: cfg.loops, InboxSize: max(peer.DefaultInboxSize/cfg.loops, 512), // about as many messages waiting as with one loop
+		Route: func(m *lease.Msg) (int, bool) { return lease.Route(m, cfg.loops) }})
 	n.member = newMember(cores, clk, n.peers, n.peers.Inbox, logger)
 	n.metrics = newServeMetrics(n)
 	n.http = n.newHTTPServer()
