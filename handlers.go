@@ -18,7 +18,10 @@ import (
 // Maelstrom messages, replies and one wake-up timer (the shared part is
 // internal/shell's Driver; this file is the Maelstrom edges). Everything
 // runs on the protocol library's single event loop, so nothing here is
-// locked.
+// locked, and the core is one lease.Node: a Maelstrom node does not split
+// its chunks among several cores as lease-node serve -loops does
+// (lease/doc.go "Cores sharing one member"); its stdin and stdout are one
+// stream either way, and a Maelstrom run's load is far below one core.
 type shellNode struct {
 	cfg   nodeconfig.Node
 	clock *clock.Clock // the process's clocks (skewed only in a clockfault build)

@@ -80,8 +80,17 @@ type Config struct {
 	// MaxInFlight caps the client grant, renew, check and release
 	// requests running at this node at once; more wait for a slot, and
 	// fail with error 11 if none frees within their quorum timeout
-	// (admission.go). Zero means DefaultMaxInFlight.
+	// (admission.go). Zero means DefaultMaxInFlight. A member of several
+	// cores shares it out: each core opens MaxInFlight/Cores slots,
+	// rounded up.
 	MaxInFlight int
+	// Core and Cores place this Node among the cores of one member
+	// (cores.go, doc.go "Cores sharing one member"): the member runs
+	// Cores Nodes, each on its own loop, and this one serves the chunks
+	// CoreOf maps to Core. Core 0 also serves the master lease and sends
+	// a restarted member's sync rounds. Zero Cores means 1: the whole
+	// member in this Node.
+	Core, Cores int
 	// Rand supplies every random choice of the core (backoff). It must be
 	// seeded by the caller; the core never reads global randomness.
 	Rand *rand.Rand
@@ -142,6 +151,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxInFlight == 0 {
 		c.MaxInFlight = DefaultMaxInFlight
 	}
+	if c.Cores == 0 {
+		c.Cores = 1
+	}
+	if c.Cores > 1 && c.Cores <= MaxCores {
+		c.MaxInFlight = (c.MaxInFlight + c.Cores - 1) / c.Cores
+	}
 	return c
 }
 
@@ -173,6 +188,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("WallMs is %d; the wall clock must read between 2020 and 2131 (ms since 1970), or 0 for none", c.WallMs)
 	case c.QuorumTimeoutMs <= 0 || c.RoundTimeoutMs <= 0:
 		return errors.New("QuorumTimeoutMs and RoundTimeoutMs must be > 0")
+	case c.Cores < 1 || c.Cores > MaxCores || c.Core < 0 || c.Core >= c.Cores:
+		return fmt.Errorf("core %d of %d: a member runs 1..%d cores, numbered from 0", c.Core, c.Cores, MaxCores)
 	case c.MaxInFlight < 1:
 		return fmt.Errorf("MaxInFlight is %d, must be at least 1 (0 before defaults: DefaultMaxInFlight)", c.MaxInFlight)
 	case c.BackoffMinMs < 0 || c.BackoffMaxMs < c.BackoffMinMs:

@@ -56,8 +56,11 @@ func weakenedMargined(name string) control {
 // coarse counter unit, whole-cluster restarts) for pacing, "bootedge"
 // for the boot wait's stretch, "clocks" with a margin for the margin
 // (of grants and renews, and of checks, whose clients believe them on
-// their own clocks too),
-// "twice" (quick restarts, held answers) for request ids.
+// their own clocks too), "twice" (quick restarts, held answers) for
+// request ids; "amnesia" with every member on 2-4 cores for a recovery
+// that counts a peer of several cores by one core's answer
+// (sync-one-core; the property test of recovery across cores catches it
+// with certainty too).
 var controls = []control{
 	{"acceptors=self", func(seed uint64) scenario {
 		s := drawScenario(seed, "none")
@@ -91,6 +94,11 @@ var controls = []control{
 		s := drawProfile(seed, "none", (*scenario).clocks)
 		s.marginMs, s.clientsInMargin = 0, false
 		s.clientOutside = true
+		return s
+	}},
+	{"sync-one-core", func(seed uint64) scenario {
+		s := drawProfile(seed, "sync-one-core", (*scenario).amnesia)
+		s.loops, s.minLoops = 4, 2
 		return s
 	}},
 	{"wall-clocks-beyond-bound", func(seed uint64) scenario {

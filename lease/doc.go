@@ -5,7 +5,8 @@
 //
 // # Interface
 //
-// A Node is one process's core. It is driven by three calls, each taking
+// A Node is one process's core (or one of its cores, see "Cores sharing
+// one member"). It is driven by three calls, each taking
 // the time now from the caller (a monotonic clock with any origin):
 //
 //	Request(now, Request) *Output   a client asks for grant, renew, check or release
@@ -181,10 +182,12 @@
 //
 // The token of a lease instance is the counter of the ballot it was
 // accepted with: a time part, in BallotUnit (100 us) since CounterEpochMs
-// (2020-01-01), shifted past LaneBits lane bits. Counters are unique
-// across nodes (the lane is the proposer's position in Config.Nodes) and
-// across restarts (an acceptor refuses a different ballot with an equal
-// counter: keeps), so one token never names two servers.
+// (2020-01-01), shifted past LaneBits lane bits. On each chunk, counters
+// are unique across nodes (the lane is the proposer's position in
+// Config.Nodes), across restarts (an acceptor refuses a different ballot
+// with an equal counter: keeps) and across the cores of one member (a
+// chunk has one core; see "Cores sharing one member"), so one token
+// never names two servers of a chunk.
 //
 // Order. When a grant or renew B is invoked after another ok grant or
 // renew A of the chunk completed, B's token is larger: across any
@@ -205,7 +208,7 @@
 //
 //   - Pacing (ballot.go). A node issues a ballot only if its time part
 //     leads the node's own wall-clock estimate by at most L: 10 000
-//     ballots a second never lead at all; a burst may lead by L (150 000
+//     ballots a second (a core) never lead at all; a burst may lead by L (150 000
 //     ballots at M = 60 s, 2 500 at M = 1 s); beyond that, and when it
 //     must climb past a promise from a node whose clock runs ahead, the
 //     attempt waits for its wall clock (a wake-up), and a request that
@@ -316,6 +319,95 @@
 // chunks, each bounded by the limits on names (MaxChunkHandleBytes,
 // MaxServerBytes: 4096 bytes, error 12 beyond), and the tables of
 // requests in flight are resized at each sweep.
+//
+// # Cores sharing one member
+//
+// A member may run its lease state on several cores, each a Node of its
+// own on its own event loop (Config.Core of Config.Cores; cores.go), so
+// that one process uses all its CPUs. The cores share nothing: each has
+// its own chunk table, name table, ballot source, floor, requests, timers
+// and admission slots, and each is as pure and deterministic as a Node
+// always was. What makes them one member:
+//
+//   - Partition. Core CoreOf(h, Cores) (FNV-1a of the handle) serves
+//     chunk h; the lead, core 0, also serves the master lease (the empty
+//     handle) and the master_* requests. The shell hands a client
+//     request to its chunk's core and a peer message to the core Route
+//     names: its chunk's, or every core for the node-level ones (sync
+//     and its answer). A core answers a request for another core's chunk
+//     with error 11 (nothing was sent) and drops such a message (a lost
+//     message). Each member routes by its own count and every answer
+//     carries its chunk back to the core that asked, so members of
+//     different counts work together, and a member may restart with
+//     another count.
+//   - Identity. The cores share the id, the lane, the incarnation and
+//     the nonce: on the wire they are one node. A member of one core is
+//     the Node of before, message for message.
+//
+// Why each rule holds per core:
+//
+//   - Rules 1-6, 9 and 10, sticky promises and the read rule are about
+//     one chunk at a time, and for as long as a process runs a chunk's
+//     instance lives on exactly one core of each member: everything a
+//     proposer or an acceptor does for a chunk happens inside one Node,
+//     as before.
+//   - Ballots and tokens. Two cores of a member share a lane and an
+//     incarnation, so they may issue equal counters, but never on the
+//     same chunk: within a process a chunk has one core, and across
+//     processes the incarnations differ and an acceptor refuses a
+//     different ballot with an equal counter (keeps). So a token still
+//     names one lease instance of its chunk and one server ("one token
+//     never names two servers" is a statement about a chunk, as the
+//     checker reads it; storage fences per chunk). Tokens of different
+//     chunks were never ordered against each other, and now may be equal.
+//   - Token order. The proof under "Fencing tokens" follows one chunk to
+//     an acceptor x that A's and B's majorities share; read x as "x's
+//     core for that chunk". Its promises only grow; a reclaimed instance
+//     leaves its promise in that core's floor, and the chunk comes back
+//     to the same core. If x restarted, every core of x has the restart
+//     floor (below).
+//   - Pacing. Each core paces its own ballots against the member's wall
+//     clock estimate (all cores read the same wall clock at the same
+//     start), so every token satisfies time(t) <= wall + L whichever
+//     core issued it; the bound is per ballot, so k cores may issue
+//     10 000 ballots a second each without leading.
+//   - The restart floor and the boot wait. The cores of a member start
+//     together: the same boot wait ends at the same instant, and each
+//     core's floor is the same wall-clock reading, above every token
+//     issued before the restart by any core of any member (the argument
+//     does not ask who issued it).
+//   - Recovery. Every core of a restarted member recovers; the lead alone
+//     sends the sync rounds, and the shell hands every answer to every
+//     core (Route), so all of them hear the same marks and reach the same
+//     floor. A core of an answering member knows the promises of its own
+//     chunks only, and the chunk of a token t_A that a restarted core
+//     must stay above may be any core's at the answering member (the two
+//     partition by their own counts). So each core answers a sync with
+//     its own mark and names itself (Msg.Core, Cores), and a recovering
+//     core counts a peer as answered only once each of the peer's cores
+//     answered. Those answers, sent at different instants, are what one
+//     whole member's answer would be if the network held its parts back:
+//     each core's mark covers its own chunks at the moment it answered,
+//     and marks only grow; so the n-q+1 argument of recovery.go holds with
+//     "peer" read as "all the cores of a peer". A peer that restarted
+//     meanwhile is counted afresh when its count changed; with the same
+//     count each core's answer covers that core's chunks as a one-core
+//     peer's answer covers all of its, from whichever start it came.
+//     TestRecoveryWaitsForEveryCoreOfAPeer asserts it; counting a peer by
+//     any one core's answer (the sync-one-core weakening) fails it.
+//   - The name table and the sweeps are per core: a name is held by the
+//     records of the core that names it (once per core that does), and a
+//     sweep reclaims that core's idle instances into that core's floor.
+//   - Admission. Each core opens MaxInFlight/Cores slots (rounded up) and
+//     adapts its own limit to how late its own answers come: the member
+//     as a whole still runs about MaxInFlight requests at once.
+//   - Logs. The lead speaks for the member (boot wait, recovery); a core
+//     that began serving before it recovered says so itself.
+//
+// The serve shell runs -loops cores (default GOMAXPROCS), each on a loop
+// of its own. The Maelstrom node runs one: the protocol library reads
+// stdin and writes stdout on one event loop, and a Maelstrom run's load
+// is a few hundred requests a second.
 //
 // # Guarantees
 //
@@ -448,6 +540,13 @@
 //     -control-rates prints every control's catch rate.
 //   - readid_test.go: a read answer for an earlier incarnation of a node
 //     must never be taken for an answer to a read of this one.
+//   - cores_test.go: the partition of chunks among a member's cores, the
+//     routing of messages, the lead's sync round that every core recovers
+//     on, and recovery from peers of several cores (with its control,
+//     sync-one-core). simcores_test.go: a third of the simulation's
+//     schedules run members of 2-4 cores, each start drawing its number;
+//     -loops N runs every member on 2..N cores (the soak with several
+//     cores per member), -loops 1 on one.
 //   - names_test.go: the name table against a map oracle, and a cluster
 //     under random requests whose records must hold exactly one reference
 //     each, keep their names across renumbering sweeps, and leave no name

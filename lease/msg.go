@@ -52,9 +52,13 @@ type Msg struct {
 	OK       bool
 	Promised Ballot
 	Lease    *Record
-	// Counter and Recovering: a sync answer.
-	Counter    uint64
-	Recovering bool
+	// Counter and Recovering: a sync answer. Core and Cores: which of
+	// the answering member's cores it comes from, and how many that
+	// member runs (0: one, Core 0); every core answers a sync for the
+	// chunks it serves (cores.go).
+	Counter     uint64
+	Recovering  bool
+	Core, Cores int
 	// BootingMs: a booting answer's remaining boot wait.
 	BootingMs int64
 	// Request is the client request a propose was sent for (Request.ID;

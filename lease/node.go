@@ -113,10 +113,14 @@ func (n *Node) Request(now time.Duration, r Request) *Output {
 	return n.finish(now)
 }
 
-// Receive handles a peer message addressed to this node.
+// Receive handles a peer message addressed to this node. A core of a
+// member with several drops a chunk's message that another core serves
+// (a lost message: the shell routed it wrongly, see Route).
 func (n *Node) Receive(now time.Duration, m Msg) *Output {
 	n.begin(now)
-	n.dispatch(now, m)
+	if m.Type.nodeLevel() || n.owns(m.Chunk) {
+		n.dispatch(now, m)
+	}
 	return n.finish(now)
 }
 
@@ -249,9 +253,23 @@ func (n *Node) intern(s string) uint32 { return n.chunks.names.hold(s) }
 // serverName is the server an acceptor record names.
 func (n *Node) serverName(id uint32) string { return n.chunks.names.name(id) }
 
-// logf adds a line to the operator's log.
+// logf adds a line about the member to the operator's log. In a member
+// of several cores the lead speaks for all (the others hear the same
+// sync answers and reach the same floors); coreLogf is for what differs.
 func (n *Node) logf(format string, args ...any) {
-	n.logs = append(n.logs, fmt.Sprintf(format, args...))
+	if n.lead() {
+		n.logs = append(n.logs, fmt.Sprintf(format, args...))
+	}
+}
+
+// coreLogf adds a line about this core alone, from whichever core, naming
+// it when the member runs several.
+func (n *Node) coreLogf(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	if n.cfg.Cores > 1 {
+		line = fmt.Sprintf("core %d of %d: %s", n.cfg.Core, n.cfg.Cores, line)
+	}
+	n.logs = append(n.logs, line)
 }
 
 // bootWait is how long, on the node's own clock, a restarted acceptor

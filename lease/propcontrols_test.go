@@ -31,6 +31,7 @@ var propertyControls = []struct {
 	{"no-wall-floor", func(seed uint64, w weakening) error { return restartFloorRounds(seed, w, 300) }},
 	{"recovery-floor-not-max", func(seed uint64, w weakening) error { return recoveryRounds(seed, w, 500) }},
 	{"req-ids-from-zero", func(seed uint64, w weakening) error { return requestIDRounds(seed, w, 200) }},
+	{"sync-one-core", func(seed uint64, w weakening) error { return recoveryCoresRounds(seed, w, 500) }},
 }
 
 // TestPropertyControls shows that each property test bites: with its rule

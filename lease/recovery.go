@@ -39,6 +39,9 @@ type syncRound struct {
 	ready      tally  // acceptors that answered and are not restarting
 	restarting tally  // acceptors that answered and are restarting too
 	high       uint64 // the largest counter heard
+	// parts: which cores of each acceptor that runs several have
+	// answered, by acceptor index (cores.go); nil while none has.
+	parts map[int]*coreAnswers
 }
 
 // bootState is where a restarted node is in its boot wait.
@@ -78,9 +81,11 @@ func (n *Node) startRecovery(now time.Duration) {
 	n.logf("recovery: asking acceptors %s for their ballot high-water marks", n.namesOf(n.othersSet()))
 }
 
-// syncWake is when recovery needs Tick next.
+// syncWake is when recovery needs Tick next: only the lead core sends
+// sync rounds; the member's other cores count the answers it gets (the
+// shell hands every sync answer to every core, Route).
 func (n *Node) syncWake() time.Duration {
-	if !n.recovering {
+	if !n.recovering || !n.lead() {
 		return Never
 	}
 	return n.sync.roundEnd
@@ -90,7 +95,7 @@ func (n *Node) syncWake() time.Duration {
 // answered: once per round timeout during the boot wait, then once per
 // sweep interval until recovery completes.
 func (n *Node) syncTimer(now time.Duration) {
-	if !n.recovering || now < n.sync.roundEnd {
+	if !n.recovering || !n.lead() || now < n.sync.roundEnd {
 		return
 	}
 	n.sync.roundEnd = now + ms(n.cfg.RoundTimeoutMs)
@@ -107,27 +112,39 @@ func (n *Node) syncTimer(now time.Duration) {
 // answerSync tells a recovering acceptor this node's high-water mark: the
 // highest of its promises, its floor and its own ballots. The request id
 // and nonce are the asker's incarnation and nonce, so only answers written
-// after its restart count.
+// after its restart count. A core of a member with several answers for
+// its own chunks and names itself (every core gets the sync, Route).
 func (n *Node) answerSync(m Msg) {
 	if _, acc := n.accIdx[n.cfg.ID]; !acc {
 		return
 	}
 	high := max(n.ballots.counter, n.floor, n.promisedHigh)
-	n.send(Msg{Type: MsgSyncResp, To: m.From, ReqID: m.ReqID, Nonce: m.Nonce, Counter: high, Recovering: n.recovering})
+	resp := Msg{Type: MsgSyncResp, To: m.From, ReqID: m.ReqID, Nonce: m.Nonce, Counter: high, Recovering: n.recovering}
+	if n.cfg.Cores > 1 {
+		resp.Core, resp.Cores = n.cfg.Core, n.cfg.Cores
+	}
+	n.send(resp)
 }
 
 // onSyncResp raises the floor with one acceptor's high-water mark at once
-// (raising a floor is always safe), and counts the answer.
+// (raising a floor is always safe), and counts the answer: an acceptor
+// that runs several cores once each of them answered (cores.go).
 func (n *Node) onSyncResp(now time.Duration, m Msg, idx int) {
 	if !n.recovering || m.ReqID != uint64(n.cfg.Incarnation) || !n.ownNonce(m) || n.cfg.Acceptors[idx] == n.cfg.ID {
 		return
 	}
-	t := &n.sync.ready
-	if m.Recovering {
-		t = &n.sync.restarting
-	}
-	if !t.add(idx) {
+	fresh, complete, restarting := n.sync.note(idx, m, n.cfg.weaken)
+	if !fresh {
 		return
+	}
+	if complete {
+		t := &n.sync.ready
+		if restarting {
+			t = &n.sync.restarting
+		}
+		if !t.add(idx) && m.Cores <= 1 {
+			return // a duplicate answer
+		}
 	}
 	n.sync.high = max(n.sync.high, m.Counter)
 	if n.cfg.weaken == weakRecoveryNotMax {
@@ -174,7 +191,7 @@ func (n *Node) bootTimer(now time.Duration) {
 	}
 	n.boot.unrecovered = true
 	heard := n.sync.ready.set | n.sync.restarting.set
-	n.logf("boot wait over: the acceptor serves, ballot floor %s; recovery incomplete (high-water marks heard from: %s; not from: %s): "+
+	n.coreLogf("boot wait over: the acceptor serves, ballot floor %s; recovery incomplete (high-water marks heard from: %s; not from: %s): "+
 		"tokens issued before this restart stay below new ones as long as the nodes' wall clocks agree within %d ms",
 		n.counterText(n.floor), n.namesOf(heard), n.namesOf(n.othersSet()&^heard), n.clockBoundMs())
 }

@@ -63,6 +63,10 @@ func (n *Node) handleRequest(now time.Duration, req Request) {
 		n.fail(r, err)
 		return
 	}
+	if !n.owns(req.Chunk) {
+		n.fail(r, n.misrouted(req.Chunk))
+		return
+	}
 	r.leaseLen = ms(req.LeaseMs)
 	if req.LeaseMs == 0 {
 		r.leaseLen = ms(n.cfg.DefaultLeaseMs)

@@ -126,7 +126,11 @@ func runBatch(base uint64, n int, draw func(seed uint64) scenario) []outcome {
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range work {
-				res[i] = runSchedule(draw(base + uint64(i)))
+				o := runSchedule(draw(base + uint64(i)))
+				if len(o.violations)+len(o.problems) == 0 {
+					o.history = nil // only a failure's is kept (-keep): a soak's would fill the memory
+				}
+				res[i] = o
 			}
 		})
 	}

@@ -93,6 +93,10 @@ type scenario struct {
 	// of the schedules draw a cap of 1 to 4, so that requests wait for a
 	// slot and some time out waiting (admission.go), under every fault.
 	maxInFlight int
+	// loops and minLoops are the most and the fewest cores a member runs
+	// (1: one core each); each member draws its number in that range at
+	// every start (simcores_test.go).
+	loops, minLoops int
 }
 
 // latency is a one-way message delay distribution.
@@ -127,6 +131,7 @@ func drawScenario(seed uint64, weakening string) scenario {
 	if p, ok := pickProfile(rng.IntN(40)); ok {
 		p(&s, rng)
 	}
+	s.withLoops()
 	return s
 }
 
@@ -160,6 +165,7 @@ func drawProfile(seed uint64, weakening string, profile func(*scenario, *rand.Ra
 	s := scenario{seed: seed, weakening: weakening, maxInFlight: drawCap(seed)}
 	s.mixed(rng)
 	profile(&s, rng)
+	s.withLoops()
 	return s
 }
 
@@ -465,10 +471,10 @@ func (s scenario) String() string {
 	return fmt.Sprintf("seed=%d profile=%s nodes=%d acceptors=%s servers=%d chunks=%d workers=%d lease=%dms rate=%.0f/s "+
 		"duration=%v latency=%s/%v loss=%.3f dup=%.3f spike=%.3f partition=%v hold=%v crash=%v storm=%.2f pause=%v dup-client=%.3f "+
 		"wall=%v/%v ahead=%v drift=%dppm edge=%v margin=%dms/%v unit=%v whole=%v one-at-a-time=%v down=%v..%v "+
-		"balanced=%v uplink=%v outage=%v no-boot-wait=%v client-outside=%v in-flight=%d weakening=%s",
+		"balanced=%v uplink=%v outage=%v no-boot-wait=%v client-outside=%v in-flight=%d loops=%d..%d weakening=%s",
 		s.seed, s.profile, s.nodes, acc, s.servers, s.chunks, s.workers, s.leaseMs, s.rate, s.duration,
 		s.latency.kind, s.latency.mean, s.lossP, s.dupP, s.spikeP, s.partition, s.hold, s.crash, s.storm, s.pause, s.dupClientP,
 		s.wallClock, s.wallSkew, s.aheadSkew, s.driftPPM, s.clockEdge, s.marginMs, s.clientsInMargin, s.ballotUnit, s.wholeCluster,
-		s.oneAtATime, s.downMin, s.downMax, s.balanced, s.uplink, s.outage, s.noBootWait, s.clientOutside, s.maxInFlight, s.weakening) +
+		s.oneAtATime, s.downMin, s.downMax, s.balanced, s.uplink, s.outage, s.noBootWait, s.clientOutside, s.maxInFlight, s.minLoops, s.loops, s.weakening) +
 		map[bool]string{true: " workload=master", false: ""}[s.master]
 }

@@ -86,7 +86,7 @@ func (h *eventHeap) Pop() any {
 // its wall clock is the world's plus wallSkew.
 type simNode struct {
 	id       string
-	core     *lease.Node // nil while crashed
+	core     *simMember // nil while crashed
 	base     time.Duration
 	start    time.Duration
 	ppm      int64
@@ -112,6 +112,7 @@ type world struct {
 	sc       scenario
 	nonces   uint64 // incarnations started: each gets its own nonce
 	rng      *rand.Rand
+	coreRng  *rand.Rand // how many cores each start of a member runs (simcores_test.go)
 	now      time.Duration
 	events   eventHeap
 	seq      uint64
@@ -141,7 +142,8 @@ type world struct {
 }
 
 func newWorld(sc scenario) *world {
-	w := &world{sc: sc, rng: rand.New(rand.NewPCG(sc.seed, 0xface)), pollAt: -1, slow: -1, proposed: map[uint64]bool{}}
+	w := &world{sc: sc, rng: rand.New(rand.NewPCG(sc.seed, 0xface)), coreRng: rand.New(rand.NewPCG(sc.seed, 0xc07e)),
+		pollAt: -1, slow: -1, proposed: map[uint64]bool{}}
 	w.hist = history.NewWriter(&w.buf)
 	w.remote = remoteSite(sc)
 	for i := range sc.nodes {
@@ -191,7 +193,7 @@ func (w *world) boot(i int, bootWaitMs int64) {
 	cfg := lease.Config{ID: n.id, Acceptors: w.acceptorIDs(i), Nodes: w.ids, Incarnation: inc, Nonce: w.nonces,
 		WallMs: w.wallMs(n), DefaultLeaseMs: w.sc.leaseMs, MaxLeaseMs: w.sc.leaseMs, BootWaitMs: bootWaitMs,
 		DriftPPM: w.sc.driftPPM, DriftMarginMs: w.sc.marginMs, QuorumTimeoutMs: quorumTimeoutMs, RoundTimeoutMs: roundTimeoutMs,
-		BackoffMinMs: 2, BackoffMaxMs: 50, MaxInFlight: w.sc.maxInFlight, Rand: rand.New(rand.NewPCG(w.sc.seed, uint64(i)<<32|uint64(inc)))}
+		BackoffMinMs: 2, BackoffMaxMs: 50, MaxInFlight: w.sc.maxInFlight}
 	if w.sc.ballotUnit > 0 {
 		cfg = lease.WithBallotUnit(cfg, w.sc.ballotUnit)
 	}
@@ -201,10 +203,11 @@ func (w *world) boot(i int, bootWaitMs int64) {
 			panic(err)
 		}
 	}
-	core, err := lease.NewNode(cfg, n.local(w.now))
+	cores, err := lease.NewCores(cfg, w.drawCores(), n.local(w.now), w.coreRand(i, inc))
 	if err != nil {
 		panic(err)
 	}
+	core := newSimMember(cores)
 	n.core, n.wakeAt = core, -1
 	w.noteOffset(n)
 	w.absorb(i, core.Tick(n.local(w.now)))

@@ -101,6 +101,11 @@ const (
 	// weakCheckNoMargin reports a check's remaining time without
 	// subtracting DriftMarginMs (grants and renews keep the margin).
 	weakCheckNoMargin
+	// weakSyncOneCore counts an acceptor that runs several cores as
+	// answered once any one of its cores answered a sync, instead of all
+	// of them: its other cores' promises, on chunks that may be this
+	// core's, are then not under the floor (cores.go).
+	weakSyncOneCore
 )
 
 var weakeningNames = map[weakening]string{
@@ -130,6 +135,7 @@ var weakeningNames = map[weakening]string{
 	weakNoLanes:         "no-lanes",
 	weakReleaseExact:    "release-exact-token",
 	weakCheckNoMargin:   "check-no-margin",
+	weakSyncOneCore:     "sync-one-core",
 }
 
 func (w weakening) String() string { return weakeningNames[w] }

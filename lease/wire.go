@@ -122,6 +122,8 @@ type wireMsg struct {
 	Counter     *uint64 `json:"counter,omitempty"`
 	Recovering  bool    `json:"recovering,omitempty"`
 	BootingMs   *int64  `json:"booting_ms,omitempty"`
+	Core        int     `json:"core,omitempty"`
+	Cores       int     `json:"cores,omitempty"`
 }
 
 // usesBallot reports whether a type carries a ballot; the others carry a
@@ -155,7 +157,7 @@ func (m Msg) Body() any {
 		w.Promised = &p
 	case MsgSyncResp:
 		c := m.Counter
-		w.Counter = &c
+		w.Counter, w.Core, w.Cores = &c, m.Core, m.Cores
 	case MsgBooting:
 		left := m.BootingMs
 		w.BootingMs = &left
@@ -180,7 +182,7 @@ func DecodeMsg(typ, from, to string, body []byte) (Msg, error) {
 		return Msg{}, fmt.Errorf("%s body: %v", typ, err)
 	}
 	m := Msg{Type: t, From: from, To: to, Chunk: w.ChunkHandle, Server: w.Server, LeaseMs: w.LeaseMs,
-		Fast: w.Fast, Token: w.Token, Lease: w.Lease, Recovering: w.Recovering}
+		Fast: w.Fast, Token: w.Token, Lease: w.Lease, Recovering: w.Recovering, Core: w.Core, Cores: w.Cores}
 	if w.Ballot != nil {
 		m.Ballot = *w.Ballot
 	}
@@ -227,6 +229,8 @@ func checkMsg(m Msg, w wireMsg) error {
 		return fmt.Errorf("%s needs ok", m.Type)
 	case m.Type == MsgSyncResp && w.Counter == nil:
 		return fmt.Errorf("sync_ok needs counter")
+	case (m.Core != 0 || m.Cores != 0) && (m.Type != MsgSyncResp || m.Cores < 2 || m.Cores > MaxCores || m.Core < 0 || m.Core >= m.Cores):
+		return fmt.Errorf("%s names core %d of %d; only sync_ok names a core, of 2..%d", m.Type, m.Core, m.Cores, MaxCores)
 	}
 	return checkWireNumbers(m)
 }

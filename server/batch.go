@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -16,9 +17,10 @@ import (
 // write system call on each side, header parsing, a goroutine hand-off)
 // cost more CPU than the lease round itself, and a client with many calls
 // in flight (the client package's batching, client/batch.go) pays them
-// once for all. Each call is submitted to the loop at once, so the calls
-// of a batch run concurrently, as separate requests would; nothing about
-// one call's outcome depends on another's.
+// once for all. Each call is submitted to its chunk's loop at once (the
+// calls for one loop as one event, member.submit), so the calls of a
+// batch run concurrently, as separate requests would; nothing about one
+// call's outcome depends on another's.
 //
 // Request: a JSON array of {"op": "lease_grant" | "lease_renew" |
 // "lease_check" | "lease_release", "body": <that endpoint's body>}, 1 to
@@ -81,9 +83,9 @@ func (n *serveNode) serveBatch(w http.ResponseWriter, r *http.Request) {
 			submitted = append(submitted, e.c)
 		}
 	}
-	if len(submitted) > 0 && !n.submit(submitted) {
+	if refused := n.submit(submitted); len(refused) > 0 {
 		for i := range entries {
-			if e := &entries[i]; e.c != nil {
+			if e := &entries[i]; e.c != nil && slices.Contains(refused, e.c) {
 				callPool.Put(e.c)
 				e.c = nil
 				e.status, e.body = n.refusal(e.op.String(), refusalFor(lease.CodeTemporarilyUnavailable), "the node is stopping")
@@ -127,17 +129,6 @@ func (n *serveNode) decodeBatched(bc batchCall) batchEntry {
 	c := callPool.Get().(*call)
 	c.req = req
 	return batchEntry{op: op, c: c}
-}
-
-// submit hands the calls of a batch to the loop as one event; false when
-// the loop has stopped.
-func (n *serveNode) submit(cs []*call) bool {
-	select {
-	case n.batches <- cs:
-		return true
-	case <-n.loopDone:
-		return false
-	}
 }
 
 // awaitBatched waits for a submitted call's reply and renders it. It

@@ -8,12 +8,14 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 
 	"chunklease/internal/nodeconfig"
 	"chunklease/internal/peer"
+	"chunklease/lease"
 )
 
 // serveConfig is lease-node serve's configuration: every setting of the
@@ -31,6 +33,7 @@ type serveConfig struct {
 	clientCert      *tls.Certificate // nil: clients speak plain HTTP
 	token           string           // "": no token is asked for
 	maxClientConns  int              // client connections open at once (conns.go)
+	loops           int              // event loops, one lease core each (loop.go)
 	files           map[string]string
 }
 
@@ -50,6 +53,7 @@ var serveSettings = []nodeconfig.Setting{
 	{Flag: "client-tls-key", Env: "LEASE_CLIENT_TLS_KEY", Usage: "optional: its key", Def: ""},
 	{Flag: "client-token-file", Env: "LEASE_CLIENT_TOKEN_FILE", Usage: "optional: a file holding the bearer token every client request must carry (Authorization: Bearer TOKEN); " + tokenEnv + " may hold the token itself instead", Def: ""},
 	{Flag: "max-client-conns", Env: "LEASE_MAX_CLIENT_CONNS", Usage: "client connections open at once; at the limit a new one takes the place of the longest-idle keep-alive connection, or of the oldest silent one (each quiet for 1 s or more), or is closed at once when there is none", Def: strconv.Itoa(defaultMaxClientConns)},
+	{Flag: "loops", Env: "LEASE_LOOPS", Usage: fmt.Sprintf("event loops that run this member's lease state, 1..%d: each serves the chunks a hash of the handle gives it, with its own timers and admission (-max-in-flight is shared out); members with different numbers work together. Unset: GOMAXPROCS (the machine's cores, or the GOMAXPROCS environment variable)", lease.MaxCores), Def: ""},
 }
 
 // parseServeConfig reads and checks every setting; a bad or inconsistent
@@ -81,7 +85,7 @@ func parseServeConfig(args []string, getenv func(string) string) (serveConfig, e
 	c.id = strings.TrimSpace(*raw["id"])
 	errs := []error{c.parseCluster(strings.TrimSpace(*raw["cluster"]))}
 	errs = append(errs, c.checkAddrs(strings.TrimSpace(*raw["client-addr"])), c.checkBootWait(), c.resolveAcceptors(),
-		c.parseMaxClientConns(strings.TrimSpace(*raw["max-client-conns"])))
+		c.parseMaxClientConns(strings.TrimSpace(*raw["max-client-conns"])), c.parseLoops(strings.TrimSpace(*raw["loops"])))
 	if err := errors.Join(errs...); err != nil {
 		return c, err
 	}
@@ -99,6 +103,21 @@ func (c *serveConfig) parseMaxClientConns(v string) error {
 		return fmt.Errorf("-max-client-conns (LEASE_MAX_CLIENT_CONNS) is %q; give a whole number in 1..1048576 (default %d)", v, defaultMaxClientConns)
 	}
 	c.maxClientConns = n
+	return nil
+}
+
+// parseLoops reads -loops; unset, a member runs a loop per core Go may
+// use at once (GOMAXPROCS), up to lease.MaxCores.
+func (c *serveConfig) parseLoops(v string) error {
+	if v == "" {
+		c.loops = min(runtime.GOMAXPROCS(0), lease.MaxCores)
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > lease.MaxCores {
+		return fmt.Errorf("-loops (LEASE_LOOPS) is %q; give a whole number in 1..%d, or leave it unset for GOMAXPROCS (%d here)", v, lease.MaxCores, runtime.GOMAXPROCS(0))
+	}
+	c.loops = n
 	return nil
 }
 
@@ -302,7 +321,7 @@ node at start with one line naming it, exit status 2.
 
 Cluster, addresses, TLS and token:
 `)
-	nodeconfig.WriteRows(w, serveSettings, nil)
+	nodeconfig.WriteRows(w, serveSettings, map[string]string{"loops": "GOMAXPROCS"})
 	fmt.Fprintf(w, "  %s  (env only, no flag: a flag would show in ps)\n        the client bearer token itself, instead of -client-token-file\n", tokenEnv)
 	fmt.Fprint(w, `
 Lease settings (as the Maelstrom node's):

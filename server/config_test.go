@@ -52,6 +52,8 @@ func TestServeRefusesBadConfiguration(t *testing.T) {
 		{"token with a space", good, map[string]string{"LEASE_CLIENT_TOKEN": "a b"}, []string{"client token", "without spaces"}},
 		{"not a number", with("-quorum-timeout-ms", "soon"), nil, []string{"-quorum-timeout-ms (LEASE_QUORUM_TIMEOUT_MS) is \"soon\""}},
 		{"unknown flag", with("-peers", "x"), nil, []string{"flag provided but not defined: -peers", "-cluster"}},
+		{"no loops", with("-loops", "0"), nil, []string{"-loops (LEASE_LOOPS) is \"0\"", "1..64", "GOMAXPROCS"}},
+		{"too many loops", good, map[string]string{"LEASE_LOOPS": "65"}, []string{"-loops (LEASE_LOOPS) is \"65\""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
@@ -86,7 +88,8 @@ func TestServeHelpListsEverySetting(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{tokenEnv, "SIGTERM", "-boot-wait-ms  (env LEASE_BOOT_WAIT_MS, default -max-lease-ms)", "/readyz", "/metrics"} {
+	for _, want := range []string{tokenEnv, "SIGTERM", "-boot-wait-ms  (env LEASE_BOOT_WAIT_MS, default -max-lease-ms)", "-loops  (env LEASE_LOOPS, default GOMAXPROCS)",
+		"/readyz", "/metrics"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the help lacks %q", want)
 		}

@@ -7,9 +7,9 @@
 // The files, in the order a request meets them: config.go (settings,
 // checked at start), conns.go (the client connection budget), http.go
 // (the API: one endpoint per message type, status codes, readiness),
-// batch.go (several calls in one request), loop.go (the core's event
-// loop and the calls waiting on it), metrics.go, serve.go (start,
-// signals, drain), certs.go (`lease-node certs`).
+// batch.go (several calls in one request), loop.go (the cores' event
+// loops, -loops of them, and the calls waiting on them), metrics.go,
+// serve.go (start, signals, drain), certs.go (`lease-node certs`).
 //
 // The module root's main.go dispatches `serve` and `certs` here; the
 // package holds no Maelstrom code. It is not a library for embedding a
@@ -23,5 +23,8 @@
 // inprocess_test.go builds one member in the test's process (its peers
 // never run) for what a process cannot show from outside: a request the
 // core held when the node stopped is answered 504, and the body limit
-// of a chunked request.
+// of a chunked request;
+// member_test.go runs a member's loops with fake peers and no sockets
+// (routing, and BenchmarkMemberCores: how the loops scale with the
+// cores); loops_test.go a cluster of members with different -loops.
 package server

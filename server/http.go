@@ -192,9 +192,7 @@ func (n *serveNode) openPost(w http.ResponseWriter, r *http.Request, label, usag
 func (n *serveNode) serveCall(w http.ResponseWriter, r *http.Request, op lease.Op, req lease.Request, start time.Duration) {
 	c := callPool.Get().(*call)
 	c.req = req
-	select {
-	case n.calls <- c:
-	case <-n.loopDone:
+	if !n.call(c) {
 		n.refuse(w, op.String(), refusalFor(lease.CodeTemporarilyUnavailable), "the node is stopping")
 		return
 	}

@@ -1,9 +1,13 @@
 package server
 
 import (
+	"log"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"chunklease/internal/clock"
+	"chunklease/internal/shell"
 	"chunklease/lease"
 )
 
@@ -17,7 +21,7 @@ type call struct {
 
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan lease.Reply, 1)} }}
 
-// loopTimer is the loop's one timer (the Driver keeps at most one): f
+// loopTimer is a loop's one timer (the Driver keeps at most one): f
 // runs on the loop once the clock reaches at.
 type loopTimer struct {
 	t      *time.Timer
@@ -28,60 +32,217 @@ type loopTimer struct {
 	cancel func() // made once: clears set
 }
 
+// peerEdge is where a member's loops send peer messages: the TLS
+// transport (internal/peer), or a benchmark's fake peers. Both methods
+// may be called from every loop at once.
+type peerEdge interface {
+	Send(m *lease.Msg)
+	Flush()
+}
+
+// member is a member's cores, each on a loop of its own (lease/doc.go
+// "Cores sharing one member"): a client call goes to its chunk's loop
+// (lease.CoreOf; the master_* calls, which name no chunk, to loop 0,
+// whose core serves the master lease), a peer message to the loop the
+// transport's Route picks (its chunk's, or every loop for the
+// node-level ones). The loops share nothing but the clock, the peers'
+// send queues (which lock) and the log, so a member of n loops keeps n
+// cores busy.
+type member struct {
+	loops    []*coreLoop
+	stopLoop chan struct{}
+	loopDone chan struct{} // closed once every loop has returned
+}
+
+// newMember puts each core on a loop of its own; inbox(i) is loop i's
+// peer messages. Nothing runs until start.
+func newMember(cores []*lease.Node, clk *clock.Clock, peers peerEdge, inbox func(i int) <-chan lease.Msg, logger *log.Logger) *member {
+	m := &member{stopLoop: make(chan struct{}), loopDone: make(chan struct{})}
+	for i, core := range cores {
+		l := &coreLoop{index: i, clock: clk, peers: peers, log: logger, inbox: inbox(i), stop: m.stopLoop,
+			calls: make(chan *call, 1024), batches: make(chan []*call, 64), queries: make(chan func())}
+		l.drv = shell.New[*call](core, l)
+		l.recoveringNow.Store(core.Recovering())
+		m.loops = append(m.loops, l)
+	}
+	return m
+}
+
+// start runs every loop; loopDone closes once all have returned.
+func (m *member) start() {
+	var wg sync.WaitGroup
+	for _, l := range m.loops {
+		wg.Go(l.loop)
+	}
+	go func() { wg.Wait(); close(m.loopDone) }()
+}
+
+// stopLoops stops every loop and waits for them.
+func (m *member) stopLoops() {
+	close(m.stopLoop)
+	<-m.loopDone
+}
+
+// loopOf is the loop whose core serves chunk.
+func (m *member) loopOf(chunk string) *coreLoop {
+	return m.loops[lease.CoreOf(chunk, len(m.loops))]
+}
+
+// call hands a client call to its chunk's loop; false when the loops
+// have stopped.
+func (m *member) call(c *call) bool {
+	select {
+	case m.loopOf(c.req.Chunk).calls <- c:
+		return true
+	case <-m.loopDone:
+		return false
+	}
+}
+
+// submit hands the calls of a batch to their loops, each loop's share as
+// one event, so that their peer messages leave together. It returns the
+// calls no loop took because the loops had stopped (none otherwise).
+func (m *member) submit(cs []*call) (refused []*call) {
+	if len(m.loops) == 1 {
+		if !m.send(m.loops[0], cs) {
+			return cs
+		}
+		return nil
+	}
+	shares := make([][]*call, len(m.loops))
+	for _, c := range cs {
+		k := lease.CoreOf(c.req.Chunk, len(m.loops))
+		shares[k] = append(shares[k], c)
+	}
+	for k, share := range shares {
+		if len(share) > 0 && !m.send(m.loops[k], share) {
+			refused = append(refused, share...)
+		}
+	}
+	return refused
+}
+
+func (m *member) send(l *coreLoop, cs []*call) bool {
+	select {
+	case l.batches <- cs:
+		return true
+	case <-m.loopDone:
+		return false
+	}
+}
+
+// onEveryLoop runs f on every loop, on that loop's goroutine between two
+// events (so f may read its core), and returns once each ran: false if a
+// loop did not get to it within limit or had stopped. It is the one way
+// a node-level question or event reaches every core of the member from
+// outside the loops: the metrics read each core's figures through it,
+// and a change of the member's own settings (its configuration) would
+// reach every core through it. f runs on several loops at once: it may
+// touch only its own loop's state (or a slot of its own, by l.index).
+func (m *member) onEveryLoop(limit time.Duration, f func(l *coreLoop)) bool {
+	done := make(chan struct{}, len(m.loops))
+	timeout := time.NewTimer(limit)
+	defer timeout.Stop()
+	for _, l := range m.loops {
+		select {
+		case l.queries <- func() { f(l); done <- struct{}{} }:
+		case <-m.loopDone:
+			return false
+		case <-timeout.C:
+			return false
+		}
+	}
+	for range m.loops {
+		select {
+		case <-done:
+		case <-m.loopDone:
+			return false
+		case <-timeout.C:
+			return false
+		}
+	}
+	return true
+}
+
+// recovering reports whether any core is still recovering, as the loops
+// last saw it (HTTP goroutines never touch a core).
+func (m *member) recovering() bool {
+	for _, l := range m.loops {
+		if l.recoveringNow.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+// coreLoop is one loop of a member: one lease core, its Driver, its one
+// timer and its inputs (client calls, batches, peer messages, queries).
+type coreLoop struct {
+	index   int
+	clock   *clock.Clock
+	peers   peerEdge
+	log     *log.Logger
+	drv     *shell.Driver[*call]
+	calls   chan *call   // client requests for this loop's chunks
+	batches chan []*call // a batch request's calls for this loop, at once
+	queries chan func()  // read-only questions the loop answers (metrics, onEveryLoop)
+	inbox   <-chan lease.Msg
+	stop    <-chan struct{}
+	timer   loopTimer
+	// recoveringNow is the core's Recovering, published by the loop after
+	// every event for readiness.
+	recoveringNow atomic.Bool
+}
+
 // loop owns the core: every event reads the clock once and goes through
 // the Driver, which carries the output to the peers' queues, the waiting
 // handlers and the timer. The peers' writers are woken only when no
 // other input is ready, so that the frames of a burst leave together.
-func (n *serveNode) loop() {
-	defer close(n.loopDone)
-	n.timer.t = time.NewTimer(time.Hour)
-	n.timer.t.Stop()
-	defer n.timer.t.Stop()
-	inbox := n.peers.Inbox()
+func (l *coreLoop) loop() {
+	l.timer.t = time.NewTimer(time.Hour)
+	l.timer.t.Stop()
+	defer l.timer.t.Stop()
 	// The core's first wake-up, as the Maelstrom shell schedules it at
 	// init: a restarted member starts its recovery (sync) and its boot
 	// wait's bookkeeping at once, not at the first request or peer
 	// message, which an idle cluster may never send while /readyz waits
 	// for the recovery.
-	n.drv.Schedule(n.clock.Now())
-	n.recoveringNow.Store(n.drv.Core().Recovering())
+	l.drv.Schedule(l.clock.Now())
+	l.recoveringNow.Store(l.drv.Core().Recovering())
 	for {
 		select {
-		case c := <-n.calls:
-			n.drv.Request(n.clock.Now(), c.req, c)
-		case cs := <-n.batches:
-			n.requestAll(cs)
-		case m := <-inbox:
-			n.drv.Receive(n.clock.Now(), m)
-		case <-n.wakeC():
-			n.fire()
-		case <-n.clock.Changed():
-			n.timer.rearm = true // the rate changed: the real delay did too
-		case q := <-n.queries:
+		case c := <-l.calls:
+			l.drv.Request(l.clock.Now(), c.req, c)
+		case cs := <-l.batches:
+			l.requestAll(cs)
+		case m := <-l.inbox:
+			l.drv.Receive(l.clock.Now(), m)
+		case <-l.wakeC():
+			l.fire()
+		case <-l.clock.Changed():
+			l.timer.rearm = true // the rate changed: the real delay did too
+		case q := <-l.queries:
 			q()
-		case <-n.stopLoop:
+		case <-l.stop:
 			return
 		}
-		n.drainReady(inbox)
-		n.peers.Flush()
-		n.recoveringNow.Store(n.drv.Core().Recovering())
+		l.drainReady()
+		l.peers.Flush()
+		l.recoveringNow.Store(l.drv.Core().Recovering())
 	}
 }
 
-// recovering reports the core's Recovering as the loop last saw it.
-func (n *serveNode) recovering() bool { return n.recoveringNow.Load() }
-
 // drainReady handles the client requests and peer messages that are
 // already waiting (at most a bounded number, so timers are not starved).
-func (n *serveNode) drainReady(inbox <-chan lease.Msg) {
+func (l *coreLoop) drainReady() {
 	for range 256 {
 		select {
-		case c := <-n.calls:
-			n.drv.Request(n.clock.Now(), c.req, c)
-		case cs := <-n.batches:
-			n.requestAll(cs)
-		case m := <-inbox:
-			n.drv.Receive(n.clock.Now(), m)
+		case c := <-l.calls:
+			l.drv.Request(l.clock.Now(), c.req, c)
+		case cs := <-l.batches:
+			l.requestAll(cs)
+		case m := <-l.inbox:
+			l.drv.Receive(l.clock.Now(), m)
 		default:
 			return
 		}
@@ -90,21 +251,21 @@ func (n *serveNode) drainReady(inbox <-chan lease.Msg) {
 
 // requestAll hands the calls of one batch to the core in one event, so
 // that their peer messages leave together at the next Flush.
-func (n *serveNode) requestAll(cs []*call) {
+func (l *coreLoop) requestAll(cs []*call) {
 	for _, c := range cs {
-		n.drv.Request(n.clock.Now(), c.req, c)
+		l.drv.Request(l.clock.Now(), c.req, c)
 	}
 }
 
 // wakeC arms the timer for the next wake-up when it changed and returns
 // its channel (nil, never ready, when none is set).
-func (n *serveNode) wakeC() <-chan time.Time {
-	t := &n.timer
+func (l *coreLoop) wakeC() <-chan time.Time {
+	t := &l.timer
 	if !t.set {
 		return nil
 	}
 	if t.rearm {
-		t.t.Reset(n.clock.RealDelay(t.at - n.clock.Now()))
+		t.t.Reset(l.clock.RealDelay(t.at - l.clock.Now()))
 		t.rearm = false
 	}
 	return t.t.C
@@ -112,9 +273,9 @@ func (n *serveNode) wakeC() <-chan time.Time {
 
 // fire runs the timer's callback if its time has come on the node's
 // clock (a timer armed before a rate change may fire early).
-func (n *serveNode) fire() {
-	t := &n.timer
-	if n.clock.Now() < t.at {
+func (l *coreLoop) fire() {
+	t := &l.timer
+	if l.clock.Now() < t.at {
 		t.rearm = true
 		return
 	}
@@ -122,25 +283,25 @@ func (n *serveNode) fire() {
 	t.f()
 }
 
-// Now, After, Send, Reply and Log are the network edges of the Driver.
-func (n *serveNode) Now() time.Duration { return n.clock.Now() }
+// Now, After, Send, Reply and Log are the loop's edges for its Driver.
+func (l *coreLoop) Now() time.Duration { return l.clock.Now() }
 
-func (n *serveNode) After(d time.Duration, f func()) func() {
-	t := &n.timer
-	t.at, t.f, t.set, t.rearm = n.clock.Now()+d, f, true, true
+func (l *coreLoop) After(d time.Duration, f func()) func() {
+	t := &l.timer
+	t.at, t.f, t.set, t.rearm = l.clock.Now()+d, f, true, true
 	if t.cancel == nil {
 		t.cancel = func() { t.set = false }
 	}
 	return t.cancel
 }
 
-func (n *serveNode) Send(m lease.Msg) { n.peers.Send(&m) }
+func (l *coreLoop) Send(m lease.Msg) { l.peers.Send(&m) }
 
-func (n *serveNode) Reply(c *call, r lease.Reply) { c.done <- r }
+func (l *coreLoop) Reply(c *call, r lease.Reply) { c.done <- r }
 
 // Log writes one of the core's lines for the operator (boot wait,
 // recovery, serving).
-func (n *serveNode) Log(line string) { n.log.Print(line) }
+func (l *coreLoop) Log(line string) { l.log.Print(line) }
 
 // inflight counts the client requests admitted and not yet answered, so
 // that a drain can refuse new ones and wait for these.

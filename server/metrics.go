@@ -154,18 +154,18 @@ func b2i(b bool) int {
 	return 0
 }
 
-// coreStats asks the loop for the core's figures (false if the loop does
-// not answer within a second, or has stopped).
+// coreStats asks every loop for its core's figures and adds them up
+// (false if a loop does not answer within a second, or has stopped).
 func (n *serveNode) coreStats() (lease.Stats, bool) {
-	res := make(chan lease.Stats, 1)
-	q := func() { res <- n.drv.Core().Stats(n.clock.Now()) }
-	limit := time.NewTimer(time.Second)
-	defer limit.Stop()
-	select {
-	case n.queries <- q:
-		return <-res, true
-	case <-n.loopDone:
-	case <-limit.C:
+	each := make([]lease.Stats, len(n.loops))
+	if !n.onEveryLoop(time.Second, func(l *coreLoop) { each[l.index] = l.drv.Core().Stats(l.clock.Now()) }) {
+		return lease.Stats{}, false
 	}
-	return lease.Stats{}, false
+	var sum lease.Stats
+	for _, s := range each {
+		sum.Chunks += s.Chunks
+		sum.LiveLeases += s.LiveLeases
+		sum.Pending += s.Pending
+	}
+	return sum, true
 }

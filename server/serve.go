@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -24,11 +23,11 @@ import (
 )
 
 // serveNode is one member of the lease service on a network: the lease
-// core on its own event loop (loop.go), the peers over TLS
-// (internal/peer), clients over HTTP (http.go), metrics
+// core on -loops event loops, one core each (loop.go), the peers over
+// TLS (internal/peer), clients over HTTP (http.go), metrics
 // (metrics.go). Goroutines live only at the edges: HTTP handlers
-// hand requests to the loop and wait for their answer; peer readers and
-// writers move frames.
+// hand requests to their chunk's loop and wait for their answer; peer
+// readers and writers move frames.
 //
 // Readiness (/readyz, http.go): 200 only while the boot wait is
 // over, the acceptor's recovery is done, and a majority of the acceptors,
@@ -62,24 +61,15 @@ type serveNode struct {
 	clock *clock.Clock
 	log   *log.Logger
 
-	drv      *shell.Driver[*call]
-	peers    *peer.Transport
-	calls    chan *call   // client requests for the loop
-	batches  chan []*call // the calls of a batch request, for the loop at once
-	queries  chan func()  // read-only questions the loop answers (metrics)
-	stopLoop chan struct{}
-	loopDone chan struct{}
-	timer    loopTimer
+	*member // the cores on their loops (loop.go)
+	peers   *peer.Transport
 
 	bootUntil time.Duration // clock time at which the acceptor's boot wait ends
-	// recoveringNow is the core's Recovering, published by the loop after
-	// every event for readiness (HTTP goroutines never touch the core).
-	recoveringNow atomic.Bool
-	inflight      inflight
-	http          *http.Server
-	httpLn        net.Listener
-	conns         *connLimiter // the client connections (conns.go)
-	metrics       *serveMetrics
+	inflight  inflight
+	http      *http.Server
+	httpLn    net.Listener
+	conns     *connLimiter // the client connections (conns.go)
+	metrics   *serveMetrics
 }
 
 // Run is `lease-node serve`: it returns the exit status (0 after a
@@ -113,29 +103,28 @@ func Run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 
 // newServeNode builds the core and the edges; nothing listens yet.
 func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serveNode, error) {
-	n := &serveNode{cfg: cfg, clock: clk, log: logger,
-		calls: make(chan *call, 1024), batches: make(chan []*call, 64), queries: make(chan func()), stopLoop: make(chan struct{}), loopDone: make(chan struct{})}
+	n := &serveNode{cfg: cfg, clock: clk, log: logger}
 	wall, now := clk.Wall(), clk.Now()
 	inc := wall.UnixMicro() // grows across restarts, as in the Maelstrom node
 	seed := cfg.node.Seed
 	if seed == 0 {
 		seed = inc
 	}
-	core, err := lease.NewNode(lease.Config{
+	cores, err := lease.NewCores(lease.Config{
 		ID: cfg.id, Acceptors: cfg.acceptors, Nodes: cfg.memberIDs(), Incarnation: inc, Nonce: shell.NewNonce(), WallMs: wall.UnixMilli(),
 		DefaultLeaseMs: cfg.node.LeaseMs, MaxLeaseMs: cfg.node.MaxLeaseMs, BootWaitMs: cfg.node.BootWaitMs,
 		DriftMarginMs: cfg.node.DriftMarginMs, DriftPPM: cfg.node.DriftPPM, QuorumTimeoutMs: cfg.node.QuorumTimeoutMs, MaxInFlight: int(cfg.node.MaxInFlight),
-		Rand: rand.New(rand.NewPCG(uint64(seed), uint64(inc))),
-	}, now)
+	}, cfg.loops, now, func(i int) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed)+uint64(i), uint64(inc))) })
 	if err != nil {
 		return nil, fmt.Errorf("the lease core refused the settings: %v", err)
 	}
-	n.drv = shell.New[*call](core, n)
-	n.bootUntil = core.BootUntil()
-	n.recoveringNow.Store(core.Recovering())
+	n.bootUntil = cores[0].BootUntil()
 	n.peers = peer.New(peer.Config{Self: cfg.id, Members: cfg.members, Cert: cfg.peerCert, CAs: cfg.peerCAs,
 		Hello: cfg.clusterHello(), Seed: uint64(seed), Logf: logger.Printf,
-		Booting: func() bool { return n.clock.Now() < n.bootUntil }})
+		Booting: func() bool { return n.clock.Now() < n.bootUntil },
+		Inboxes: cfg.loops, InboxSize: max(peer.DefaultInboxSize/cfg.loops, 512), // about as many messages waiting as with one loop
+		Route: func(m *lease.Msg) (int, bool) { return lease.Route(m, cfg.loops) }})
+	n.member = newMember(cores, clk, n.peers, n.peers.Inbox, logger)
 	n.metrics = newServeMetrics(n)
 	n.http = n.newHTTPServer()
 	n.logStart(inc, seed)
@@ -144,8 +133,8 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 
 func (n *serveNode) logStart(inc, seed int64) {
 	c := n.cfg
-	n.log.Printf("lease-node serve %s (incarnation %d): cluster %s, acceptors %v, lease %d ms (max %d), drift %d ppm, margin %d ms, quorum timeout %d ms, %d requests in flight, seed %d",
-		c.id, inc, c.clusterHello(), c.acceptors, c.node.LeaseMs, c.node.MaxLeaseMs, c.node.DriftPPM, c.node.DriftMarginMs, c.node.QuorumTimeoutMs, c.node.MaxInFlight, seed)
+	n.log.Printf("lease-node serve %s (incarnation %d): cluster %s, acceptors %v, lease %d ms (max %d), drift %d ppm, margin %d ms, quorum timeout %d ms, %d requests in flight, %d loops, seed %d",
+		c.id, inc, c.clusterHello(), c.acceptors, c.node.LeaseMs, c.node.MaxLeaseMs, c.node.DriftPPM, c.node.DriftMarginMs, c.node.QuorumTimeoutMs, c.node.MaxInFlight, c.loops, seed)
 	switch {
 	case c.node.BootWaitMs == 0:
 		n.log.Printf("boot wait 0 ms (-boot-wait-ms 0): safe only for a first start of the whole cluster; " +
@@ -185,7 +174,7 @@ func (n *serveNode) listen() error {
 // answer 503, the requests in flight are answered (they end within the
 // quorum timeout), the peers are closed. It returns the exit status.
 func (n *serveNode) run(sigs <-chan os.Signal) int {
-	go n.loop()
+	n.member.start()
 	served := make(chan error, 1)
 	go func() { served <- n.serveHTTP() }()
 	select {
@@ -218,8 +207,7 @@ func (n *serveNode) run(sigs <-chan os.Signal) int {
 // stop closes the client side, the loop and the peers.
 func (n *serveNode) stop() {
 	n.http.Close()
-	close(n.stopLoop)
-	<-n.loopDone
+	n.stopLoops()
 	if err := n.peers.Close(2 * time.Second); err != nil {
 		n.log.Printf("%v", err)
 	}

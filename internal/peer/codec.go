@@ -25,6 +25,7 @@ import (
 //	promised    uvarint counter, varint incarnation
 //	counter     uvarint
 //	booting_ms  varint
+//	core        uvarint, then cores uvarint (a sync answer's core among its member's; 0, 0 otherwise)
 //	lease       (if present) uvarint length + server bytes, varint token, varint remaining_ms
 //
 // From and To are not in the frame: the receiver takes From from the
@@ -77,6 +78,8 @@ func AppendFrame(dst []byte, m *lease.Msg) []byte {
 	dst = binary.AppendVarint(dst, m.Promised.Incarnation)
 	dst = binary.AppendUvarint(dst, m.Counter)
 	dst = binary.AppendVarint(dst, m.BootingMs)
+	dst = binary.AppendUvarint(dst, uint64(m.Core))
+	dst = binary.AppendUvarint(dst, uint64(m.Cores))
 	if r := m.Lease; r != nil {
 		dst = appendString(dst, r.Server)
 		dst = binary.AppendVarint(dst, r.Token)
@@ -185,6 +188,11 @@ func DecodePayload(p []byte, from, to string) (lease.Msg, error) {
 	m.Promised = lease.Ballot{Counter: d.uvarint(), Incarnation: d.varint()}
 	m.Counter = d.uvarint()
 	m.BootingMs = d.varint()
+	core, cores := d.uvarint(), d.uvarint()
+	if core > lease.MaxCores || cores > lease.MaxCores {
+		return lease.Msg{}, fmt.Errorf("%s names core %d of %d; a member runs at most %d", m.Type, core, cores, lease.MaxCores)
+	}
+	m.Core, m.Cores = int(core), int(cores)
 	if flags&flagLease != 0 {
 		m.Lease = &lease.Record{Server: d.str(), Token: d.varint(), RemainingMs: d.varint(), Expired: flags&flagLeaseExpired != 0}
 	} else if flags&flagLeaseExpired != 0 {

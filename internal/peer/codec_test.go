@@ -26,6 +26,10 @@ func randomMsg(r *rand.Rand) lease.Msg {
 		Fast: r.IntN(2) == 0, OK: r.IntN(2) == 0, Recovering: r.IntN(2) == 0,
 		Promised: lease.Ballot{Counter: r.Uint64N(1 << 52), Incarnation: r.Int64N(1 << 53)}, Counter: r.Uint64N(1 << 52)}
 	m.Server = "cs" + str()
+	if m.Type == lease.MsgSyncResp && r.IntN(2) == 0 {
+		m.Cores = 2 + r.IntN(lease.MaxCores-1)
+		m.Core = r.IntN(m.Cores)
+	}
 	if r.IntN(2) == 0 {
 		m.Lease = &lease.Record{Server: str(), Token: r.Int64N(1 << 53), RemainingMs: r.Int64N(1 << 40), Expired: r.IntN(2) == 0}
 	}
@@ -67,10 +71,15 @@ func TestDecodeRefusesWhatTheCoreMustNotSee(t *testing.T) {
 	if _, err := DecodePayload(frame(ok), "n2", "n1"); err != nil {
 		t.Fatalf("a good propose: %v", err)
 	}
-	bigCounter, noServer, noLease := ok, ok, ok
+	bigCounter, noServer, noLease, coreOnPropose := ok, ok, ok, ok
 	bigCounter.Ballot.Counter = 1 << 52
 	noServer.Server = ""
 	noLease.LeaseMs = 0
+	coreOnPropose.Core, coreOnPropose.Cores = 1, 2
+	sync := lease.Msg{Type: lease.MsgSyncResp, ReqID: 1, Nonce: 1, Counter: 9}
+	coreBeyond, tooManyCores := sync, sync
+	coreBeyond.Core, coreBeyond.Cores = 2, 2
+	tooManyCores.Core, tooManyCores.Cores = 0, lease.MaxCores+1
 	good := frame(ok)
 	for name, p := range map[string][]byte{
 		"empty":              {},
@@ -82,6 +91,9 @@ func TestDecodeRefusesWhatTheCoreMustNotSee(t *testing.T) {
 		"counter 2^52":       frame(bigCounter),
 		"propose, no server": frame(noServer),
 		"propose, lease 0":   frame(noLease),
+		"propose, a core":    frame(coreOnPropose),
+		"core 2 of 2":        frame(coreBeyond),
+		"65 cores":           frame(tooManyCores),
 	} {
 		if m, err := DecodePayload(p, "n2", "n1"); err == nil {
 			t.Errorf("%s: decoded as %+v", name, m)

@@ -25,7 +25,7 @@
 // sender is the connection's certificate, never a field of the frame: a
 // message arrives with From set to that member and To to this node.
 //
-// After the TLS handshake the dialler sends a hello: the magic "LNP3" and
+// After the TLS handshake the dialler sends a hello: the magic "LNP4" and
 // its cluster settings (members, acceptors, longest lease, drift bound,
 // as the caller words them). A listener whose settings differ refuses the
 // connection, logs both, and writes the reason back before closing, so
@@ -51,9 +51,12 @@
 // connected, or whose queue is full, or that is over the limit, is
 // dropped and counted: a lost message, which PaxosLease tolerates (the
 // core's rounds time out and retry). Frames queued when a connection is
-// lost are dropped with it. Incoming messages wait in one inbox channel
-// for the loop; when it is full the readers wait, which backs pressure up
-// to the senders' TCP windows.
+// lost are dropped with it. Incoming messages wait in an inbox channel
+// for the loop: one, or one per loop of a member that runs several, the
+// reader sorting each message into its loop's inbox (Config.Route: by
+// the message's chunk, the node-level ones into every inbox). When an
+// inbox is full its readers wait, which backs pressure up to the
+// senders' TCP windows.
 //
 // Reads and writes have real-time deadlines (handshake, hello, writes):
 // the kernel's sockets are not skewed by a clock nemesis, only the node's

@@ -178,9 +178,7 @@ func (t *Transport) readFrames(c *incoming, r *bufio.Reader) error {
 			t.cfg.Logf("peer %s: skipped a frame that does not decode: %v", c.id, err)
 			continue
 		}
-		select {
-		case t.inbox <- m:
-		case <-t.ctx.Done():
+		if !t.deliver(m) {
 			return t.ctx.Err()
 		}
 		t.linkReceived(c.id)

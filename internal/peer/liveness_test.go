@@ -153,14 +153,15 @@ func TestRefusedDiallerBacksOff(t *testing.T) {
 	}
 }
 
-// startWith runs member id's transport with hello "h" and the liveness
-// and handshake settings of extra.
+// startWith runs member id's transport with hello "h" and the liveness,
+// handshake and inbox settings of extra.
 func (c *testCluster) startWith(id string, extra Config) *Transport {
 	c.mu.Lock()
 	c.logs[id] = &strings.Builder{}
 	c.mu.Unlock()
 	tr := New(Config{Self: id, Members: c.members, Cert: c.cert(id), CAs: c.pool, Hello: "h",
-		PingInterval: extra.PingInterval, MaxHandshakes: extra.MaxHandshakes, Booting: extra.Booting, Logf: c.logf(id)})
+		PingInterval: extra.PingInterval, MaxHandshakes: extra.MaxHandshakes, Booting: extra.Booting,
+		Inboxes: extra.Inboxes, Route: extra.Route, Logf: c.logf(id)})
 	if err := tr.Start(); err != nil {
 		c.t.Fatal(err)
 	}

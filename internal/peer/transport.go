@@ -24,7 +24,7 @@ const (
 	dialTimeout       = 2 * time.Second
 	minBackoff        = 50 * time.Millisecond
 	maxBackoff        = 2 * time.Second
-	helloMagic        = "LNP3" // lease node peer protocol, version 3 (pings; the nonce)
+	helloMagic        = "LNP4" // lease node peer protocol, version 4 (pings; the nonce; a sync answer's core)
 	maxHello          = 64 << 10
 )
 
@@ -55,6 +55,12 @@ type Config struct {
 	// Booting reports whether this member's acceptor is in its boot wait;
 	// its pongs say so (liveness.go). nil: never.
 	Booting func() bool
+	// Inboxes is how many inboxes incoming messages are sorted into (one
+	// per loop of a member that runs several; 0 means 1), each holding
+	// InboxSize. Route picks the inbox of a message, or every inbox
+	// (lease.Route); it runs on the connection's reader. nil: inbox 0.
+	Inboxes int
+	Route   func(m *lease.Msg) (inbox int, every bool)
 	Logf    func(format string, args ...any)
 }
 
@@ -80,10 +86,10 @@ func (c *Config) addrOf(id string) string {
 // other member (this node's frames to it) and one incoming connection
 // from every other member (its frames to this node).
 type Transport struct {
-	cfg   Config
-	inbox chan lease.Msg
-	links map[string]*link // outgoing, by member id
-	order []*link          // the same, in member order
+	cfg     Config
+	inboxes []chan lease.Msg
+	links   map[string]*link // outgoing, by member id
+	order   []*link          // the same, in member order
 
 	epoch  time.Time // the liveness clock's zero (liveness.go)
 	ctx    context.Context
@@ -122,8 +128,14 @@ func New(cfg Config) *Transport {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	t := &Transport{cfg: cfg, inbox: make(chan lease.Msg, cfg.InboxSize), links: map[string]*link{}, in: map[string]*incoming{},
+	if cfg.Inboxes <= 0 {
+		cfg.Inboxes = 1
+	}
+	t := &Transport{cfg: cfg, links: map[string]*link{}, in: map[string]*incoming{},
 		epoch: time.Now(), handshakes: handshakeSet{max: cfg.MaxHandshakes}, logged: map[string]*rateLimited{}}
+	for range cfg.Inboxes {
+		t.inboxes = append(t.inboxes, make(chan lease.Msg, cfg.InboxSize))
+	}
 	for i, m := range cfg.Members {
 		if m.ID == cfg.Self {
 			continue
@@ -157,9 +169,38 @@ func (t *Transport) Start() error {
 // Addr is the address the transport listens on.
 func (t *Transport) Addr() net.Addr { return t.ln.Addr() }
 
-// Inbox delivers the messages other members sent, From set to the sender's
-// certified id and To to this node.
-func (t *Transport) Inbox() <-chan lease.Msg { return t.inbox }
+// Inbox delivers the messages other members sent that Config.Route
+// sorts into inbox i (every message, with one inbox), From set to the
+// sender's certified id and To to this node.
+func (t *Transport) Inbox(i int) <-chan lease.Msg { return t.inboxes[i] }
+
+// deliver puts m into its inbox, or every inbox, waiting while one is
+// full (which backs pressure up to the sender); false once the
+// transport is closing.
+func (t *Transport) deliver(m lease.Msg) bool {
+	i, every := 0, false
+	if t.cfg.Route != nil {
+		i, every = t.cfg.Route(&m)
+	}
+	if !every {
+		return t.put(t.inboxes[i], m)
+	}
+	for _, in := range t.inboxes {
+		if !t.put(in, m) {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *Transport) put(in chan<- lease.Msg, m lease.Msg) bool {
+	select {
+	case in <- m:
+		return true
+	case <-t.ctx.Done():
+		return false
+	}
+}
 
 // Send queues m for m.To without blocking; Flush sends it. A message to a
 // member that is not connected, or whose queue is full, is dropped and

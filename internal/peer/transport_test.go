@@ -112,6 +112,49 @@ func (c *testCluster) allReachable(ids ...string) func() bool {
 	}
 }
 
+// TestMessagesReachTheirLoopsInbox: a member that runs two loops gets
+// each chunk's messages in the inbox of the loop lease.Route names, in
+// the order sent, and every sync answer in both.
+func TestMessagesReachTheirLoopsInbox(t *testing.T) {
+	const loops = 2
+	c := newTestCluster(t, 2)
+	c.start("n1", "h", 0)
+	c.startWith("n2", Config{Inboxes: loops, Route: func(m *lease.Msg) (int, bool) { return lease.Route(m, loops) }})
+	eventually(t, "both members reachable both ways", c.allReachable("n1", "n2"))
+	want := make([][]string, loops)
+	for i := range 100 {
+		chunk := fmt.Sprint("c", i)
+		c.ts["n1"].Send(&lease.Msg{Type: lease.MsgRead, To: "n2", Chunk: chunk, ReqID: uint64(i), Nonce: 1})
+		want[lease.CoreOf(chunk, loops)] = append(want[lease.CoreOf(chunk, loops)], chunk)
+		if i%25 == 0 {
+			c.ts["n1"].Send(&lease.Msg{Type: lease.MsgSyncResp, To: "n2", ReqID: 7, Nonce: 7, Counter: uint64(i)})
+			for l := range loops {
+				want[l] = append(want[l], fmt.Sprint("sync ", i))
+			}
+		}
+	}
+	c.ts["n1"].Flush()
+	for l := range loops {
+		for k, w := range want[l] {
+			select {
+			case m := <-c.ts["n2"].Inbox(l):
+				got := m.Chunk
+				if m.Type == lease.MsgSyncResp {
+					got = fmt.Sprint("sync ", m.Counter)
+				}
+				if got != w {
+					t.Fatalf("inbox %d, message %d: got %q, want %q", l, k, got, w)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("inbox %d: message %d (%q) did not arrive", l, k, w)
+			}
+		}
+	}
+	if len(want[0]) == 4 || len(want[1]) == 4 {
+		t.Fatalf("the hash put every chunk on one loop: %d and %d messages", len(want[0]), len(want[1]))
+	}
+}
+
 // TestMessagesCarryTheSendersIdentity: three members connect both ways;
 // a message reaches its destination with From set to the sender's
 // certified id and To to the receiver, in the order sent.
@@ -129,7 +172,7 @@ func TestMessagesCarryTheSendersIdentity(t *testing.T) {
 	}
 	for i := range 100 {
 		select {
-		case m := <-c.ts["n3"].Inbox():
+		case m := <-c.ts["n3"].Inbox(0):
 			if m.From != "n1" || m.To != "n3" || m.Chunk != fmt.Sprint(i) {
 				t.Fatalf("message %d arrived as %+v", i, m)
 			}
@@ -176,7 +219,7 @@ func TestOversizedFrameClosesTheConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case m := <-c.ts["n1"].Inbox():
+	case m := <-c.ts["n1"].Inbox(0):
 		if m.Chunk != "ok" || m.From != "n2" {
 			t.Fatalf("got %+v", m)
 		}
@@ -206,7 +249,7 @@ func TestReconnectAfterRestart(t *testing.T) {
 	c.ts["n1"].Send(&lease.Msg{Type: lease.MsgSync, To: "n2", ReqID: 7, Nonce: 1})
 	c.ts["n1"].Flush()
 	select {
-	case m := <-c.ts["n2"].Inbox():
+	case m := <-c.ts["n2"].Inbox(0):
 		if m.ReqID != 7 || m.From != "n1" {
 			t.Fatalf("got %+v", m)
 		}

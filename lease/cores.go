@@ -1,0 +1,131 @@
+package lease
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Cores sharing one member (doc.go "Cores sharing one member"). A member
+// may run its lease state on several cores, each a Node of its own on its
+// own event loop: Config.Cores says how many, Config.Core which one this
+// is. Chunks are partitioned among them by CoreOf; the master lease and
+// the sync rounds of a restarted member belong to core 0, the lead. A
+// member with one core is exactly the Node of before.
+
+// MaxCores bounds Config.Cores: a sync answer names its core among at
+// most this many, one bit each in the asker's tally.
+const MaxCores = 64
+
+// CoreOf is the core that serves chunk in a member running cores cores:
+// the 32-bit FNV-1a hash of the handle, modulo cores. The empty handle
+// (the master lease's instance, and the master_* requests, which name no
+// chunk) is the lead core's, core 0.
+func CoreOf(chunk string, cores int) int {
+	if cores <= 1 || chunk == "" {
+		return 0
+	}
+	h := uint32(2166136261)
+	for i := 0; i < len(chunk); i++ {
+		h ^= uint32(chunk[i])
+		h *= 16777619
+	}
+	return int(h % uint32(cores))
+}
+
+// Route is where a member running cores cores hands peer message m: to
+// the core of its chunk, or, when every is true, to every core. Each
+// member routes by its own count, so members that run different numbers
+// of cores talk to each other unchanged: an answer carries its chunk
+// back to the core that asked. The node-level messages, which name no
+// chunk, go to every core: a sync (each core answers with its own
+// high-water mark, naming itself) and a sync answer (every core of a
+// restarted member needs every answer; only the lead asks).
+func Route(m *Msg, cores int) (core int, every bool) {
+	if m.Type.nodeLevel() {
+		return 0, true
+	}
+	return CoreOf(m.Chunk, cores), false
+}
+
+// nodeLevel reports whether a message is about the member rather than a
+// chunk (Route sends it to every core).
+func (t MsgType) nodeLevel() bool { return t == MsgSync || t == MsgSyncResp }
+
+// NewCores builds the cores of one member at now from the member's
+// Config: core i gets Core i, Cores cores and the random source
+// rand(i); every other setting is the member's, the incarnation and the
+// nonce included (the cores are one process start, one identity on the
+// wire). cores 1 builds the one Node NewNode would.
+func NewCores(cfg Config, cores int, now time.Duration, rnd func(core int) *rand.Rand) ([]*Node, error) {
+	if cores < 1 || cores > MaxCores {
+		return nil, fmt.Errorf("%d cores; a member runs 1..%d", cores, MaxCores)
+	}
+	nodes := make([]*Node, cores)
+	for i := range nodes {
+		c := cfg
+		c.Core, c.Cores, c.Rand = i, cores, rnd(i)
+		n, err := NewNode(c, now)
+		if err != nil {
+			return nil, err
+		}
+		nodes[i] = n
+	}
+	return nodes, nil
+}
+
+// lead reports whether this core speaks for the member: it serves the
+// master lease and sends a restarted member's sync rounds.
+func (n *Node) lead() bool { return n.cfg.Core == 0 }
+
+// owns reports whether this core serves chunk.
+func (n *Node) owns(chunk string) bool {
+	return n.cfg.Cores <= 1 || CoreOf(chunk, n.cfg.Cores) == n.cfg.Core
+}
+
+// misrouted is the error for a request handed to a core that does not
+// serve its chunk: a shell's mistake, answered definitely (nothing was
+// sent) so that the client may retry.
+func (n *Node) misrouted(chunk string) *Error {
+	return &Error{Code: CodeTemporarilyUnavailable, Text: fmt.Sprintf(
+		"request for chunk %q reached core %d of %d, but core %d serves it: the node's shell routed it wrongly; retry",
+		chunk, n.cfg.Core, n.cfg.Cores, CoreOf(chunk, n.cfg.Cores))}
+}
+
+// coreAnswers is what a recovering core heard from one acceptor that runs
+// several cores: which of them answered (a bit each), how many it runs,
+// and whether any said it is restarting. The acceptor counts as answered
+// once every one of its cores did: each core's high-water mark covers
+// only the chunks that core serves, and this core's chunks may be any of
+// them (the two members partition chunks by their own counts).
+type coreAnswers struct {
+	cores      int
+	heard      uint64
+	restarting bool
+}
+
+// note records one core's sync answer. fresh is false for a duplicate of
+// an answer already counted; complete is true once every core of the
+// acceptor answered (at once for an acceptor with one core).
+func (s *syncRound) note(idx int, m Msg, w weakening) (fresh, complete, restarting bool) {
+	if m.Cores <= 1 || w == weakSyncOneCore {
+		return true, true, m.Recovering
+	}
+	if s.parts == nil {
+		s.parts = map[int]*coreAnswers{}
+	}
+	a := s.parts[idx]
+	if a == nil || a.cores != m.Cores {
+		// The first answer, or one from a later start of that member
+		// with another count: count its cores afresh.
+		a = &coreAnswers{cores: m.Cores}
+		s.parts[idx] = a
+	}
+	bit := uint64(1) << uint(m.Core)
+	if a.heard&bit != 0 {
+		return false, false, false
+	}
+	a.heard |= bit
+	a.restarting = a.restarting || m.Recovering
+	return true, a.heard == 1<<uint(a.cores)-1, a.restarting // 1<<64 is 0 in Go: all 64 bits
+}

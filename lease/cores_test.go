@@ -1,0 +1,292 @@
+package lease
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCoreOfPartitionsChunks: every chunk has exactly one core, the same
+// on every call and in range; the empty handle (the master lease) is the
+// lead's; one core serves everything; and the hash spreads chunk names
+// of the usual shapes evenly (within 10% of a fair share over 20 000).
+func TestCoreOfPartitionsChunks(t *testing.T) {
+	for cores := 1; cores <= MaxCores; cores++ {
+		if CoreOf("", cores) != 0 {
+			t.Fatalf("the master lease's instance is on core %d of %d, not the lead's", CoreOf("", cores), cores)
+		}
+		count := make([]int, cores)
+		const chunks = 20_000
+		for i := range chunks {
+			c := fmt.Sprintf("ch_%d", i)
+			k := CoreOf(c, cores)
+			if k < 0 || k >= cores || k != CoreOf(strings.Clone(c), cores) {
+				t.Fatalf("chunk %s: core %d of %d, then %d", c, k, cores, CoreOf(c, cores))
+			}
+			count[k]++
+		}
+		fair := chunks / cores
+		if lo, hi := slices.Min(count), slices.Max(count); cores > 1 && cores <= 16 && (lo < fair*9/10 || hi > fair*11/10) {
+			t.Errorf("%d cores: between %d and %d of %d chunks a core, a fair share is %d", cores, lo, hi, chunks, fair)
+		}
+	}
+}
+
+// TestRouteSendsNodeLevelMessagesToEveryCore: sync and its answer go to
+// every core; every other message to its chunk's core.
+func TestRouteSendsNodeLevelMessagesToEveryCore(t *testing.T) {
+	for _, typ := range []MsgType{MsgPrepare, MsgPrepareResp, MsgPropose, MsgProposeResp, MsgRead, MsgReadResp,
+		MsgRelease, MsgReleaseResp, MsgSync, MsgSyncResp, MsgCancel, MsgCancelResp, MsgBooting} {
+		for _, chunk := range []string{"", "a", "ch_17", "another chunk"} {
+			core, every := Route(&Msg{Type: typ, Chunk: chunk}, 3)
+			wantEvery := typ == MsgSync || typ == MsgSyncResp
+			if every != wantEvery || !every && core != CoreOf(chunk, 3) {
+				t.Errorf("%s of %q: core %d, every %v", typ, chunk, core, every)
+			}
+		}
+	}
+}
+
+// TestACoreServesOnlyItsChunks: a request for a chunk another core
+// serves is refused definitely (error 11, nothing sent) and names the
+// core that serves it; a peer message for such a chunk changes nothing
+// and is not answered; the core's own chunks are served.
+func TestACoreServesOnlyItsChunks(t *testing.T) {
+	cores, err := NewCores(Config{ID: "n1", Acceptors: []string{"n1"}, MaxLeaseMs: 1000, Nonce: 1}, 2, 0,
+		func(i int) *rand.Rand { return rand.New(rand.NewPCG(1, uint64(i))) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		chunk := fmt.Sprint("c", i)
+		own, other := cores[CoreOf(chunk, 2)], cores[1-CoreOf(chunk, 2)]
+		before := other.Stats(0).Chunks
+		out := other.Request(0, Request{ID: 1, Op: OpGrant, Chunk: chunk, Server: "s"})
+		if len(out.Msgs) != 0 || len(out.Replies) != 1 || out.Replies[0].Err == nil || out.Replies[0].Err.Code != CodeTemporarilyUnavailable ||
+			!strings.Contains(out.Replies[0].Err.Text, fmt.Sprintf("core %d serves it", CoreOf(chunk, 2))) {
+			t.Fatalf("a grant of %s at the wrong core: %+v", chunk, out)
+		}
+		m := Msg{Type: MsgPrepare, From: "n2", To: "n1", Chunk: chunk, Server: "s", Ballot: Ballot{Counter: 1 << 20, Incarnation: 1}}
+		if out := other.Receive(0, m); len(out.Msgs) != 0 {
+			t.Fatalf("the wrong core answered a prepare for %s: %+v", chunk, out.Msgs)
+		}
+		if other.Stats(0).Chunks != before {
+			t.Fatalf("the wrong core keeps state for %s", chunk)
+		}
+		if out := own.Request(0, Request{ID: 2, Op: OpGrant, Chunk: chunk, Server: "s"}); len(out.Replies) != 1 || out.Replies[0].Err != nil {
+			t.Fatalf("the grant of %s at its own core: %+v", chunk, out.Replies)
+		}
+	}
+}
+
+// testMember builds the cores of one member: acceptor n1 of acc,
+// restarted (boot wait 1 s) at time 0.
+func testMember(t *testing.T, acc []string, cores int, w weakening) []*Node {
+	t.Helper()
+	nodes, err := NewCores(Config{ID: "n1", Acceptors: acc, MaxLeaseMs: 1000, BootWaitMs: 1000, Incarnation: 7, Nonce: 7, weaken: w}, cores, 0,
+		func(i int) *rand.Rand { return rand.New(rand.NewPCG(1, uint64(i))) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes
+}
+
+// TestOnlyTheLeadCoreAsksAndEveryCoreRecovers: a restarted member of
+// three cores sends one sync round (the lead's), every core answers a
+// sync for itself, naming its core, and every core ends its recovery on
+// the answers the lead's round brought back (the shell hands them to
+// every core).
+func TestOnlyTheLeadCoreAsksAndEveryCoreRecovers(t *testing.T) {
+	acc := []string{"n1", "n2", "n3"}
+	cores := testMember(t, acc, 3, strong)
+	var syncs []Msg
+	for i, c := range cores {
+		for _, m := range c.Tick(0).Msgs {
+			if m.Type != MsgSync || i != 0 {
+				t.Fatalf("core %d sent %+v at its first tick; only the lead sends sync rounds", i, m)
+			}
+			syncs = append(syncs, m)
+		}
+		if !c.Recovering() {
+			t.Fatalf("core %d is not recovering after a restart", i)
+		}
+	}
+	if len(syncs) != 2 {
+		t.Fatalf("the lead sent %d syncs, want one to each other acceptor", len(syncs))
+	}
+	// A peer of two cores answers: each core names itself.
+	peer := testPeer(t, "n2", acc, 2)
+	var answers []Msg
+	for _, pc := range peer {
+		out := pc.Receive(time.Second, Msg{Type: MsgSync, From: "n1", To: "n2", ReqID: 7, Nonce: 7})
+		answers = append(answers, out.Msgs...)
+	}
+	if len(answers) != 2 || answers[0].Core != 0 || answers[1].Core != 1 || answers[0].Cores != 2 || answers[1].Cores != 2 {
+		t.Fatalf("the two cores of n2 answered %+v, want one answer each naming core 0 and 1 of 2", answers)
+	}
+	fromN3 := testPeer(t, "n3", acc, 1)[0].Receive(time.Second, Msg{Type: MsgSync, From: "n1", To: "n3", ReqID: 7, Nonce: 7}).Msgs
+	if len(fromN3) != 1 || fromN3[0].Cores != 0 {
+		t.Fatalf("n3, of one core, answered %+v: want one answer naming no core", fromN3)
+	}
+	for i, c := range cores {
+		c.Receive(time.Millisecond, fromN3[0])
+		c.Receive(time.Millisecond, answers[0])
+		if !c.Recovering() {
+			t.Fatalf("core %d recovered on n3's answer and one of n2's two cores' answers", i)
+		}
+		c.Receive(time.Millisecond, answers[1])
+		if c.Recovering() {
+			t.Fatalf("core %d still recovers with n3 and both cores of n2 answered (n-q+1 = 2 peers needed)", i)
+		}
+	}
+}
+
+// testPeer builds the cores of acceptor id, not restarted.
+func testPeer(t *testing.T, id string, acc []string, cores int) []*Node {
+	t.Helper()
+	nodes, err := NewCores(Config{ID: id, Acceptors: acc, MaxLeaseMs: 1000, Incarnation: 3, Nonce: 3}, cores, 0,
+		func(i int) *rand.Rand { return rand.New(rand.NewPCG(2, uint64(i))) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes
+}
+
+// TestRecoveryWaitsForEveryCoreOfAPeer is the recovery guard's property
+// for peers of several cores (doc.go "Cores sharing one member"): each of
+// a peer's cores knows the promises of its own chunks only, and the
+// restarted core's chunks may be any of them, so a restarted core counts
+// a peer as answered only once each of the peer's cores answered (from
+// any start of the peer with that many cores: each answer covers its
+// core's chunks as a whole member's answer would). Whenever it ends its
+// recovery, n-q+1 peers not restarting (or q-1 peers) have, and its
+// floor is at least every mark it heard. Answers arrive in any order,
+// duplicated, and peers restart meanwhile with another number of cores.
+func TestRecoveryWaitsForEveryCoreOfAPeer(t *testing.T) {
+	if err := recoveryCoresRounds(propSeed(t), strong, 500); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// peerStart is one start of a simulated peer: its cores' marks, and
+// whether it is recovering itself.
+type peerStart struct {
+	marks      []uint64
+	restarting bool
+}
+
+func newPeerStart(rng *rand.Rand) peerStart {
+	s := peerStart{marks: make([]uint64, 1+rng.IntN(4)), restarting: rng.IntN(6) == 0}
+	for k := range s.marks {
+		s.marks[k] = uint64(rng.Int64N(1 << 40))
+	}
+	return s
+}
+
+// answers are a start's sync answers, one a core.
+func (s peerStart) answers(from string) []Msg {
+	var out []Msg
+	for k, mark := range s.marks {
+		m := Msg{Type: MsgSyncResp, From: from, To: "n1", ReqID: 7, Nonce: 7, Counter: mark, Recovering: s.restarting}
+		if len(s.marks) > 1 {
+			m.Core, m.Cores = k, len(s.marks)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func recoveryCoresRounds(seed uint64, w weakening, rounds int) error {
+	rng := rand.New(rand.NewPCG(seed, 0xc0e5))
+	acc := []string{"n1", "n2", "n3", "n4", "n5"}
+	for round := range rounds {
+		cores := 1 + rng.IntN(4)
+		n, err := NewNode(Config{ID: "n1", Acceptors: acc, MaxLeaseMs: 1000, BootWaitMs: 1000, Incarnation: 7, Nonce: 7,
+			Core: rng.IntN(cores), Cores: cores, Rand: rand.New(rand.NewPCG(1, 2)), weaken: w}, 0)
+		if err != nil {
+			return err
+		}
+		latest := map[string]peerStart{}
+		for _, p := range acc[1:] {
+			latest[p] = newPeerStart(rng)
+		}
+		var inFlight, heard []Msg
+		for step := 0; n.Recovering() && step < 300; step++ {
+			p := acc[1+rng.IntN(len(acc)-1)]
+			switch r := rng.IntN(10); {
+			case r == 0: // the peer restarts, perhaps with another number of cores
+				latest[p] = newPeerStart(rng)
+			case r < 4 || len(inFlight) == 0: // its latest start answers, every core
+				inFlight = append(inFlight, latest[p].answers(p)...)
+			default: // one answer arrives, perhaps to arrive again later
+				i := rng.IntN(len(inFlight))
+				m := inFlight[i]
+				if rng.IntN(5) > 0 {
+					inFlight = slices.Delete(inFlight, i, i+1)
+				}
+				n.Receive(time.Duration(step)*time.Millisecond, m)
+				heard = append(heard, m)
+				if err := checkRecovered(n, heard, len(acc)); err != nil {
+					return fmt.Errorf("seed %d round %d (core %d of %d): %v", seed, round, n.cfg.Core, cores, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkRecovered checks, after each answer, that the floor is at least
+// each peer's first mark (as TestRecoveryFloorIsTheLargestAnswer; later
+// ones from a core already heard may be left out), and that a core that
+// ended its recovery heard each core of enough peers: n-q+1 with answers
+// that say they are not restarting, or q-1 with any answers.
+func checkRecovered(n *Node, heard []Msg, total int) error {
+	first := map[string]bool{}
+	for _, m := range heard {
+		if !first[m.From] && m.Counter > n.floor {
+			return fmt.Errorf("floor %d below %s's first mark %d", n.floor, m.From, m.Counter)
+		}
+		first[m.From] = true
+	}
+	if n.Recovering() {
+		return nil
+	}
+	ready, any := 0, 0
+	for _, p := range []string{"n2", "n3", "n4", "n5"} {
+		ready += b2i(everyCoreAnswered(heard, p, false))
+		any += b2i(everyCoreAnswered(heard, p, true))
+	}
+	if q := total/2 + 1; ready < total-q+1 && any < q-1 {
+		return fmt.Errorf("recovered when each core had answered of only %d peers not restarting and %d peers in all (%d answers)",
+			ready, any, len(heard))
+	}
+	return nil
+}
+
+// everyCoreAnswered reports whether, for some number of cores k, each
+// core 0..k-1 of peer p sent an answer among heard (one not restarting,
+// unless restartingToo).
+func everyCoreAnswered(heard []Msg, p string, restartingToo bool) bool {
+	got := map[int]uint64{} // cores -> the cores heard, a bit each
+	for _, m := range heard {
+		if m.From == p && (restartingToo || !m.Recovering) {
+			got[max(m.Cores, 1)] |= 1 << uint(m.Core)
+		}
+	}
+	for k, set := range got {
+		if set == 1<<uint(k)-1 {
+			return true
+		}
+	}
+	return false
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

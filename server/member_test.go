@@ -1,0 +1,237 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"chunklease/internal/clock"
+	"chunklease/lease"
+)
+
+// A member's loops with fake peers: no sockets, no HTTP. The member is
+// n1 of the acceptors n1, n2, n3; n2 and n3 are fakePeers, which answer
+// every message at once, as acceptors that agree with everything would,
+// into the inbox of the loop that sent it (the loop of its chunk: the
+// same routing the transport does). What is measured or tested is the
+// member's side: its cores, its Drivers and its loops.
+
+// fakePeers plays the other two acceptors for one loop of the member.
+// It runs on that loop's goroutine (Send), so it needs no lock. The
+// inbox's buffer must hold every answer of the requests in flight.
+type fakePeers struct {
+	inbox chan lease.Msg
+	held  map[string]lease.Record // chunk -> the latest lease accepted
+}
+
+func newFakePeers() *fakePeers {
+	return &fakePeers{inbox: make(chan lease.Msg, 1<<14), held: map[string]lease.Record{}}
+}
+
+// Send answers m as an acceptor that promises and accepts every ballot.
+func (f *fakePeers) Send(m *lease.Msg) {
+	r := lease.Msg{Type: lease.MsgType(string(m.Type) + "_ok"), From: m.To, To: m.From, Chunk: m.Chunk, Ballot: m.Ballot,
+		ReqID: m.ReqID, Nonce: m.Nonce, OK: true, Promised: m.Ballot}
+	switch m.Type {
+	case lease.MsgPrepare:
+		if h, ok := f.held[m.Chunk]; ok {
+			r.Lease = &h
+		}
+	case lease.MsgPropose:
+		r.Server, r.LeaseMs = m.Server, m.LeaseMs
+		f.held[m.Chunk] = lease.Record{Server: m.Server, Token: int64(m.Ballot.Counter), RemainingMs: m.LeaseMs}
+		h := f.held[m.Chunk]
+		r.Lease = &h
+	case lease.MsgRead:
+		if h, ok := f.held[m.Chunk]; ok {
+			r.Lease = &h
+		}
+		r.Promised = lease.Ballot{}
+	case lease.MsgRelease:
+		r.Server, r.Token = m.Server, m.Token
+		delete(f.held, m.Chunk)
+	case lease.MsgSync:
+		r = lease.Msg{Type: lease.MsgSyncResp, From: m.To, To: m.From, ReqID: m.ReqID, Nonce: m.Nonce}
+	}
+	f.inbox <- r
+}
+
+func (f *fakePeers) Flush() {}
+
+// loopPeers routes each loop's sends to that loop's fake peers.
+type loopPeers []*fakePeers
+
+func (p loopPeers) Send(m *lease.Msg) {
+	if c, every := lease.Route(m, len(p)); !every {
+		p[c].Send(m)
+	}
+}
+
+func (p loopPeers) Flush() {}
+
+// startFakeMember runs member n1 on loops loops with fake peers.
+func startFakeMember(tb testing.TB, loops int) *member {
+	tb.Helper()
+	cores, err := lease.NewCores(lease.Config{ID: "n1", Acceptors: []string{"n1", "n2", "n3"}, Incarnation: 1, Nonce: 1,
+		MaxLeaseMs: 60000, QuorumTimeoutMs: 2000}, loops, clock.Real().Now(), func(i int) *rand.Rand { return rand.New(rand.NewPCG(1, uint64(i))) })
+	if err != nil {
+		tb.Fatal(err)
+	}
+	peers := make(loopPeers, loops)
+	for i := range peers {
+		peers[i] = newFakePeers()
+	}
+	m := newMember(cores, clock.Real(), peers, func(i int) <-chan lease.Msg { return peers[i].inbox }, log.New(io.Discard, "", 0))
+	m.start()
+	tb.Cleanup(m.stopLoops)
+	return m
+}
+
+// do runs one call through the member and waits for its reply.
+func (m *member) do(tb testing.TB, r lease.Request) lease.Reply {
+	c := callPool.Get().(*call)
+	c.req = r
+	if !m.call(c) {
+		tb.Fatal("the loops stopped")
+	}
+	rep := <-c.done
+	callPool.Put(c)
+	return rep
+}
+
+// TestMemberServesEachChunkOnItsLoop: a member of three loops answers
+// grants, renews and checks of many chunks, alone and in batches, and
+// each chunk's state lives in its own loop's core only (lease.CoreOf);
+// the master lease runs on loop 0.
+func TestMemberServesEachChunkOnItsLoop(t *testing.T) {
+	const loops, chunks = 3, 60
+	m := startFakeMember(t, loops)
+	want := make([]int, loops)
+	var batch []*call
+	for i := range chunks {
+		chunk := fmt.Sprintf("ch_%d", i)
+		want[lease.CoreOf(chunk, loops)]++
+		if rep := m.do(t, lease.Request{Op: lease.OpGrant, Chunk: chunk, Server: "cs"}); rep.Err != nil || rep.Type != "lease_grant_ok" {
+			t.Fatalf("grant of %s: %+v", chunk, rep)
+		}
+		c := callPool.Get().(*call)
+		c.req = lease.Request{Op: lease.OpRenew, Chunk: chunk, Server: "cs"}
+		batch = append(batch, c)
+	}
+	if refused := m.submit(batch); len(refused) > 0 {
+		t.Fatalf("%d calls of the batch refused", len(refused))
+	}
+	for _, c := range batch {
+		if rep := <-c.done; rep.Err != nil || rep.Type != "lease_renew_ok" {
+			t.Fatalf("renew of %s in a batch: %+v", c.req.Chunk, rep)
+		}
+	}
+	if rep := m.do(t, lease.Request{Op: lease.OpCheck, Chunk: "ch_7"}); rep.Err != nil || *rep.Body.(lease.CheckOK).Primary != "cs" {
+		t.Fatalf("check of ch_7: %+v", rep)
+	}
+	if rep := m.do(t, lease.Request{Op: lease.OpMasterStart}); rep.Err != nil {
+		t.Fatalf("master_start: %+v", rep)
+	}
+	eventuallyServe(t, "n1 is master", func() bool {
+		rep := m.do(t, lease.Request{Op: lease.OpMasterStatus})
+		return rep.Err == nil && rep.Body.(lease.MasterStatusOK).IsMaster
+	})
+	got := make([]int, loops)
+	if !m.onEveryLoop(time.Second, func(l *coreLoop) { got[l.index] = l.drv.Core().Stats(l.clock.Now()).Chunks }) {
+		t.Fatal("a loop did not answer")
+	}
+	want[0]++ // the master lease's instance
+	for i := range loops {
+		if got[i] != want[i] {
+			t.Errorf("loop %d keeps %d chunk instances, want %d (its chunks, and the master lease on loop 0): %v vs %v", i, got[i], want[i], got, want)
+		}
+	}
+}
+
+// eventuallyServe polls cond every 5 ms until it holds, within 10 s (the
+// loops run on their own goroutines and the real clock).
+func eventuallyServe(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 10 s: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // polling the loops with a deadline
+	}
+}
+
+// BenchmarkMemberCores measures what one member's cores carry, on as
+// many loops as GOMAXPROCS (the -loops default), with fake peers and no
+// sockets: clients renew (or check) their own chunks, one call at a
+// time each, through the member's loops. It reports ops/s; its point is
+// how that scales with the cores, e.g.
+//
+//	go test ./server -run '^$' -bench MemberCores -cpu 1,2 -count 10 -benchtime 3s
+//
+// (figures, not assertions: the machine may be shared; record the load).
+func BenchmarkMemberCores(b *testing.B) {
+	for _, op := range []lease.Op{lease.OpRenew, lease.OpCheck} {
+		b.Run(fmt.Sprintf("op=%s", op), func(b *testing.B) {
+			benchMember(b, op, 64)
+		})
+	}
+}
+
+func benchMember(b *testing.B, op lease.Op, clients int) {
+	loops := runtime.GOMAXPROCS(0)
+	m := startFakeMember(b, loops)
+	for k := range clients {
+		if rep := m.do(b, lease.Request{Op: lease.OpGrant, Chunk: fmt.Sprintf("bench-%d", k), Server: fmt.Sprintf("cs%d", k)}); rep.Err != nil {
+			b.Fatalf("grant: %+v", rep.Err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start, cpu0 := time.Now(), processCPU()
+	var wg sync.WaitGroup
+	for k := range clients {
+		n := b.N / clients
+		if k < b.N%clients {
+			n++
+		}
+		req := lease.Request{Op: op, Chunk: fmt.Sprintf("bench-%d", k), Server: fmt.Sprintf("cs%d", k)}
+		wg.Go(func() {
+			c := &call{done: make(chan lease.Reply, 1)}
+			for range n {
+				c.req = req
+				if !m.call(c) {
+					return
+				}
+				if rep := <-c.done; rep.Err != nil {
+					b.Errorf("%s: %v", op, rep.Err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	wall, cpu := time.Since(start), processCPU()-cpu0
+	b.ReportMetric(float64(b.N)/wall.Seconds(), "ops/s")
+	b.ReportMetric(float64(loops), "loops")
+	// What the process spent (every goroutine, the collector's too): with
+	// the machine to itself the run keeps GOMAXPROCS cpus busy, and ops/s
+	// scales with them as far as cpu-us/op stays flat. On a shared machine
+	// cpus says how much of it the run got.
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
+	b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cpus")
+}
+
+// processCPU is the CPU time this process used so far, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
