@@ -16,6 +16,20 @@ import (
 	"chunklease/internal/fakelease"
 )
 
+// grantAll grants chunk ch_k to cs_k for k < n, all at once, and returns
+// each call's lease and error.
+func grantAll(ctx context.Context, c *Client, n int) ([]Lease, []error) {
+	leases, errs := make([]Lease, n), make([]error, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Go(func() {
+			leases[k], errs[k] = c.Grant(ctx, fmt.Sprintf("ch_%d", k), fmt.Sprintf("cs%d", k), 5000)
+		})
+	}
+	wg.Wait()
+	return leases, errs
+}
+
 // batchesOf lists the batch requests member node received and the calls
 // it received alone.
 func batchesOf(f *fakelease.Cluster, node string) (batches []fakelease.Call, alone int) {

@@ -46,7 +46,7 @@ func startInProcessMember(t *testing.T, extra ...string) *inProcessMember {
 	if m.n, err = newServeNode(cfg, clock.Real(), log.New(&m.logs, "n1 ", 0)); err != nil {
 		t.Fatal(err)
 	}
-	go m.n.loop()
+	m.n.start()
 	m.srv = httptest.NewServer(m.n)
 	t.Cleanup(func() {
 		m.srv.Close()
