@@ -326,7 +326,8 @@
 //
 // With Config.Membership on, the acceptor set may change while the
 // cluster runs, one member added or removed at a time (member.go). A
-// configuration is (epoch, members, floor): epoch 0 is the set the node
+// configuration is (epoch, members, the previous members, floor): epoch 0
+// is the set the node
 // was started with (Config.Acceptors, the same on every node: Maelstrom's
 // init list or -acceptors), every change adds one to the epoch, floor is
 // a ballot counter that every token granted under earlier configurations
@@ -353,11 +354,15 @@
 // the members of E, an instance of its own beside the chunks' (as the
 // master lease is), on the same ballots:
 //
-//  1. cfg_prepare(E, b) to the members of E (and to a member being
-//     added, to see that it is up). A member of E promises b if b keeps
-//     its change promise and it is past its waiting rule (rule 11); it
-//     answers with the value it accepted in this instance, if any, and
-//     its ballot high-water mark. A member still waiting answers how long.
+//  0. The changer makes sure E is active: a majority of the members of
+//     E-1 adopted it. It knows when it chose E itself; otherwise it sends
+//     config(E) to the members of E-1 and E and counts their answers.
+//  1. member_prepare(E, b, active) to the members of E (and to a member
+//     being added, to see that it is up). A member of E promises b if b
+//     keeps its change promise, E is active and it is past its waiting
+//     rule (rule 11); it answers with the value it accepted in this
+//     instance, if any, and its ballot high-water mark. A member still
+//     waiting answers how long.
 //  2. A majority of promises: propose the accepted value with the highest
 //     ballot if any was reported (a value may have been chosen), else the
 //     requested change, computed from E: one member added or removed, the
@@ -366,7 +371,7 @@
 //     (promised, or the added member answered) than its majority is
 //     refused unless forced; a change that changes nothing is answered at
 //     once.
-//  3. cfg_propose(E, b, v): accepted if b keeps the change promise.
+//  3. member_propose(E, b, v): accepted if b keeps the change promise.
 //  4. A majority of accepts chooses v. config(v) goes to every member of E
 //     and of E+1 (commit); each adopts it. Once a majority of E adopted,
 //     the configuration is active and the client is answered; the
@@ -445,25 +450,23 @@
 // restart, grants through a majority that shares no member with them.)
 // With Config.Membership on, its recovery (recovery.go) is therefore a
 // gate, as Viewstamped Replication's is: the acceptor votes, on leases
-// and on changes, only after it heard from a majority (q) of the other
-// members of the highest configuration it learnt that are not restarting
-// themselves, or from q-1 that are (then a majority restarted and nothing
-// remembers more). It adopts the highest configuration they report, the
-// value with the highest ballot any of them accepted in that epoch's
-// change instance, and their high-water marks as its floor (which covers
-// its change promises). Why q: call epoch E established when a majority
-// of S(E) holds E or later; choosing E+1 establishes E (its promises come
-// from members at E). If the node learnt L while E > L is established,
-// then L+1 is established too (induction down from E), and the q members
-// it heard from, other than itself, meet the members at L+1 or later of
-// every majority of S(L+1) less itself (consecutive configurations: q
-// others of S(L) and q(L+1)-1 others of S(L+1) outnumber the others of
-// their union), so one of them reported L+1 or later: it learns every
-// established epoch. Likewise q others meet the q-1 others of any
-// majority that accepted or promised in the change instance. So a
-// recovered member never votes under an epoch older than one whose
-// successor's choice it may have taken part in, and the arguments above
-// hold. The price: in a 3-member configuration a restarted member votes
+// and on changes, only after it heard from n-q+1 other members of the
+// highest configuration it learnt that are not restarting themselves, or
+// from q-1 that are (then a majority restarted and nothing remembers
+// more). It adopts the highest configuration they report, the value with
+// the highest ballot any of them accepted in that epoch's change
+// instance, and their high-water marks as its floor (which covers its
+// change promises). Why that is enough: a change is chosen only by
+// members that know their configuration E is active (step 0), and E is
+// chosen only once E-1 is active, and so on down; so if an epoch above
+// L+1 was chosen, where L is what the node learnt, L+1 is active: a
+// majority of S(L) adopted it, and any n-q+1 other members of S(L)
+// include one of that majority (or one that recovered from it), which
+// would have reported L+1 or later. So a recovered member holds at least
+// every active epoch, never votes under an epoch two below a chosen one,
+// and the waiting rule's argument holds for it as for a member that never
+// restarted; and the n-q+1 meet the q-1 others of any majority that
+// promised or accepted in the change instance, as within Paxos. The price: in a 3-member configuration a restarted member votes
 // only while both other members answer, so replace a dead member before
 // restarting another. After a majority restarted, each falls back to the
 // highest configuration it heard, or epoch 0: restart such a cluster with
