@@ -85,6 +85,18 @@ type Config struct {
 	// Rand supplies every random choice of the core (backoff). It must be
 	// seeded by the caller; the core never reads global randomness.
 	Rand *rand.Rand
+	// Membership lets the acceptor set change while the cluster runs
+	// (doc.go "Membership"): Acceptors is then epoch 0, every node of
+	// Nodes may become a member, and a restarted member votes only once
+	// it recovered the configuration from its peers. Every node of a
+	// cluster must agree on it.
+	Membership bool
+	// Join starts a node that is new to a running cluster (membership
+	// only): it takes no configuration from Acceptors, which are only the
+	// nodes it asks for the configuration, and votes on nothing and
+	// proposes nothing until it learnt one. A brand-new identity needs no
+	// boot wait.
+	Join bool
 
 	// weaken switches off one safety rule, only in tests (weaken.go).
 	weaken weakening
@@ -183,7 +195,27 @@ func (c Config) validate() error {
 	if err := c.validateAcceptors(); err != nil {
 		return err
 	}
-	return c.validateNodes()
+	if err := c.validateNodes(); err != nil {
+		return err
+	}
+	return c.validateMembership()
+}
+
+// validateMembership checks what membership needs: every member of any
+// configuration has a ballot lane, so the start set lies within Nodes.
+func (c Config) validateMembership() error {
+	switch {
+	case c.Join && !c.Membership:
+		return errors.New("Join needs Membership: only a cluster whose acceptor set can change takes new members")
+	case !c.Membership:
+		return nil
+	}
+	for _, a := range c.Acceptors {
+		if !slices.Contains(c.nodes(), a) {
+			return fmt.Errorf("with Membership every acceptor must be one of Nodes %v (its ballot lane); %q is not", c.nodes(), a)
+		}
+	}
+	return nil
 }
 
 // nodes is Config.Nodes, or the acceptors when it is empty.

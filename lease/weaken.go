@@ -98,6 +98,19 @@ const (
 	// release's, as before rule 6 was widened: an older instance of the
 	// same server stays protected after it gave the chunk back.
 	weakReleaseExact
+	// weakNoChangeWait lets an acceptor promise a membership change as
+	// soon as it adopted its configuration (drops rule 11, the waiting
+	// rule).
+	weakNoChangeWait
+	// weakTwoAtOnce lets one change replace a member by another (two
+	// members at once) instead of refusing it.
+	weakTwoAtOnce
+	// weakNoConfigFloor adopts configurations without raising the ballot
+	// floor to theirs (drops the order of tokens across changes).
+	weakNoConfigFloor
+	// weakLearnerVotes lets a node outside the configuration vote, and
+	// proposers count its answers (drops "learners vote on nothing").
+	weakLearnerVotes
 )
 
 var weakeningNames = map[weakening]string{
@@ -126,6 +139,10 @@ var weakeningNames = map[weakening]string{
 	weakFastDefinite:    "fast-fail-definite",
 	weakNoLanes:         "no-lanes",
 	weakReleaseExact:    "release-exact-token",
+	weakNoChangeWait:    "membership-no-wait",
+	weakTwoAtOnce:       "membership-two-at-once",
+	weakNoConfigFloor:   "membership-no-floor",
+	weakLearnerVotes:    "membership-learner-votes",
 }
 
 func (w weakening) String() string { return weakeningNames[w] }
