@@ -93,6 +93,8 @@ type scenario struct {
 	// of the schedules draw a cap of 1 to 4, so that requests wait for a
 	// slot and some time out waiting (admission.go), under every fault.
 	maxInFlight int
+	// memberSettings: membership changes (simmember_test.go).
+	memberSettings
 }
 
 // latency is a one-way message delay distribution.
@@ -127,6 +129,7 @@ func drawScenario(seed uint64, weakening string) scenario {
 	if p, ok := pickProfile(rng.IntN(40)); ok {
 		p(&s, rng)
 	}
+	drawMembership(seed, &s)
 	return s
 }
 
@@ -470,5 +473,5 @@ func (s scenario) String() string {
 		s.latency.kind, s.latency.mean, s.lossP, s.dupP, s.spikeP, s.partition, s.hold, s.crash, s.storm, s.pause, s.dupClientP,
 		s.wallClock, s.wallSkew, s.aheadSkew, s.driftPPM, s.clockEdge, s.marginMs, s.clientsInMargin, s.ballotUnit, s.wholeCluster,
 		s.oneAtATime, s.downMin, s.downMax, s.balanced, s.uplink, s.outage, s.noBootWait, s.clientOutside, s.maxInFlight, s.weakening) +
-		map[bool]string{true: " workload=master", false: ""}[s.master]
+		map[bool]string{true: " workload=master", false: ""}[s.master] + s.memberText()
 }
