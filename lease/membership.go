@@ -104,8 +104,8 @@ func (n *Node) adopt(now time.Duration, c Membership) {
 	n.activated = c.Epoch == 0
 	if n.cfg.weaken != weakNoConfigFloor {
 		n.floor = max(n.floor, c.Floor)
+		n.ballots.observe(now, c.Floor)
 	}
-	n.ballots.observe(now, c.Floor)
 	n.change = changeAcceptor{}
 	if c.Epoch > 0 && n.cfg.weaken != weakNoChangeWait {
 		n.change.waitUntil = now + stretch(ms(n.cfg.MaxLeaseMs), n.cfg.DriftPPM)
