@@ -172,13 +172,13 @@ func (m memberSettings) memberText() string {
 
 // memberWorld is what the world keeps for membership.
 type memberWorld struct {
-	calls  map[uint64]memberCall // change requests in flight, by request id
-	confs  map[uint64][]string   // the member set adopted at each epoch, sorted
-	newest uint64                // the highest epoch any node adopted
-	bad    []string              // configurations that disagree
-	step    int                  // the script's next change
-	asked   bool                 // the script's next change is in flight
-	changes int                  // changes answered ok
+	calls   map[uint64]memberCall // change requests in flight, by request id
+	confs   map[uint64][]string   // the member set adopted at each epoch, sorted
+	newest  uint64                // the highest epoch any node adopted
+	bad     []string              // configurations that disagree
+	step    int                   // the script's next change
+	asked   bool                  // the script's next change is in flight
+	changes int                   // changes answered ok
 }
 
 // memberCall is one change request the nemesis made.
