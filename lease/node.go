@@ -47,8 +47,9 @@ type Node struct {
 	known, activated bool
 	change           changeAcceptor // this acceptor's side of the change instance (member.go)
 	changer          *changeRun     // this node's change in flight, if any (member.go)
-	ballots          ballotSource
-	bootUntil        time.Duration
+
+	ballots   ballotSource
+	bootUntil time.Duration
 
 	chunks  chunkTable            // acceptor state, one instance per chunk
 	queues  map[string][]*request // grant and renew requests per chunk; the head runs
