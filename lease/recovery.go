@@ -216,8 +216,13 @@ func (n *Node) noteSyncHigh(now time.Duration, m Msg) {
 // maybeRecovered ends recovery when enough is known: n-q+1 acceptors not
 // restarting answered, or q-1 that are restarting too (then a majority
 // restarted and nothing remembers more than the floors).
+//
+// With membership the second way waits for the boot wait to end: the
+// members that did not restart have had that long to answer with a later
+// configuration than the ones restarting hold.
 func (n *Node) maybeRecovered(now time.Duration) {
-	if n.sync.ready.count() < n.syncNeed() && n.sync.restarting.count() < n.quorum-1 {
+	fallback := n.sync.restarting.count() >= n.quorum-1 && !(n.cfg.Membership && now < n.bootUntil)
+	if n.sync.ready.count() < n.syncNeed() && !fallback {
 		return
 	}
 	n.recovering = false
@@ -243,6 +248,9 @@ func (n *Node) bootTimer(now time.Duration) {
 		return
 	}
 	n.boot.announced = true
+	if n.recovering && n.cfg.Membership {
+		n.maybeRecovered(now) // restarting peers may have answered during the boot wait
+	}
 	if !n.recovering {
 		n.logf("boot wait over: the acceptor serves, ballot floor %s", n.counterText(n.floor))
 		return

@@ -16,9 +16,15 @@ import (
 // nemesis restarts) also gets LEASE_BOOT_WAIT_MS=L, so that it stays
 // silent until every lease it may have accepted and forgotten has ended
 // (the node stretches it by its own drift bound), or 0 with
-// --kill-without-boot-wait (the negative control). Any other run passes
-// nothing, as Maelstrom does.
+// --kill-without-boot-wait (the negative control). The member nemesis
+// adds LEASE_MEMBERSHIP=on (member.go). Any other run passes nothing, as
+// Maelstrom does.
 func (r *runner) nodeEnv(restart bool) []string {
+	return append(r.leaseEnv(restart), r.memberEnv()...)
+}
+
+// leaseEnv is nodeEnv's lease bounds.
+func (r *runner) leaseEnv(restart bool) []string {
 	if r.leaseMs <= 0 || !(r.o.Faults.Kill || r.nodeLeases) {
 		return nil
 	}
