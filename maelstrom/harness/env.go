@@ -7,7 +7,9 @@ import (
 
 // nodeEnv is what a node program gets on top of the harness's own
 // environment. A workload with leases (L = its longest lease) sets the
-// nodes' lease bounds when the kill nemesis is on, and in every run when
+// nodes' lease bounds when the kill or the member nemesis is on (the
+// boot wait and the waiting rule between membership changes last the
+// longest lease), and in every run when
 // its leases have the nodes' own length (workloads.NodeLeased: the master
 // workload, whose requests carry none, so L is that length). Every
 // program then gets LEASE_MAX_MS=L, and LEASE_MS=L unless the environment
@@ -25,7 +27,7 @@ func (r *runner) nodeEnv(restart bool) []string {
 
 // leaseEnv is nodeEnv's lease bounds.
 func (r *runner) leaseEnv(restart bool) []string {
-	if r.leaseMs <= 0 || !(r.o.Faults.Kill || r.nodeLeases) {
+	if r.leaseMs <= 0 || !(r.o.Faults.Kill || r.o.Faults.Member || r.nodeLeases) {
 		return nil
 	}
 	l := strconv.FormatInt(r.leaseMs, 10)
