@@ -451,9 +451,12 @@
 // With Config.Membership on, its recovery (recovery.go) is therefore a
 // gate, as Viewstamped Replication's is: the acceptor votes, on leases
 // and on changes, only after it heard from n-q+1 other members of the
-// highest configuration it learnt that are not restarting themselves, or
-// from q-1 that are (then a majority restarted and nothing remembers
-// more). It adopts the highest configuration they report, the value with
+// highest configuration it learnt that are not restarting themselves, or,
+// once its boot wait is over, from every other node (Config.Nodes and the
+// members it learnt) saying it is restarting too (then the whole cluster
+// restarted and nothing remembers more). Two restarted nodes cut off
+// together may be a majority of an old configuration while a later one
+// goes on without them: q-1 restarting members prove nothing. It adopts the highest configuration they report, the value with
 // the highest ballot any of them accepted in that epoch's change
 // instance, and their high-water marks as its floor (which covers its
 // change promises). Why that is enough: a change is chosen only by
@@ -468,10 +471,11 @@
 // restarted; and the n-q+1 meet the q-1 others of any majority that
 // promised or accepted in the change instance, as within Paxos. The price: in a 3-member configuration a restarted member votes
 // only while both other members answer, so replace a dead member before
-// restarting another. After a majority restarted, each falls back to the
-// highest configuration it heard, or epoch 0: restart such a cluster with
-// the current members as its start list. With Config.Membership off the
-// acceptor set never changes and recovery stays a guard.
+// restarting another. After the whole cluster restarted, each falls back
+// to the highest configuration it heard, or epoch 0: restart such a
+// cluster with the current members as its start list (and no node it
+// would wait for forever). With Config.Membership off the acceptor set
+// never changes and recovery stays a guard.
 //
 // Several cores of one member (a shell that partitions chunks over
 // event loops, each its own Node, the master lease on one of them): the

@@ -241,3 +241,23 @@ func (n *Node) recoveryAdopted(now time.Duration) {
 	n.sync.ready, n.sync.restarting, n.sync.answered = n.newTally(), n.newTally(), nil
 	n.sync.roundEnd = now
 }
+
+// wholeRestart reports whether recovery may end on what restarting nodes
+// hold (membership): once the boot wait is over, every other node this
+// node asks said it is restarting too. Then the whole cluster restarted,
+// nothing remembers a configuration, and every node falls back to the
+// same start list (epoch 0) or the highest configuration one of them
+// learnt since. Any node that did not restart may hold a later
+// configuration than all of them, so while one is silent (down or cut
+// off) the restarted node waits for it.
+func (n *Node) wholeRestart(now time.Duration) bool {
+	if now < n.bootUntil {
+		return false
+	}
+	for _, id := range n.syncTargets() {
+		if !n.sync.restartingIDs[id] {
+			return false
+		}
+	}
+	return true
+}

@@ -43,6 +43,9 @@ type syncRound struct {
 	// answered: nodes outside the configuration that answered
 	// (membership: every node is asked for its configuration).
 	answered map[string]bool
+	// restartingIDs: every node whose latest answer said it is
+	// restarting too (membership: the fallback needs all of them).
+	restartingIDs map[string]bool
 }
 
 // bootState is where a restarted node is in its boot wait.
@@ -180,6 +183,10 @@ func (n *Node) onSyncResp(now time.Duration, m Msg) {
 	if !n.recovering {
 		return
 	}
+	if n.sync.restartingIDs == nil {
+		n.sync.restartingIDs = map[string]bool{}
+	}
+	n.sync.restartingIDs[m.From] = m.Recovering
 	idx, member := n.accIdx[m.From]
 	if !member {
 		n.noteSyncHigh(now, m)
@@ -217,11 +224,15 @@ func (n *Node) noteSyncHigh(now time.Duration, m Msg) {
 // restarting answered, or q-1 that are restarting too (then a majority
 // restarted and nothing remembers more than the floors).
 //
-// With membership the second way waits for the boot wait to end: the
-// members that did not restart have had that long to answer with a later
-// configuration than the ones restarting hold.
+// With membership the second way is narrower (wholeRestart): q-1
+// restarting members of a configuration this node may hold stale prove
+// nothing, since two restarted nodes cut off together can be a majority
+// of an old configuration while a later one goes on without them.
 func (n *Node) maybeRecovered(now time.Duration) {
-	fallback := n.sync.restarting.count() >= n.quorum-1 && !(n.cfg.Membership && now < n.bootUntil)
+	fallback := n.sync.restarting.count() >= n.quorum-1
+	if n.cfg.Membership {
+		fallback = n.wholeRestart(now)
+	}
 	if n.sync.ready.count() < n.syncNeed() && !fallback {
 		return
 	}
