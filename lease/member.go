@@ -228,8 +228,11 @@ func (n *Node) memberRequestError(r *request) *Error {
 		return unavailable("this node joined a running cluster and has not learnt its configuration yet; ask a member, or again shortly")
 	case r.Op == OpMemberList:
 		return nil
-	case !slices.Contains(n.cfg.nodes(), r.Member):
-		return malformed("%q is not one of the nodes %v: a member must be one of them (its ballot lane)", r.Member, n.cfg.nodes())
+	case r.Member == "" || len(r.Member) > MaxServerBytes:
+		return malformed("node must name a node id of at most %d bytes", MaxServerBytes)
+	case !slices.Contains(n.cfg.nodes(), r.Member) && !n.conf.has(r.Member) && !(r.Op == OpMemberAdd && r.Addr != ""):
+		return malformed("%q is not one of the nodes %v; a node outside them is added with its peer address (addr), "+
+			"and must have been started with a ballot lane of its own (its place in its own node list)", r.Member, n.cfg.nodes())
 	case r.Op == OpMemberReplace && !slices.Contains(n.cfg.nodes(), r.Replacement):
 		return malformed("%q is not one of the nodes %v", r.Replacement, n.cfg.nodes())
 	case r.Op == OpMemberReplace && n.cfg.weaken != weakTwoAtOnce:

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"chunklease/internal/peer"
 	"chunklease/lease"
 )
 
@@ -141,6 +142,18 @@ func (n *serveNode) Reply(c *call, r lease.Reply) { c.done <- r }
 // Log writes one of the core's lines for the operator (boot wait,
 // recovery, serving).
 func (n *serveNode) Log(line string) { n.log.Print(line) }
+
+// Adopted publishes a configuration the core adopted (membership) and
+// makes every member it names with an address a peer: a member added at
+// run time is dialled, and its certificate accepted, from now on.
+func (n *serveNode) Adopted(c lease.Membership) {
+	n.config.Store(&c)
+	for _, id := range c.Members {
+		if addr := c.Addrs[id]; addr != "" {
+			n.peers.AddMember(peer.Member{ID: id, Addr: addr})
+		}
+	}
+}
 
 // inflight counts the client requests admitted and not yet answered, so
 // that a drain can refuse new ones and wait for these.
