@@ -595,8 +595,16 @@
 //     counter unit so tens of ballots a second press on pacing, and
 //     whole-cluster restarts), "bootedge" (restarts within milliseconds
 //     with clocks 5-10% off) and "twice" (one node restarted again and
-//     again while its answers are held back). The fencing rules are
-//     asserted where the guarantee holds: the nodes' clock estimates
+//     again while its answers are held back); an eighth of the
+//     schedules (every one with -membership) add the member nemesis
+//     (simmember_test.go): members added and removed through any node,
+//     two changes at once, changes of two members (refused), brand-new
+//     nodes that start late, some joining, removed members restarted and
+//     added again, and the profiles "membership" (changes every few
+//     hundred milliseconds among five nodes) and "fresh-members" (two new
+//     nodes replace two members in a quiet window, without wall clocks);
+//     two configurations at one epoch are a violation of their own. The
+//     fencing rules are asserted where the guarantee holds: the nodes' clock estimates
 //     (skew and drift, measured over the run) stayed within the bound, or
 //     every restarted acceptor recovered before serving. It prints
 //     "lease-sim: schedules=N ops=M violations=V fencing-unasserted=K
@@ -609,7 +617,12 @@
 //   - controls_test.go: negative controls the simulation must catch within
 //     its default budget: acceptors=self, restarts without the boot wait,
 //     clients whose clocks run slower than rho allows, wall clocks beyond
-//     the bound, and rules switched off one at a time (weaken.go).
+//     the bound, and rules switched off one at a time (weaken.go), the
+//     membership ones included: no waiting rule, two members at once,
+//     learners voting, no configuration floor.
+//   - testdata/membership.txt: a dead member replaced step by step (the
+//     change's Paxos rounds, the waiting rule's refusal with its time,
+//     the new member voting, a stale proposer learning the epoch).
 //     -control-rates prints every control's catch rate.
 //   - readid_test.go: a read answer for an earlier incarnation of a node
 //     must never be taken for an answer to a read of this one.
