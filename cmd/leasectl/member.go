@@ -38,8 +38,10 @@ func cmdMember(inv *invocation, args []string) int {
 			var e *client.Error
 			if *wait && errors.Is(err, client.ErrChangeRefused) && errors.As(err, &e) && e.RetryInMs > 0 {
 				inv.out.line("member waiting %d ms: another change is in its waiting rule", e.RetryInMs)
-				if sleepCtx(ctx, time.Duration(e.RetryInMs)*time.Millisecond+10*time.Millisecond) {
+				select {
+				case <-time.After(time.Duration(e.RetryInMs)*time.Millisecond + 10*time.Millisecond):
 					continue
+				case <-ctx.Done():
 				}
 			}
 			if err != nil {
@@ -64,16 +66,4 @@ func memberCall(ctx context.Context, c *client.Client, pos []string, addr string
 		return c.RemoveMember(ctx, pos[1], force)
 	}
 	return c.Members(ctx)
-}
-
-// sleepCtx sleeps d, or less if ctx ends first (then it reports false).
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
