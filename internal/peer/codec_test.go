@@ -50,7 +50,7 @@ func randomConf(r *rand.Rand) *lease.Membership {
 		c.Members = append(c.Members, fmt.Sprintf("n%d", i))
 	}
 	if r.IntN(2) == 0 {
-		c.Prev = c.Members[:len(c.Members)-1:len(c.Members)-1]
+		c.Prev = c.Members[: len(c.Members)-1 : len(c.Members)-1]
 		c.Addrs = map[string]string{"n0": "127.0.0.1:7101"}
 	}
 	if len(c.Prev) == 0 {
