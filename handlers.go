@@ -23,10 +23,11 @@ import (
 // (lease/doc.go "Cores sharing one member"); its stdin and stdout are one
 // stream either way, and a Maelstrom run's load is far below one core.
 type shellNode struct {
-	cfg   nodeconfig.Node
-	clock *clock.Clock // the process's clocks (skewed only in a clockfault build)
-	node  *maelstrom.Node
-	drv   *shell.Driver[maelstrom.Message] // nil until init
+	cfg    nodeconfig.Node
+	getenv func(string) string // the environment (LEASE_WEAKEN in a -tags weaken build)
+	clock  *clock.Clock        // the process's clocks (skewed only in a clockfault build)
+	node   *maelstrom.Node
+	drv    *shell.Driver[maelstrom.Message] // nil until init
 	// answering is the peer request being handled, whose answer goes out
 	// as its reply; nil outside onPeer.
 	answering *maelstrom.Message
@@ -40,8 +41,8 @@ type shellNode struct {
 // WithMaxLineBytes).
 const maxLineBytes = 1 << 20
 
-func newShellNode(cfg nodeconfig.Node, clk *clock.Clock, stdin io.Reader, stdout, stderr io.Writer) *shellNode {
-	s := &shellNode{cfg: cfg, clock: clk}
+func newShellNode(cfg nodeconfig.Node, clk *clock.Clock, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *shellNode {
+	s := &shellNode{cfg: cfg, clock: clk, getenv: getenv}
 	s.node = maelstrom.New(stdin, stdout, stderr, maelstrom.WithClock(clk), maelstrom.WithMaxLineBytes(maxLineBytes))
 	s.node.OnInit(s.init)
 	// At end of input the node drains until every client request it took
@@ -50,7 +51,8 @@ func newShellNode(cfg nodeconfig.Node, clk *clock.Clock, stdin io.Reader, stdout
 	for typ := range lease.Ops {
 		s.node.Handle(typ, s.onClient)
 	}
-	for _, typ := range []lease.MsgType{lease.MsgPrepare, lease.MsgPropose, lease.MsgRead, lease.MsgRelease, lease.MsgSync, lease.MsgCancel} {
+	for _, typ := range []lease.MsgType{lease.MsgPrepare, lease.MsgPropose, lease.MsgRead, lease.MsgRelease, lease.MsgSync, lease.MsgCancel,
+		lease.MsgChangePrepare, lease.MsgChangePropose, lease.MsgConfig} {
 		s.node.Handle(string(typ), s.onPeer)
 	}
 	s.node.Handle("echo", s.onEcho)
@@ -70,12 +72,19 @@ func (s *shellNode) init() error {
 	if seed == 0 {
 		seed = inc
 	}
-	core, err := lease.NewNode(lease.Config{
+	cfg, note, err := nodeconfig.Weaken(lease.Config{
 		ID: s.node.ID(), Acceptors: acc, Nodes: s.node.NodeIDs(), Incarnation: inc, Nonce: shell.NewNonce(), WallMs: wall.UnixMilli(),
 		DefaultLeaseMs: s.cfg.LeaseMs, MaxLeaseMs: s.cfg.MaxLeaseMs, BootWaitMs: s.cfg.BootWaitMs,
 		DriftMarginMs: s.cfg.DriftMarginMs, DriftPPM: s.cfg.DriftPPM, QuorumTimeoutMs: s.cfg.QuorumTimeoutMs, MaxInFlight: int(s.cfg.MaxInFlight),
-		Rand: rand.New(rand.NewPCG(uint64(seed), uint64(inc))),
-	}, s.node.Now())
+		Rand: rand.New(rand.NewPCG(uint64(seed), uint64(inc))), Membership: s.cfg.Membership,
+	}, s.getenv)
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		s.node.Logf("%s", note)
+	}
+	core, err := lease.NewNode(cfg, s.node.Now())
 	if err != nil {
 		return err
 	}
@@ -84,8 +93,9 @@ func (s *shellNode) init() error {
 	// from a timer: the library writes init_ok when this returns, and
 	// init_ok must be the node's first message (msg_id 0).
 	s.drv.Schedule(s.node.Now())
-	s.node.Logf("lease-node %s (incarnation %d): acceptors %v, lease %d ms (max %d), boot wait %d ms, drift %d ppm, margin %d ms, quorum timeout %d ms, %d requests in flight, seed %d",
-		s.node.ID(), inc, acc, s.cfg.LeaseMs, s.cfg.MaxLeaseMs, s.cfg.BootWaitMs, s.cfg.DriftPPM, s.cfg.DriftMarginMs, s.cfg.QuorumTimeoutMs, s.cfg.MaxInFlight, seed)
+	s.node.Logf("lease-node %s (incarnation %d): acceptors %v, lease %d ms (max %d), boot wait %d ms, drift %d ppm, margin %d ms, quorum timeout %d ms, %d requests in flight, seed %d, membership %s",
+		s.node.ID(), inc, acc, s.cfg.LeaseMs, s.cfg.MaxLeaseMs, s.cfg.BootWaitMs, s.cfg.DriftPPM, s.cfg.DriftMarginMs, s.cfg.QuorumTimeoutMs, s.cfg.MaxInFlight, seed,
+		map[bool]string{true: "on", false: "off"}[s.cfg.Membership])
 	return nil
 }
 

@@ -40,7 +40,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		return code
 	}
 	defer clk.Stop()
-	s := newShellNode(cfg, clk, stdin, stdout, stderr)
+	s := newShellNode(cfg, clk, stdin, stdout, stderr, getenv)
 	for _, note := range notes {
 		s.node.Logf("%s", note)
 	}

@@ -56,6 +56,7 @@ type attempt struct {
 	code       int
 	text       string
 	retryAfter time.Duration
+	retryInMs  int64 // an error body's retry_in_ms (a membership change during the waiting rule)
 	err        error // from the network or the context
 	// batched: the call went in a batch (Config.Batching); batchWrote
 	// then says whether the batch may have reached the member, as
@@ -150,7 +151,7 @@ func (c *Client) failure(r *request, a *attempt, kind error, attempts int) *Erro
 	e := &Error{Request: r.describe(a.ep.base), Endpoint: a.ep.base, Status: a.status, Code: -1, Attempts: attempts, kind: kind, cause: a.err}
 	switch {
 	case a.status != 0:
-		e.Code, e.Text = a.code, a.text
+		e.Code, e.Text, e.RetryInMs = a.code, a.text, a.retryInMs
 	case a.text != "":
 		e.Text = a.text
 	case a.err != nil:
@@ -249,7 +250,7 @@ func (a *attempt) decode(b []byte, retryAfter time.Duration, out *reply) {
 		a.retryAfter = retryAfter
 		var e reply
 		if e.decode(b) == nil {
-			a.code, a.text = e.code(), e.Text
+			a.code, a.text, a.retryInMs = e.code(), e.Text, e.RetryInMs
 		} else {
 			a.text = "body: " + strconv.Quote(truncate(string(b), 200))
 		}

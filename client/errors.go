@@ -60,6 +60,10 @@ type Error struct {
 	Text string
 	// Attempts is how many attempts the call made across the members.
 	Attempts int
+	// RetryInMs is how long until asking again can succeed, when the
+	// service said (a membership change refused during the waiting rule);
+	// 0 otherwise.
+	RetryInMs int64
 
 	kind  error
 	cause error
@@ -110,6 +114,8 @@ var hints = map[error]string{
 	ErrUnauthorized: "set the cluster's client token (LEASE_CLIENT_TOKEN or a token file)",
 	ErrNotFound:     "check the endpoint URLs: they must be lease-node serve client addresses",
 	ErrProtocol:     "check the endpoint URLs: they must be lease-node serve client addresses",
+	ErrChangeRefused: "nothing changed; ask again after the time it names (the waiting rule), " +
+		"or bring up the members it names first",
 }
 
 // Unwrap gives the sentinel and the cause (if any) to errors.Is and As.

@@ -18,12 +18,16 @@ const (
 	opMasterStart
 	opMasterStop
 	opMasterStatus
+	opMemberList
+	opMemberAdd
+	opMemberRemove
 	numOps
 )
 
 // String is the request type: the path after /v1/.
 func (o op) String() string {
-	return [...]string{"lease_grant", "lease_renew", "lease_check", "lease_release", "master_start", "master_stop", "master_status"}[o]
+	return [...]string{"lease_grant", "lease_renew", "lease_check", "lease_release", "master_start", "master_stop", "master_status",
+		"member_list", "member_add", "member_remove"}[o]
 }
 
 // okType is the type of a success reply.
@@ -37,6 +41,9 @@ type request struct {
 	server  string
 	leaseMs int64
 	token   int64
+	// member, addr and force: a membership change (member.go).
+	member, addr string
+	force        bool
 }
 
 // appendBody appends the request body: the message body of contract
@@ -70,6 +77,18 @@ func (r *request) appendBody(dst []byte) []byte {
 		field("token")
 		dst = strconv.AppendInt(dst, r.token, 10)
 	}
+	if r.op == opMemberAdd || r.op == opMemberRemove {
+		field("node")
+		dst = jsonstr.Append(dst, r.member)
+	}
+	if r.addr != "" {
+		field("addr")
+		dst = jsonstr.Append(dst, r.addr)
+	}
+	if r.force {
+		field("force")
+		dst = append(dst, "true"...)
+	}
 	return append(dst, '}')
 }
 
@@ -83,6 +102,9 @@ func (r *request) describe(node string) string {
 		s += " " + strconv.Quote(r.chunk)
 	case opRelease:
 		s += " " + strconv.Quote(r.chunk) + " for " + strconv.Quote(r.server) + " token " + strconv.FormatInt(r.token, 10)
+	case opMemberAdd, opMemberRemove:
+		s += " " + strconv.Quote(r.member)
+	case opMemberList:
 	default:
 		s += " on " + node
 	}
@@ -104,6 +126,12 @@ type reply struct {
 	Master         *string `json:"master"`
 	Code           *int    `json:"code"`
 	Text           string  `json:"text"`
+	// Membership (member.go).
+	Epoch          uint64            `json:"epoch"`
+	Members        []string          `json:"members"`
+	NextChangeInMs int64             `json:"next_change_in_ms"`
+	Addrs          map[string]string `json:"addrs"`
+	RetryInMs      int64             `json:"retry_in_ms"`
 }
 
 func (r *reply) decode(b []byte) error {

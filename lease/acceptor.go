@@ -235,31 +235,46 @@ func (n *Node) report(now time.Duration, a *acceptor, onlyLive bool) *Record {
 }
 
 // serving reports whether this node's acceptor answers lease messages: it
-// is in the acceptor set and past its boot wait (rule 7). A restarted
-// acceptor has forgotten leases it may have accepted, and must not vote,
-// report or release until every one of them has ended. Recovery does not
-// hold it back (recovery.go): its floor is in force from the start.
+// is a member of its configuration and past its boot wait (rule 7). A
+// restarted acceptor has forgotten leases it may have accepted, and must
+// not vote, report or release until every one of them has ended. Without
+// membership recovery does not hold it back (recovery.go): its floor is
+// in force from the start. With membership it does: a restarted member
+// also forgot its configuration (doc.go "Membership", "Restarts").
 func (n *Node) serving(now time.Duration) bool {
-	_, ok := n.accIdx[n.cfg.ID]
-	return ok && now >= n.bootUntil
+	return n.member() && now >= n.bootUntil && !(n.cfg.Membership && n.recovering)
 }
 
 // accept serves a request addressed to this node's acceptor. In its boot
 // wait it does nothing but say so (booting), except to a cancel, which
-// needs no answer.
+// needs no answer. A request that carries a newer configuration is
+// adopted first; one of another epoch is refused (refuseEpoch).
 func (n *Node) accept(now time.Duration, m Msg) {
-	if m.Type == MsgSync {
+	if m.Conf != nil && m.Type != MsgSync {
+		n.adopt(now, *m.Conf)
+	}
+	switch m.Type {
+	case MsgSync:
 		n.answerSync(m)
+		return
+	case MsgConfig:
+		n.send(Msg{Type: MsgConfigResp, To: m.From, Epoch: n.conf.Epoch})
+		return
+	case MsgChangePrepare, MsgChangePropose:
+		n.acceptChange(now, m)
+		return
+	}
+	if n.refuseEpoch(m) {
 		return
 	}
 	if !n.serving(now) {
-		if _, acc := n.accIdx[n.cfg.ID]; acc && m.Type != MsgCancel {
+		if n.member() && m.Type != MsgCancel {
 			n.answerBooting(now, m)
 		}
 		return
 	}
 	n.ballots.observe(now, m.Ballot.Counter)
-	resp := Msg{Type: respType(m.Type), To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID, Nonce: m.Nonce}
+	resp := Msg{Type: respType(m.Type), To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID, Nonce: m.Nonce, Epoch: n.conf.Epoch}
 	a, known := n.chunks.get(m.Chunk)
 	switch m.Type {
 	case MsgRead:
@@ -297,3 +312,26 @@ func (n *Node) propose(now time.Duration, a *acceptor, m Msg) bool {
 }
 
 func respType(t MsgType) MsgType { return t + "_ok" }
+
+// refuseEpoch answers a lease request of another epoch than the node's,
+// doing nothing else: a lower one with the node's configuration, which
+// the proposer adopts; a higher one with the node's epoch, so that the
+// proposer sends it again with its configuration (askAgain). A node that
+// has learnt no configuration yet (joining) votes on nothing and says
+// nothing.
+func (n *Node) refuseEpoch(m Msg) bool {
+	switch {
+	case m.Type == MsgCancel:
+		return false
+	case !n.known:
+		return true
+	case m.Epoch == n.conf.Epoch:
+		return false
+	}
+	resp := Msg{Type: respType(m.Type), To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID, Nonce: m.Nonce, Epoch: n.conf.Epoch}
+	if m.Epoch < n.conf.Epoch {
+		resp.Conf = n.confMsg()
+	}
+	n.send(resp)
+	return true
+}

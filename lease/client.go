@@ -14,6 +14,12 @@ const (
 	OpMasterStart
 	OpMasterStop
 	OpMasterStatus
+	// Membership (member.go): the operator's changes of the acceptor set,
+	// one member at a time, and a look at it.
+	OpMemberAdd
+	OpMemberRemove
+	OpMemberReplace
+	OpMemberList
 )
 
 // String is the Maelstrom request type.
@@ -33,6 +39,14 @@ func (o Op) String() string {
 		return "master_stop"
 	case OpMasterStatus:
 		return "master_status"
+	case OpMemberAdd:
+		return "member_add"
+	case OpMemberRemove:
+		return "member_remove"
+	case OpMemberReplace:
+		return "member_replace"
+	case OpMemberList:
+		return "member_list"
 	}
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
@@ -48,6 +62,13 @@ type Request struct {
 	LeaseMs int64
 	// Token names the lease instance a release ends (release only).
 	Token int64
+	// Member is the node a membership change adds or removes (replace:
+	// removes), Replacement the node a replace adds, Addr the peer
+	// address an added member is reached at (for shells that need it).
+	// Force makes a change that would leave the new configuration
+	// without a reachable majority go ahead.
+	Member, Replacement, Addr string
+	Force                     bool
 }
 
 // Reply answers one Request: Err, or Type with Body (a struct that

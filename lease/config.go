@@ -94,6 +94,19 @@ type Config struct {
 	// Rand supplies every random choice of the core (backoff). It must be
 	// seeded by the caller; the core never reads global randomness.
 	Rand *rand.Rand
+	// Membership lets the acceptor set change while the cluster runs
+	// (doc.go "Membership"): Acceptors is then epoch 0, every node of
+	// Nodes may become a member, and a restarted member votes only once
+	// it recovered the configuration from its peers. Every node of a
+	// cluster must agree on it. It needs Cores 1 (doc.go
+	// "Membership and cores").
+	Membership bool
+	// Join starts a node that is new to a running cluster (membership
+	// only): it takes no configuration from Acceptors, which are only the
+	// nodes it asks for the configuration, and votes on nothing and
+	// proposes nothing until it learnt one. A brand-new identity needs no
+	// boot wait.
+	Join bool
 
 	// weaken switches off one safety rule, only in tests (weaken.go).
 	weaken weakening
@@ -200,7 +213,30 @@ func (c Config) validate() error {
 	if err := c.validateAcceptors(); err != nil {
 		return err
 	}
-	return c.validateNodes()
+	if err := c.validateNodes(); err != nil {
+		return err
+	}
+	return c.validateMembership()
+}
+
+// validateMembership checks what membership needs: every member of any
+// configuration has a ballot lane, so the start set lies within Nodes.
+func (c Config) validateMembership() error {
+	switch {
+	case c.Join && !c.Membership:
+		return errors.New("Join needs Membership: only a cluster whose acceptor set can change takes new members")
+	case !c.Membership:
+		return nil
+	case c.Cores > 1:
+		return fmt.Errorf("Membership runs on a member of one core, not %d: the configuration, the change instance and "+
+			"the high-water marks a change's floor is built from are the whole member's (doc.go \"Membership and cores\")", c.Cores)
+	}
+	for _, a := range c.Acceptors {
+		if !slices.Contains(c.nodes(), a) {
+			return fmt.Errorf("with Membership every acceptor must be one of Nodes %v (its ballot lane); %q is not", c.nodes(), a)
+		}
+	}
+	return nil
 }
 
 // nodes is Config.Nodes, or the acceptors when it is empty.

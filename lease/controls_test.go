@@ -107,6 +107,13 @@ var controls = []control{
 		s.assertFencing = true
 		return s
 	}},
+	// Membership (simmember_test.go): changes every few hundred
+	// milliseconds among five nodes, and the maintenance window in which
+	// two brand-new nodes replace two members (for the floor).
+	weakenedIn("membership-no-wait", (*scenario).membershipProfile),
+	weakenedIn("membership-two-at-once", (*scenario).membershipProfile),
+	weakenedIn("membership-learner-votes", (*scenario).membershipProfile),
+	weakenedIn("membership-no-floor", (*scenario).freshMembers),
 }
 
 // unasserted are the weakenings the simulation does not assert.

@@ -129,3 +129,40 @@ func (s *syncRound) note(idx int, m Msg, w weakening) (fresh, complete, restarti
 	a.restarting = a.restarting || m.Recovering
 	return true, a.heard == 1<<uint(a.cores)-1, a.restarting // 1<<64 is 0 in Go: all 64 bits
 }
+
+// restartAnswers is what a recovering core heard from one node about its
+// restart (membership's fallback, wholeRestart): which of its cores said
+// in their latest answer that they are restarting, and how many it runs.
+// The node counts as restarting only while every one of its cores says
+// so: a core that recovered holds what the node remembers.
+type restartAnswers struct {
+	cores      int
+	restarting uint64
+}
+
+// noteRestarting records whether the core that sent sync answer m is
+// restarting.
+func (s *syncRound) noteRestarting(m Msg) {
+	if s.restartingIDs == nil {
+		s.restartingIDs = map[string]*restartAnswers{}
+	}
+	cores := max(m.Cores, 1)
+	a := s.restartingIDs[m.From]
+	if a == nil || a.cores != cores {
+		a = &restartAnswers{cores: cores}
+		s.restartingIDs[m.From] = a
+	}
+	bit := uint64(1) << uint(m.Core)
+	if m.Recovering {
+		a.restarting |= bit
+	} else {
+		a.restarting &^= bit
+	}
+}
+
+// restartingNode reports whether every core of node id said, in its
+// latest answer, that it is restarting.
+func (s *syncRound) restartingNode(id string) bool {
+	a := s.restartingIDs[id]
+	return a != nil && a.restarting == 1<<uint(a.cores)-1
+}

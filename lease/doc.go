@@ -61,6 +61,11 @@
 //     subtracts.
 //  10. Protection never shrinks: an instance of S accepted while S's
 //     lease is live keeps the old end, whatever shorter length it asked.
+//  11. The waiting rule (membership): an acceptor promises a change of
+//     its configuration only once the longest lease, stretched by the
+//     drift bound, has passed since it adopted that configuration; so a
+//     change starts only after every lease a majority of the previous
+//     configuration could have granted has run out (see "Membership").
 //
 // Grant and renew for server S with lease length T run attempts:
 //
@@ -409,6 +414,201 @@
 // stdin and writes stdout on one event loop, and a Maelstrom run's load
 // is a few hundred requests a second.
 //
+// # Membership
+//
+// With Config.Membership on, the acceptor set may change while the
+// cluster runs, one member added or removed at a time (member.go). A
+// configuration is (epoch, members, the previous members, floor): epoch 0
+// is the set the node
+// was started with (Config.Acceptors, the same on every node: Maelstrom's
+// init list or -acceptors), every change adds one to the epoch, floor is
+// a ballot counter that every token granted under earlier configurations
+// is below, and addresses ride along for shells that need them. Every
+// node in Config.Nodes (all of Maelstrom's node_ids) may become a member:
+// Nodes fixes the ballot lanes, the configuration only who votes.
+//
+// Epochs on the wire. Prepare, propose, read and release carry the
+// proposer's epoch, every answer the acceptor's. An acceptor refuses a
+// lower epoch, answering with its configuration, which the proposer
+// adopts before it starts its rounds again; an acceptor that sees a
+// higher epoch is behind: it does nothing and says so, the proposer sends
+// it the configuration (config) and asks again. A node adopts a
+// configuration only when its epoch is higher than its own, and only
+// chosen configurations circulate. Adopting replaces the members and the
+// quorum, raises the node's ballot floor to the configuration's floor,
+// starts the waiting rule and a fresh change instance, and starts every
+// round in flight again under the new configuration (a quorum counts the
+// acceptors of one configuration). A proposer with a stale configuration
+// is harmless: what it can still get accepted is kept apart from later
+// configurations' leases by the arguments below.
+//
+// The change. Configuration E+1 is chosen by single-decree Paxos among
+// the members of E, an instance of its own beside the chunks' (as the
+// master lease is), on the same ballots:
+//
+//  0. The changer makes sure E is active: a majority of the members of
+//     E-1 adopted it. It knows when it chose E itself; otherwise it sends
+//     config(E) to the members of E-1 and E and counts their answers.
+//  1. member_prepare(E, b, active) to the members of E (and to a member
+//     being added, to see that it is up). A member of E promises b if b
+//     keeps its change promise, E is active and it is past its waiting
+//     rule (rule 11); it answers with the value it accepted in this
+//     instance, if any, and its ballot high-water mark. A member still
+//     waiting answers how long.
+//  2. A majority of promises: propose the accepted value with the highest
+//     ballot if any was reported (a value may have been chosen), else the
+//     requested change, computed from E: one member added or removed, the
+//     floor raised to the highest high-water mark the promises reported.
+//     A change whose new configuration would have fewer reachable members
+//     (promised, or the added member answered) than its majority is
+//     refused unless forced; a change that changes nothing is answered at
+//     once.
+//  3. member_propose(E, b, v): accepted if b keeps the change promise.
+//  4. A majority of accepts chooses v. config(v) goes to every member of E
+//     and of E+1 (commit); each adopts it. Once a majority of E adopted,
+//     the configuration is active and the client is answered; the
+//     changer pushes it to the rest while the request's time lasts, and
+//     every proposer pushes it to an acceptor it finds behind.
+//
+// Two concurrent changes cannot both win: Paxos chooses one value per
+// epoch, and the loser, finding the winner's value accepted, finishes it
+// and answers error 22 naming it. A change asked while a majority of the
+// members is in its waiting rule answers error 22 with the time left.
+//
+// Why one member at a time. Any majority of S and any majority of S with
+// one member added or removed share a member: with |S| = n, a majority of
+// S has at least floor(n/2)+1 members and a majority of S+x at least
+// floor((n+1)/2)+1, together more than the n+1 members of S+x; a
+// majority of S-x has floor((n-1)/2)+1, together more than the n members
+// of S. So leases granted under consecutive configurations meet at an
+// acceptor, and A2 (rule 4) keeps them apart as within one configuration.
+// Two changes apart they need not meet ({a,c} of {a,b,c} and {b,d} of
+// {a,b,d}): that is what the waiting rule is for.
+//
+// The waiting rule (rule 11), Flexible Paxos's condition: every phase-1
+// quorum must meet the phase-2 quorums of every earlier round whose lease
+// may still be live. A lease of epoch E-1 is accepted by a majority Q of
+// S(E-1), at each member y of Q before y adopted E (from then on y
+// refuses epoch E-1), so its deadline, at most M after its prepare, is at
+// most M after y adopted E. Choosing E+1 needs the promises of a majority
+// P of S(E), and P meets Q (consecutive configurations) at some y, which
+// promised only once stretch(M) (the boot wait's stretch, rule 7) had
+// passed on its own clock since it adopted E: after the lease ended,
+// whatever the clock rates within rho. So every lease of epoch E-1 or
+// earlier has run out before E+1 can be chosen, and a lease of epoch k
+// only ever coexists with leases of epochs k-1, k and k+1, whose quorums
+// meet its own. The rule is the acceptors', measured on their own clocks
+// from their own adoption: no node needs to know when a change was
+// activated, and a member that adopted late only waits longer. A node
+// adopting its first configuration other than epoch 0 waits too; epoch 0
+// has no predecessor.
+//
+// Fencing tokens across changes. A token t granted under epoch E-1 was
+// accepted by a majority Q of S(E-1). Any grant under epoch E or E+1 is
+// promised (or fast-accepted) by a majority that meets Q, as within one
+// configuration. For epochs E+2 and later: the promises that choose E+1
+// come from a majority P of S(E), which meets Q at a member that accepted
+// t before it adopted E, so before it promised; its high-water mark is at
+// least t, and the floor of E+1 is at least the highest mark P reported.
+// Floors only grow from one configuration to the next, and every acceptor
+// that adopts a configuration refuses every ballot up to its floor, so
+// every later grant's token exceeds t.
+//
+// Reads across one change. A check in epoch E may meet a holder granted
+// in epoch E-1, whose majority is of S(E-1). Of r answers from n = |S(E)|
+// members, such a holder is reported by at least r - floor(n/2), and so
+// is one granted in E; judgeRead uses that threshold (for odd n it is q +
+// r - n, as before). The remaining time a read or a held grant reports is
+// the q-th largest time reported (for odd n the (n-q+1)-th, as before): q
+// members of S(E) protect the holder that long, and q members of S(E)
+// meet every majority of S(E) and, by the argument above, of S(E+1). With
+// Config.Membership off both are as before.
+//
+// Learners. A node outside its configuration (one not yet added, one
+// removed, one that has learnt no configuration yet) votes on nothing: it
+// answers no prepare, propose, read or release, only sync, config and,
+// with "learner", a change prepare (so that the changer sees it is up);
+// proposers count only members. Once a configuration that names it
+// arrives, it votes. A brand-new identity needs no boot wait: it never
+// accepted anything, which is the same as an acceptor that lost every
+// message. A process that reuses a departed member's identity is a
+// restart (rule 7): it may have accepted leases it forgot.
+//
+// Restarts. A restarted acceptor has forgotten which configuration it
+// adopted, what it promised and accepted in the change instance, and no
+// wait makes that safe: a configuration does not run out as a lease does.
+// (A member that adopted E+1 and forgot it could otherwise vote under E
+// with members that never heard of E+1, while E+2, chosen before its
+// restart, grants through a majority that shares no member with them.)
+// With Config.Membership on, its recovery (recovery.go) is therefore a
+// gate, as Viewstamped Replication's is: the acceptor votes, on leases
+// and on changes, only after it heard from n-q+1 other members of the
+// highest configuration it learnt that are not restarting themselves, or,
+// once its boot wait is over, from every other node (Config.Nodes and the
+// members it learnt) saying it is restarting too (then the whole cluster
+// restarted and nothing remembers more). Two restarted nodes cut off
+// together may be a majority of an old configuration while a later one
+// goes on without them: q-1 restarting members prove nothing. It adopts the highest configuration they report, the value with
+// the highest ballot any of them accepted in that epoch's change
+// instance, and their high-water marks as its floor (which covers its
+// change promises). Why that is enough: a change is chosen only by
+// members that know their configuration E is active (step 0), and E is
+// chosen only once E-1 is active, and so on down; so if an epoch above
+// L+1 was chosen, where L is what the node learnt, L+1 is active: a
+// majority of S(L) adopted it, and any n-q+1 other members of S(L)
+// include one of that majority (or one that recovered from it), which
+// would have reported L+1 or later. So a recovered member holds at least
+// every active epoch, never votes under an epoch two below a chosen one,
+// and the waiting rule's argument holds for it as for a member that never
+// restarted; and the n-q+1 meet the q-1 others of any majority that
+// promised or accepted in the change instance, as within Paxos. The price: in a 3-member configuration a restarted member votes
+// only while both other members answer, so replace a dead member before
+// restarting another. After the whole cluster restarted, each falls back
+// to the highest configuration it heard, or epoch 0: restart such a
+// cluster with the current members as its start list (and no node it
+// would wait for forever). With Config.Membership off the acceptor set
+// never changes and recovery stays a guard.
+//
+// # Membership and cores
+//
+// Membership runs on members of one core: Config.Membership with Cores
+// above 1 is refused (NewNode, NewCores), `lease-node serve` refuses
+// -membership with -loops above 1 and runs one loop by default when
+// membership is on, the Maelstrom node runs one core anyway, and the
+// simulation keeps every schedule with membership on one core. The
+// argument above is about a member as one acceptor, and with several
+// cores three of its steps would read one core where they need the
+// whole member:
+//
+//   - The floor across changes. The floor of E+1 is the highest
+//     high-water mark the promises of the change instance reported, and
+//     "Fencing tokens across changes" needs the mark of the member y that
+//     accepted t to be at least t. The change instance is one instance on
+//     one core (the lead, as the master lease), and a core's mark covers
+//     only its own chunks: t, accepted by another core of y, would not be
+//     under the floor, and a grant under E+2 could get a smaller token.
+//   - The waiting rule. y refuses epoch E-1 only once every one of its
+//     cores adopted E, so its wait must run from the last core's
+//     adoption, and no core may still vote under E-1 when y promises.
+//   - Recovery. The gate holds per core: every core must learn the
+//     configuration before it votes, while only the lead sends sync
+//     rounds; a core whose count restarted at another moment (it adopted
+//     a configuration at another point of the answers) could wait for
+//     rounds the lead no longer sends. Activation (step 0) would count
+//     the lead's adoption for the whole member.
+//
+// Composing them would take, each as sync already does for recovery: a
+// member_prepare to every core, each answering with its own mark and
+// naming itself, and the changer counting a member's promise only once
+// every one of its cores answered (the floor is then the whole member's
+// mark); every adopted configuration handed to every core of the member
+// (Output.Adopted, Node.Adopt; onEveryLoop in the serve shell) and only
+// then the lead's waiting rule started again (Node.Adopt on the lead with
+// the configuration it holds extends its wait to stretch(M) from that
+// call); every recovering core asking in rounds of its own; and the
+// simulation's membership schedules run on members of 2-4 cores, with
+// the controls of both.
+//
 // # Guarantees
 //
 // Under the fault model below, and with BootWaitMs >= MaxLeaseMs where
@@ -430,7 +630,11 @@
 //     says is_master names a token, above every token an earlier master
 //     was told.
 //   - Error 11 is sent only when no propose went out for the request;
-//     error 22 only when another server's lease was read from a majority.
+//     error 22 only when another server's lease was read from a majority
+//     (or, for a membership change, when a change is waiting or lost).
+//   - With Config.Membership on, all of the above hold across changes of
+//     the acceptor set made through the membership procedure, one member
+//     at a time, with restarted members recovering before they vote.
 //
 // Fault model: messages may be lost, delayed without bound, duplicated and
 // reordered; client requests may reach a node late (a paused process) or
@@ -439,7 +643,8 @@
 // the clients' included, within rho of true time; wall clocks within the
 // bound above (for the order of tokens only). Not covered: Byzantine
 // nodes, clocks that jump or pause without the process being treated as
-// crashed (suspend), and acceptor sets that differ between nodes. A node
+// crashed (suspend), start lists (epoch 0) that differ between nodes, and
+// acceptor sets changed other than through the membership procedure. A node
 // reads its wall clock once, at start, and counts on with its own clock:
 // a step of the system clock while it runs is not seen until it restarts,
 // and its own clock's rate error accumulates into its estimate (a Linux
@@ -520,8 +725,16 @@
 //     counter unit so tens of ballots a second press on pacing, and
 //     whole-cluster restarts), "bootedge" (restarts within milliseconds
 //     with clocks 5-10% off) and "twice" (one node restarted again and
-//     again while its answers are held back). The fencing rules are
-//     asserted where the guarantee holds: the nodes' clock estimates
+//     again while its answers are held back); an eighth of the
+//     schedules (every one with -membership) add the member nemesis
+//     (simmember_test.go): members added and removed through any node,
+//     two changes at once, changes of two members (refused), brand-new
+//     nodes that start late, some joining, removed members restarted and
+//     added again, and the profiles "membership" (changes every few
+//     hundred milliseconds among five nodes) and "fresh-members" (two new
+//     nodes replace two members in a quiet window, without wall clocks);
+//     two configurations at one epoch are a violation of their own. The
+//     fencing rules are asserted where the guarantee holds: the nodes' clock estimates
 //     (skew and drift, measured over the run) stayed within the bound, or
 //     every restarted acceptor recovered before serving. Clients believe
 //     every time they are told on their own clocks, a check's included.
@@ -536,7 +749,12 @@
 //   - controls_test.go: negative controls the simulation must catch within
 //     its default budget: acceptors=self, restarts without the boot wait,
 //     clients whose clocks run slower than rho allows, wall clocks beyond
-//     the bound, and rules switched off one at a time (weaken.go).
+//     the bound, and rules switched off one at a time (weaken.go), the
+//     membership ones included: no waiting rule, two members at once,
+//     learners voting, no configuration floor.
+//   - testdata/membership.txt: a dead member replaced step by step (the
+//     change's Paxos rounds, the waiting rule's refusal with its time,
+//     the new member voting, a stale proposer learning the epoch).
 //     -control-rates prints every control's catch rate.
 //   - readid_test.go: a read answer for an earlier incarnation of a node
 //     must never be taken for an answer to a read of this one.

@@ -19,6 +19,10 @@ const (
 type Error struct {
 	Code int
 	Text string
+	// RetryInMs, when set, is how long until asking again can succeed (a
+	// membership change refused by the waiting rule); shells may pass it
+	// on (HTTP's Retry-After).
+	RetryInMs int64
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("error %d: %s", e.Code, e.Text) }

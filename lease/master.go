@@ -169,6 +169,10 @@ func (n *Node) masterStop(now time.Duration) {
 // masterAct asks for the lease, or renews it, through the proposer.
 func (n *Node) masterAct(now time.Duration) {
 	m := &n.master
+	if !n.known { // a joining node: no configuration to count a quorum in yet
+		m.nextAt = now + ms(n.cfg.RoundTimeoutMs)
+		return
+	}
 	op := OpGrant
 	if m.holding {
 		op = OpRenew

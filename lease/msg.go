@@ -24,6 +24,15 @@ const (
 	// It lets the proposer's error name the acceptor instead of calling it
 	// silent; it counts towards no quorum.
 	MsgBooting MsgType = "booting"
+
+	// Membership (member.go): the change instance of an epoch, and the
+	// configuration itself.
+	MsgChangePrepare     MsgType = "member_prepare"    // changer -> members: promise Ballot in the change instance of Epoch
+	MsgChangePrepareResp MsgType = "member_prepare_ok" // OK: promised; Accepted, Value: what it accepted; Counter: its high-water mark; WaitMs: the waiting rule's time left
+	MsgChangePropose     MsgType = "member_propose"    // changer -> members: accept Value at Ballot in the change instance of Epoch
+	MsgChangeProposeResp MsgType = "member_propose_ok" // OK: accepted
+	MsgConfig            MsgType = "member_config"     // any node -> any node: adopt Conf (a chosen configuration)
+	MsgConfigResp        MsgType = "member_config_ok"  // Epoch: the configuration the answerer holds now
 )
 
 // Msg is one peer message, to or from an acceptor. Fields a type does not
@@ -52,13 +61,39 @@ type Msg struct {
 	OK       bool
 	Promised Ballot
 	Lease    *Record
-	// Counter and Recovering: a sync answer. Core and Cores: which of
-	// the answering member's cores it comes from, and how many that
-	// member runs (0: one, Core 0); every core answers a sync for the
-	// chunks it serves (cores.go).
-	Counter     uint64
-	Recovering  bool
+	// Counter and Recovering: a sync answer. Recovering also marks a
+	// booting answer from a restarted member whose boot wait is over but
+	// which has not recovered the configuration yet (membership).
+	Counter    uint64
+	Recovering bool
+	// Core and Cores: which of the answering member's cores a sync
+	// answer comes from, and how many that member runs (0: one, Core 0);
+	// every core answers a sync for the chunks it serves (cores.go).
 	Core, Cores int
+	// Epoch is the sender's configuration epoch (membership): on prepare,
+	// propose, read and release and their answers, and on the change
+	// messages. 0 until the first change, and then left off the wire.
+	Epoch uint64
+	// Conf is a configuration: the one a member_config commits or pushes,
+	// an acceptor's own when it refuses a lower epoch, the answerer's in
+	// a sync answer (membership), and the proposer's on a request it sends
+	// again to an acceptor it found behind.
+	Conf *Membership
+	// Value and Accepted: the configuration a member_propose asks to
+	// accept; in a member_prepare_ok or a sync answer, the value the
+	// acceptor accepted in its epoch's change instance, and its ballot.
+	Value    *Membership
+	Accepted Ballot
+	// WaitMs: a member_prepare_ok that did not promise because of the
+	// waiting rule (rule 11): how long until it ends.
+	WaitMs int64
+	// Learner: a member_prepare_ok or member_propose_ok from a node that
+	// votes on nothing now (outside the configuration, or restarting):
+	// it did nothing, but it is up.
+	Learner bool
+	// Active: a member_prepare from a changer that knows its
+	// configuration is active (member.go).
+	Active bool
 	// BootingMs: a booting answer's remaining boot wait.
 	BootingMs int64
 	// Request is the client request a propose was sent for (Request.ID;
@@ -88,7 +123,17 @@ type Record struct {
 // isRequest reports whether an acceptor handles this type.
 func (t MsgType) isRequest() bool {
 	switch t {
-	case MsgPrepare, MsgPropose, MsgRead, MsgRelease, MsgSync, MsgCancel:
+	case MsgPrepare, MsgPropose, MsgRead, MsgRelease, MsgSync, MsgCancel, MsgChangePrepare, MsgChangePropose, MsgConfig:
+		return true
+	}
+	return false
+}
+
+// leaseRequest reports whether a type asks an acceptor to act on a
+// chunk's lease: those carry the proposer's epoch.
+func (t MsgType) leaseRequest() bool {
+	switch t {
+	case MsgPrepare, MsgPropose, MsgRead, MsgRelease:
 		return true
 	}
 	return false

@@ -24,6 +24,10 @@ type Output struct {
 	// its boot wait and recovery (recovery.go). The core writes nothing
 	// itself; the shell prints them.
 	Logs []string
+	// Adopted is the configuration this call adopted, if any (doc.go
+	// "Membership"): a shell that runs several cores of one member hands
+	// it to the others (Node.Adopt).
+	Adopted *Membership
 }
 
 // Node is one node's lease core: a proposer for every chunk it is asked
@@ -33,9 +37,17 @@ type Output struct {
 // inside reads a clock, performs I/O, starts a goroutine or uses global
 // randomness. It is not safe for concurrent use; one event loop owns it.
 type Node struct {
-	cfg       Config
-	accIdx    map[string]int // acceptor id -> position in cfg.Acceptors
-	quorum    int
+	cfg    Config
+	conf   Membership     // the configuration: the acceptor set (membership.go)
+	accIdx map[string]int // member id -> position in conf.Members
+	quorum int
+	// known is false only for a joining node until it learnt a
+	// configuration; activated once a majority of conf.Prev is known to
+	// have adopted conf (member.go).
+	known, activated bool
+	change           changeAcceptor // this acceptor's side of the change instance (member.go)
+	changer          *changeRun     // this node's change in flight, if any (member.go)
+
 	ballots   ballotSource
 	bootUntil time.Duration
 
@@ -84,8 +96,8 @@ func NewNode(cfg Config, now time.Duration) (*Node, error) {
 	}
 	n := &Node{
 		cfg:       cfg,
-		accIdx:    make(map[string]int, len(cfg.Acceptors)),
-		quorum:    majority(len(cfg.Acceptors)),
+		known:     !cfg.Join,
+		activated: true,
 		ballots:   newBallotSource(cfg, now),
 		bootUntil: now + bootWait(cfg),
 		chunks:    newChunkTable(),
@@ -98,9 +110,7 @@ func NewNode(cfg Config, now time.Duration) (*Node, error) {
 		reqSeq: firstReqID(cfg),
 		limit:  min(slowStart, cfg.MaxInFlight),
 	}
-	for i, a := range cfg.Acceptors {
-		n.accIdx[a] = i
-	}
+	n.setConf(Membership{Members: slices.Clone(cfg.Acceptors)})
 	n.master.nextAt, n.master.releaseAt = Never, Never
 	n.startRecovery(now)
 	return n, nil
@@ -136,6 +146,7 @@ func (n *Node) Tick(now time.Duration) *Output {
 		}
 	}
 	n.syncTimer(now)
+	n.changerTimer(now)
 	n.masterTimer(now)
 	n.sweep(now)
 	return n.finish(now)
@@ -149,6 +160,7 @@ func (n *Node) begin(now time.Duration) {
 	n.out.Msgs = n.out.Msgs[:0]
 	n.out.Replies = n.out.Replies[:0]
 	n.out.Logs = n.out.Logs[:0]
+	n.out.Adopted = nil
 }
 
 // finish delivers self-addressed messages, drops answered requests and
@@ -170,7 +182,7 @@ func (n *Node) finish(now time.Duration) *Output {
 	n.logs = n.logs[:0]
 	n.pending = slices.DeleteFunc(n.pending, func(r *request) bool { return r.done })
 	n.afterBurst()
-	n.out.Wake = min(n.syncWake(), n.bootWake(), n.sweepWake(), n.masterWake())
+	n.out.Wake = min(n.syncWake(), n.bootWake(), n.sweepWake(), n.masterWake(), n.changerWake())
 	for _, r := range n.pending {
 		n.out.Wake = min(n.out.Wake, r.nextEvent())
 	}
@@ -178,9 +190,13 @@ func (n *Node) finish(now time.Duration) *Output {
 }
 
 // send queues m for its destination; a message to this node itself goes to
-// the local acceptor within the same call.
+// the local acceptor within the same call. A lease request carries the
+// node's epoch (membership).
 func (n *Node) send(m Msg) {
 	m.From = n.cfg.ID
+	if m.Type.leaseRequest() {
+		m.Epoch = n.conf.Epoch
+	}
 	if m.To == n.cfg.ID {
 		n.loop = append(n.loop, m)
 		return
@@ -190,7 +206,7 @@ func (n *Node) send(m Msg) {
 
 // broadcast sends m to every acceptor.
 func (n *Node) broadcast(m Msg) {
-	for _, a := range n.cfg.Acceptors {
+	for _, a := range n.voters() {
 		m.To = a
 		n.send(m)
 	}
@@ -218,14 +234,36 @@ func (n *Node) fail(r *request, err *Error) {
 
 // dispatch routes a peer message to the acceptor or to the request
 // waiting for it. Answers from nodes outside the acceptor set are ignored:
-// they cannot count towards a quorum.
+// they cannot count towards a quorum. An answer that carries a newer
+// configuration is a refusal of a lower epoch: the node adopts it and its
+// rounds start again. An answer from an acceptor behind this node's
+// epoch did nothing: the round asks it again, with the configuration
+// (askAgain).
 func (n *Node) dispatch(now time.Duration, m Msg) {
 	if m.Type.isRequest() {
 		n.accept(now, m)
 		return
 	}
+	if m.Conf != nil && m.Type != MsgSyncResp && (!n.known || m.Conf.Epoch > n.conf.Epoch) {
+		n.adopt(now, *m.Conf)
+		return
+	}
+	switch m.Type {
+	case MsgSyncResp:
+		n.onSyncResp(now, m)
+		return
+	case MsgConfigResp, MsgChangePrepareResp, MsgChangeProposeResp:
+		n.onChangeResp(now, m)
+		return
+	}
 	idx, ok := n.accIdx[m.From]
 	if !ok {
+		return
+	}
+	if m.Type != MsgBooting && m.Epoch != n.conf.Epoch {
+		if m.Epoch < n.conf.Epoch {
+			n.askAgain(m)
+		}
 		return
 	}
 	switch m.Type {
@@ -237,8 +275,6 @@ func (n *Node) dispatch(now time.Duration, m Msg) {
 		n.onReadResp(now, m, idx)
 	case MsgReleaseResp:
 		n.onReleaseResp(m, idx)
-	case MsgSyncResp:
-		n.onSyncResp(now, m, idx)
 	case MsgBooting:
 		n.onBooting(now, m, idx)
 	}

@@ -168,7 +168,7 @@ func (n *Node) onPrepareResp(now time.Duration, m Msg, idx int) {
 // another" once a majority can no longer be open and the answers, read as
 // a majority read, name one holder; otherwise it waits or retries.
 func (n *Node) decidePrepare(now time.Duration, r *request) {
-	a, total := r.att, len(n.cfg.Acceptors)
+	a, total := r.att, len(n.voters())
 	if a.open.count() >= n.quorum {
 		n.propose1(now, r)
 		return
@@ -180,7 +180,7 @@ func (n *Node) decidePrepare(now time.Duration, r *request) {
 	if a.open.count()+total-a.prepared.count() >= n.quorum {
 		return
 	}
-	holder, decided := judgeRead(serversOf(a.samples), total, n.quorum)
+	holder, decided := n.judge(a.samples)
 	if decided && holder != "" && holder != r.Server {
 		n.answerHeld(now, r, holder)
 		return
@@ -241,7 +241,7 @@ func (n *Node) resend(now time.Duration, r *request) {
 	if a.phase == proposing {
 		heard, m = a.answered, n.proposeMsg(r, a.fast)
 	}
-	for i, acc := range n.cfg.Acceptors {
+	for i, acc := range n.voters() {
 		if !heard.has(i) {
 			m.To = acc
 			n.send(m)
@@ -276,7 +276,7 @@ func (n *Node) onProposeResp(now time.Duration, m Msg, idx int) {
 		n.abandon(now, r)
 		return
 	}
-	if a.accepted.count()+len(n.cfg.Acceptors)-a.answered.count() < n.quorum {
+	if a.accepted.count()+len(n.voters())-a.answered.count() < n.quorum {
 		n.proposeFailed(now, r)
 	}
 }
@@ -477,12 +477,31 @@ func kthLargest(samples []sample, server string, k int) int64 {
 	return rem[len(rem)-k]
 }
 
-// protectedMs applies protectedMs with this node's acceptor set.
+// protectedMs applies protectedMs with this node's acceptor set. With
+// membership the q-th largest time counts instead of the (n-q+1)-th (the
+// same for odd n): q members protect the holder that long, and q
+// members meet every majority of this configuration and of the next
+// (doc.go "Membership", reads across one change).
 func (n *Node) protectedMs(samples []sample, server string) int64 {
-	if n.cfg.weaken == weakReadMax {
+	switch {
+	case n.cfg.weaken == weakReadMax:
 		return kthLargest(samples, server, 1)
+	case n.cfg.Membership:
+		return kthLargest(samples, server, n.quorum)
 	}
-	return protectedMs(samples, server, len(n.cfg.Acceptors), n.quorum)
+	return protectedMs(samples, server, len(n.voters()), n.quorum)
+}
+
+// judge reads the answers as a majority read (judgeRead) in this node's
+// configuration. With membership a holder granted under the previous
+// configuration is reported by at least r - floor(n/2) of r answers (the
+// same threshold as q + r - n for odd n; doc.go "Membership").
+func (n *Node) judge(samples []sample) (holder string, decided bool) {
+	servers, total := serversOf(samples), len(n.voters())
+	if n.cfg.Membership {
+		return judgeReadAt(servers, n.quorum, len(servers)-total/2)
+	}
+	return judgeRead(servers, total, n.quorum)
 }
 
 // latestToken is the largest token reported for server.

@@ -61,11 +61,16 @@ func majority(n int) int { return n/2 + 1 }
 // Picking the highest ballot would be wrong: an abandoned attempt can
 // leave a live record with a higher ballot than the real holder's.
 func judgeRead(servers []string, n, q int) (holder string, decided bool) {
-	r := len(servers)
-	if r < q {
+	return judgeReadAt(servers, q, q+len(servers)-n)
+}
+
+// judgeReadAt is judgeRead with the threshold given: a server held the
+// chunk throughout the read only if at least threshold answers report it.
+// Fewer than q answers decide nothing.
+func judgeReadAt(servers []string, q, threshold int) (holder string, decided bool) {
+	if len(servers) < q {
 		return "", false
 	}
-	threshold := q + r - n
 	found := 0
 	for i, s := range servers {
 		if s == "" || slices.Contains(servers[:i], s) {

@@ -56,7 +56,7 @@ func (n *Node) onReadResp(now time.Duration, m Msg, idx int) {
 // for the remaining answers until the round ends.
 func (n *Node) decideCheck(now time.Duration, r *request) {
 	rd := r.rd
-	holder, decided := judgeRead(serversOf(rd.samples), len(n.cfg.Acceptors), n.quorum)
+	holder, decided := n.judge(rd.samples)
 	rd.weak = ""
 	if !decided {
 		return
@@ -66,7 +66,7 @@ func (n *Node) decideCheck(now time.Duration, r *request) {
 		return
 	}
 	rem := n.protectedMs(rd.samples, holder)
-	if rem == 0 && rd.heard.count() < len(n.cfg.Acceptors) {
+	if rem == 0 && rd.heard.count() < len(n.voters()) {
 		rd.weak = holder
 		return
 	}

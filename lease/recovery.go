@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +43,13 @@ type syncRound struct {
 	// parts: which cores of each acceptor that runs several have
 	// answered, by acceptor index (cores.go); nil while none has.
 	parts map[int]*coreAnswers
+	// answered: nodes outside the configuration that answered
+	// (membership: every node is asked for its configuration).
+	answered map[string]bool
+	// restartingIDs: every node whose latest answers said it is
+	// restarting too, from each of its cores (membership: the fallback
+	// needs all of them).
+	restartingIDs map[string]*restartAnswers
 }
 
 // bootState is where a restarted node is in its boot wait.
@@ -58,13 +66,34 @@ type bootState struct {
 // startRecovery puts a restarted acceptor (one with a boot wait) under its
 // floor and into recovery; its first sync round goes out at the first call.
 func (n *Node) startRecovery(now time.Duration) {
-	_, acc := n.accIdx[n.cfg.ID]
-	if !acc || n.cfg.BootWaitMs == 0 {
+	restarted := n.cfg.BootWaitMs > 0 && (n.member() || n.cfg.Membership)
+	if !restarted && !n.cfg.Join {
 		n.boot.announced = true
 		return
 	}
 	w := n.cfg.weaken
-	if w != weakNoWallFloor && w != weakOverwrite {
+	if restarted {
+		n.startBootWait(now)
+	} else {
+		n.boot.announced = true
+	}
+	if w == weakNoRecovery || w == weakOverwrite || !n.cfg.Membership && len(n.voters()) == 1 {
+		return
+	}
+	n.recovering = true
+	n.sync = syncRound{roundEnd: now, ready: n.newTally(), restarting: n.newTally()}
+	if n.cfg.Membership {
+		n.logf("recovery: asking %s for their configurations and ballot high-water marks; the acceptor votes once "+
+			"%d members of the configuration that are not restarting answered", joinNames(n.syncTargets()), n.syncNeed())
+		return
+	}
+	n.logf("recovery: asking acceptors %s for their ballot high-water marks", n.namesOf(n.othersSet()))
+}
+
+// startBootWait puts a restarted acceptor under its wall-clock floor and
+// logs its boot wait.
+func (n *Node) startBootWait(now time.Duration) {
+	if w := n.cfg.weaken; w != weakNoWallFloor && w != weakOverwrite {
 		n.floor = n.ballots.floorAt(n.bootUntil)
 	}
 	floor := "no wall clock, so no floor but what recovery learns"
@@ -73,13 +102,27 @@ func (n *Node) startRecovery(now time.Duration) {
 	}
 	n.logf("restarted: boot wait %d ms (%d ms with the drift stretch): the acceptor answers nothing until it ends%s; %s",
 		n.cfg.BootWaitMs, floorMs(n.bootUntil-now), n.wallText(n.bootUntil), floor)
-	if w == weakNoRecovery || w == weakOverwrite || len(n.cfg.Acceptors) == 1 {
-		return
-	}
-	n.recovering = true
-	n.sync = syncRound{roundEnd: now, ready: n.newTally(), restarting: n.newTally()}
-	n.logf("recovery: asking acceptors %s for their ballot high-water marks", n.namesOf(n.othersSet()))
 }
+
+// syncTargets are the nodes a recovery asks: the other acceptors; with
+// membership every other node (any may hold a later configuration), and
+// for a joining node that knows no configuration, the nodes it was given.
+func (n *Node) syncTargets() []string {
+	var ids []string
+	switch {
+	case !n.known:
+		ids = n.cfg.Acceptors
+	case n.cfg.Membership:
+		ids = union(n.cfg.nodes(), n.conf.Members)
+	default:
+		ids = n.voters()
+	}
+	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == n.cfg.ID })
+}
+
+// syncNeed is how many members not restarting must answer for recovery
+// to complete: n-q+1 besides this node.
+func (n *Node) syncNeed() int { return len(n.voters()) - n.quorum + 1 }
 
 // syncWake is when recovery needs Tick next: only the lead core sends
 // sync rounds; the member's other cores count the answers it gets (the
@@ -99,13 +142,15 @@ func (n *Node) syncTimer(now time.Duration) {
 		return
 	}
 	n.sync.roundEnd = now + ms(n.cfg.RoundTimeoutMs)
-	if now >= n.bootUntil {
+	if now >= n.bootUntil && !n.cfg.Membership {
 		n.sync.roundEnd = now + n.sweepInterval()
 	}
-	for i, a := range n.cfg.Acceptors {
-		if a != n.cfg.ID && !n.sync.ready.has(i) && !n.sync.restarting.has(i) {
-			n.send(Msg{Type: MsgSync, To: a, ReqID: uint64(n.cfg.Incarnation), Nonce: n.cfg.Nonce})
+	for _, a := range n.syncTargets() {
+		i, member := n.accIdx[a]
+		if member && (n.sync.ready.has(i) || n.sync.restarting.has(i)) || !member && n.sync.answered[a] {
+			continue
 		}
+		n.send(Msg{Type: MsgSync, To: a, ReqID: uint64(n.cfg.Incarnation), Nonce: n.cfg.Nonce})
 	}
 }
 
@@ -114,23 +159,49 @@ func (n *Node) syncTimer(now time.Duration) {
 // and nonce are the asker's incarnation and nonce, so only answers written
 // after its restart count. A core of a member with several answers for
 // its own chunks and names itself (every core gets the sync, Route).
+//
+// With membership every node that knows a configuration answers, with
+// its configuration and what it accepted in that epoch's change instance.
 func (n *Node) answerSync(m Msg) {
-	if _, acc := n.accIdx[n.cfg.ID]; !acc {
+	resp := Msg{Type: MsgSyncResp, To: m.From, ReqID: m.ReqID, Nonce: m.Nonce, Counter: n.highWater(), Recovering: n.recovering}
+	switch {
+	case n.cfg.Membership && n.known:
+		resp.Conf = n.confMsg()
+		if n.change.value != nil {
+			v := n.change.value.copied()
+			resp.Accepted, resp.Value = n.change.accepted, &v
+		}
+	case !n.member():
 		return
 	}
-	high := max(n.ballots.counter, n.floor, n.promisedHigh)
-	resp := Msg{Type: MsgSyncResp, To: m.From, ReqID: m.ReqID, Nonce: m.Nonce, Counter: high, Recovering: n.recovering}
 	if n.cfg.Cores > 1 {
 		resp.Core, resp.Cores = n.cfg.Core, n.cfg.Cores
 	}
 	n.send(resp)
 }
 
-// onSyncResp raises the floor with one acceptor's high-water mark at once
-// (raising a floor is always safe), and counts the answer: an acceptor
-// that runs several cores once each of them answered (cores.go).
-func (n *Node) onSyncResp(now time.Duration, m Msg, idx int) {
-	if !n.recovering || m.ReqID != uint64(n.cfg.Incarnation) || !n.ownNonce(m) || n.cfg.Acceptors[idx] == n.cfg.ID {
+// onSyncResp raises the floor with one node's high-water mark at once
+// (raising a floor is always safe), and counts the answer if it comes
+// from a member: a member that runs several cores once each of them
+// answered (cores.go). With membership it first learns the answer's
+// configuration, if newer, and the value accepted in the change instance
+// of its epoch, if its ballot is higher than what this node knows.
+func (n *Node) onSyncResp(now time.Duration, m Msg) {
+	if !n.recovering || m.ReqID != uint64(n.cfg.Incarnation) || !n.ownNonce(m) || m.From == n.cfg.ID {
+		return
+	}
+	n.learnFromSync(now, m)
+	if !n.recovering {
+		return
+	}
+	n.sync.noteRestarting(m)
+	idx, member := n.accIdx[m.From]
+	if !member {
+		n.noteSyncHigh(now, m)
+		if n.sync.answered == nil {
+			n.sync.answered = map[string]bool{}
+		}
+		n.sync.answered[m.From] = true
 		return
 	}
 	fresh, complete, restarting := n.sync.note(idx, m, n.cfg.weaken)
@@ -146,6 +217,12 @@ func (n *Node) onSyncResp(now time.Duration, m Msg, idx int) {
 			return // a duplicate answer
 		}
 	}
+	n.noteSyncHigh(now, m)
+	n.maybeRecovered(now)
+}
+
+// noteSyncHigh raises the floor with one answer's high-water mark.
+func (n *Node) noteSyncHigh(now time.Duration, m Msg) {
 	n.sync.high = max(n.sync.high, m.Counter)
 	if n.cfg.weaken == weakRecoveryNotMax {
 		n.floor = max(n.ballots.floorAt(n.bootUntil), m.Counter) // the latest answer, not the largest
@@ -155,19 +232,30 @@ func (n *Node) onSyncResp(now time.Duration, m Msg, idx int) {
 		n.logf("recovery: ballot floor raised to %s by %s's high-water mark", n.counterText(n.floor), m.From)
 	}
 	n.ballots.observe(now, n.sync.high)
-	n.maybeRecovered(now)
 }
 
 // maybeRecovered ends recovery when enough is known: n-q+1 acceptors not
 // restarting answered, or q-1 that are restarting too (then a majority
 // restarted and nothing remembers more than the floors).
+//
+// With membership the second way is narrower (wholeRestart): q-1
+// restarting members of a configuration this node may hold stale prove
+// nothing, since two restarted nodes cut off together can be a majority
+// of an old configuration while a later one goes on without them.
 func (n *Node) maybeRecovered(now time.Duration) {
-	total := len(n.cfg.Acceptors)
-	need := total - n.quorum + 1 // ready acceptors besides this one
-	if n.sync.ready.count() < need && n.sync.restarting.count() < n.quorum-1 {
+	fallback := n.sync.restarting.count() >= n.quorum-1
+	if n.cfg.Membership {
+		fallback = n.wholeRestart(now)
+	}
+	if n.sync.ready.count() < n.syncNeed() && !fallback {
 		return
 	}
 	n.recovering = false
+	if n.cfg.Membership {
+		n.logf("recovery complete: configuration %s%s, from %s; ballot floor %s", n.conf, n.roleText(),
+			n.namesOf(n.sync.ready.set|n.sync.restarting.set), n.counterText(n.floor))
+		return
+	}
 	n.logf("recovery complete: high-water marks from %s; ballot floor %s", n.namesOf(n.sync.ready.set|n.sync.restarting.set), n.counterText(n.floor))
 }
 
@@ -185,8 +273,16 @@ func (n *Node) bootTimer(now time.Duration) {
 		return
 	}
 	n.boot.announced = true
+	if n.recovering && n.cfg.Membership {
+		n.maybeRecovered(now) // restarting peers may have answered during the boot wait
+	}
 	if !n.recovering {
 		n.logf("boot wait over: the acceptor serves, ballot floor %s", n.counterText(n.floor))
+		return
+	}
+	if n.cfg.Membership {
+		n.logf("boot wait over: the acceptor votes once recovery is complete (it must learn the configuration: membership); "+
+			"heard from %s so far", n.namesOf(n.sync.ready.set|n.sync.restarting.set))
 		return
 	}
 	n.boot.unrecovered = true
@@ -230,9 +326,15 @@ func (n *Node) onBooting(now time.Duration, m Msg, idx int) {
 
 // answerBooting tells a proposer that this acceptor is in its boot wait
 // and did nothing.
+//
+// One past its boot wait that has not recovered the configuration yet
+// (membership) says so, and to ask again in a round.
 func (n *Node) answerBooting(now time.Duration, m Msg) {
-	left := (n.bootUntil - now + time.Millisecond - 1) / time.Millisecond
-	n.send(Msg{Type: MsgBooting, To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID, Nonce: m.Nonce, BootingMs: int64(left)})
+	left, recovering := ceilMs(n.bootUntil-now), false
+	if left == 0 {
+		left, recovering = n.cfg.RoundTimeoutMs, true
+	}
+	n.send(Msg{Type: MsgBooting, To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID, Nonce: m.Nonce, BootingMs: left, Recovering: recovering})
 }
 
 // othersSet is every other acceptor, as a tally set.

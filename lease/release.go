@@ -25,7 +25,7 @@ func (n *Node) startRelease(now time.Duration, r *request) {
 func (n *Node) sendRelease(now time.Duration, r *request) {
 	rel := r.rel
 	rel.roundEnd = now + ms(n.cfg.RoundTimeoutMs)
-	for i, a := range n.cfg.Acceptors {
+	for i, a := range n.voters() {
 		if !rel.heard.has(i) {
 			n.send(Msg{Type: MsgRelease, To: a, Chunk: r.Chunk, Server: r.Server, Token: r.Token, ReqID: rel.id, Nonce: n.cfg.Nonce})
 		}

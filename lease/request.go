@@ -71,8 +71,16 @@ func (n *Node) handleRequest(now time.Duration, req Request) {
 	if req.LeaseMs == 0 {
 		r.leaseLen = ms(n.cfg.DefaultLeaseMs)
 	}
-	if req.Op >= OpMasterStart {
+	switch {
+	case req.Op >= OpMemberAdd:
+		n.handleMember(now, r)
+		return
+	case req.Op >= OpMasterStart:
 		n.handleMaster(now, r)
+		return
+	case !n.known:
+		n.fail(r, unavailable("this node joined a running cluster and has not learnt its configuration yet, so nothing was sent; "+
+			"ask a member, or again shortly"))
 		return
 	}
 	n.admit(now, r)
@@ -93,7 +101,7 @@ const (
 
 func (n *Node) validate(req Request) *Error {
 	switch {
-	case req.Op >= OpMasterStart && req.Op <= OpMasterStatus:
+	case req.Op >= OpMasterStart && req.Op <= OpMemberList:
 		return nil
 	case req.Op < OpGrant || req.Op > OpRelease:
 		return &Error{Code: CodeNotSupported, Text: fmt.Sprintf("unknown lease operation %v", req.Op)}
@@ -122,7 +130,7 @@ func (n *Node) validate(req Request) *Error {
 func (r *request) nextEvent() time.Duration {
 	t := r.deadline
 	switch {
-	case r.queued, r.waiting:
+	case r.queued, r.waiting, r.Op >= OpMemberAdd:
 	case r.att != nil:
 		t = min(t, r.att.roundEnd, r.att.d)
 	case r.rd != nil:
@@ -141,6 +149,9 @@ func (n *Node) onTimer(now time.Duration, r *request) {
 		n.expire(now, r)
 		return
 	}
+	if r.Op >= OpMemberAdd {
+		return // the change run has timers of its own (changerTimer)
+	}
 	switch r.Op {
 	case OpGrant, OpRenew:
 		n.attemptTimer(now, r)
@@ -158,6 +169,8 @@ func (n *Node) expire(now time.Duration, r *request) {
 		return
 	}
 	switch r.Op {
+	case OpMemberAdd, OpMemberRemove, OpMemberReplace:
+		n.changeExpired(now)
 	case OpGrant, OpRenew:
 		n.finishAttempts(now, r, n.grantFailure(r))
 	case OpCheck:
@@ -180,9 +193,9 @@ func (n *Node) noMajority(r *request, what string) *Error {
 func (n *Node) quorumText(r *request) string {
 	now := n.now
 	text := fmt.Sprintf("of the %d acceptors answered within %d ms: a round needs %d, the best round heard %d (answers came from %s)",
-		len(n.cfg.Acceptors), n.cfg.QuorumTimeoutMs, n.quorum, r.heard, n.namesOf(r.heardFrom))
+		len(n.voters()), n.cfg.QuorumTimeoutMs, n.quorum, r.heard, n.namesOf(r.heardFrom))
 	var booting, silent []string
-	for i, a := range n.cfg.Acceptors {
+	for i, a := range n.voters() {
 		if r.heardFrom&(1<<uint(i)) != 0 {
 			continue
 		}

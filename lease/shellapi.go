@@ -15,14 +15,14 @@ import (
 // be one the core never sends. The master lease's instance is the empty
 // chunk handle there, so an empty Chunk is never "missing".
 func CheckMsg(m Msg) error {
-	switch m.Type {
-	case MsgPrepare, MsgPrepareResp, MsgPropose, MsgProposeResp, MsgRead, MsgReadResp,
-		MsgRelease, MsgReleaseResp, MsgSync, MsgSyncResp, MsgCancel, MsgCancelResp, MsgBooting:
-	default:
+	if !m.Type.known() {
 		return fmt.Errorf("%q is not a peer message type", m.Type)
 	}
 	ballot, promised, reqID, ok, counter, booting := m.Ballot, m.Promised, m.ReqID, m.OK, m.Counter, m.BootingMs
 	w := wireMsg{Master: m.Chunk == masterChunk, OK: &ok, Counter: &counter, Promised: &promised}
+	if m.Type.unnumbered() {
+		return checkMsg(m, w)
+	}
 	if m.Type == MsgBooting {
 		// A booting answer names the ballot it answers, or else the
 		// request id (a read or a release).

@@ -57,6 +57,9 @@ type outcome struct {
 	// overloaded counts requests that failed waiting for an admission
 	// slot (admission.go): the proof that capped schedules reach that path.
 	overloaded int
+	// memberChanges counts membership changes answered ok: the proof that
+	// the member nemesis changes configurations (simmember_test.go).
+	memberChanges int
 }
 
 // runSchedule plays one schedule, writes its history in the contract's
@@ -81,6 +84,8 @@ func runSchedule(sc scenario) outcome {
 	for _, text := range w.definite {
 		o.violations = append(o.violations, leasewl.Violation{Kind: "definite-after-propose", Text: text})
 	}
+	o.violations = append(o.violations, w.membershipViolations()...)
+	o.memberChanges = w.mw.changes
 	return o
 }
 
@@ -158,10 +163,11 @@ func TestSimulation(t *testing.T) {
 		count = 100_000
 	}
 	results := runMany(base, count, func(seed uint64) scenario { return drawScenario(seed, "none") }, 0)
-	ops, violations, unfenced, overloaded := 0, 0, 0, 0
+	ops, violations, unfenced, overloaded, changes := 0, 0, 0, 0, 0
 	for _, o := range results {
 		ops += o.ops
 		overloaded += o.overloaded
+		changes += o.memberChanges
 		violations += len(o.violations) + len(o.problems)
 		if o.unfenced {
 			unfenced++
@@ -170,13 +176,16 @@ func TestSimulation(t *testing.T) {
 			reportFailure(t, o)
 		}
 	}
-	fmt.Printf("lease-sim: schedules=%d ops=%d violations=%d fencing-unasserted=%d overloaded=%d seed=%d\n",
-		len(results), ops, violations, unfenced, overloaded, base)
+	fmt.Printf("lease-sim: schedules=%d ops=%d violations=%d fencing-unasserted=%d overloaded=%d member-changes=%d seed=%d\n",
+		len(results), ops, violations, unfenced, overloaded, changes, base)
 	if violations > 0 {
 		t.Fatalf("%d violations; replay a failing schedule with: go test ./lease -run TestSimulation -seed <seed> -schedules 1 -v", violations)
 	}
 	if len(results) >= 200 && overloaded == 0 {
 		t.Fatalf("no request in %d schedules failed waiting for an admission slot: the capped schedules no longer reach that path", len(results))
+	}
+	if len(results) >= 200 && changes == 0 {
+		t.Fatalf("no membership change in %d schedules was answered ok: the member nemesis no longer changes configurations", len(results))
 	}
 }
 

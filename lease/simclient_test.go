@@ -89,6 +89,11 @@ func (c *clients) poll() {
 	if w.now >= w.sc.duration {
 		return
 	}
+	if w.quiet() {
+		w.pollAt = w.now + 10*time.Millisecond
+		w.push(event{at: w.pollAt, kind: evPoll})
+		return
+	}
 	for i := range c.workers {
 		if c.workers[i].call == nil {
 			if inv, ok := w.wl.Next(w.now, i); ok {

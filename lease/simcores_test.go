@@ -16,7 +16,8 @@ import (
 // drives a member's cores as the serve shell does (simMember): a client
 // request goes to its chunk's core, a peer message to the core
 // lease.Route names or to every core, and each core wakes at its own
-// wake-up. -loops sets the number for every schedule instead.
+// wake-up. -loops sets the number for every schedule instead (but for
+// those with membership, which stay on one core).
 
 var simLoops = flag.Int("loops", 0, "cores a member runs: 0 a third of the schedules draw members of several; 1 one core everywhere; "+
 	"N > 1 every member of every schedule runs 2..N, drawn at each start (the soak with several loops per member)")
@@ -25,7 +26,15 @@ var simLoops = flag.Int("loops", 0, "cores a member runs: 0 a third of the sched
 // from a stream of its own, so that the other settings of a seed are
 // what they were before cores existed: the most and the fewest cores a
 // member runs, and a few more chunks for members of several.
+//
+// Schedules with membership run members of one core whatever -loops
+// says: membership runs on a member of one core only (doc.go
+// "Membership and cores").
 func (s *scenario) withLoops() {
+	if s.membership {
+		s.loops, s.minLoops = 1, 1
+		return
+	}
 	switch *simLoops {
 	case 0:
 	case 1:
@@ -115,6 +124,7 @@ func (m *simMember) Tick(now time.Duration) *lease.Output {
 
 func (m *simMember) begin() {
 	m.out.Msgs, m.out.Replies, m.out.Logs = m.out.Msgs[:0], m.out.Replies[:0], m.out.Logs[:0]
+	m.out.Adopted = nil
 }
 
 // add takes core k's output in before the core's next call reuses it.
@@ -122,6 +132,9 @@ func (m *simMember) add(k int, o *lease.Output) {
 	m.out.Msgs = append(m.out.Msgs, o.Msgs...)
 	m.out.Replies = append(m.out.Replies, o.Replies...)
 	m.out.Logs = append(m.out.Logs, o.Logs...)
+	if o.Adopted != nil {
+		m.out.Adopted = o.Adopted
+	}
 	m.wakes[k] = o.Wake
 }
 

@@ -128,7 +128,7 @@ func (w *world) crashSome() {
 	}
 	for _, i := range order[:victims] {
 		w.endOfLife(w.nodes[i])
-		if w.sc.minorityCrashes && w.forgetting()+1 > w.sc.nodes-(w.sc.nodes/2+1) {
+		if w.sc.minorityCrashes && !w.mayCrash(i) {
 			break
 		}
 		if w.crash(i) > 0 {

@@ -97,6 +97,8 @@ type scenario struct {
 	// (1: one core each); each member draws its number in that range at
 	// every start (simcores_test.go).
 	loops, minLoops int
+	// memberSettings: membership changes (simmember_test.go).
+	memberSettings
 }
 
 // latency is a one-way message delay distribution.
@@ -131,7 +133,8 @@ func drawScenario(seed uint64, weakening string) scenario {
 	if p, ok := pickProfile(rng.IntN(40)); ok {
 		p(&s, rng)
 	}
-	s.withLoops()
+	drawMembership(seed, &s)
+	s.withLoops() // after membership, which runs on members of one core
 	return s
 }
 
@@ -476,5 +479,5 @@ func (s scenario) String() string {
 		s.latency.kind, s.latency.mean, s.lossP, s.dupP, s.spikeP, s.partition, s.hold, s.crash, s.storm, s.pause, s.dupClientP,
 		s.wallClock, s.wallSkew, s.aheadSkew, s.driftPPM, s.clockEdge, s.marginMs, s.clientsInMargin, s.ballotUnit, s.wholeCluster,
 		s.oneAtATime, s.downMin, s.downMax, s.balanced, s.uplink, s.outage, s.noBootWait, s.clientOutside, s.maxInFlight, s.minLoops, s.loops, s.weakening) +
-		map[bool]string{true: " workload=master", false: ""}[s.master]
+		map[bool]string{true: " workload=master", false: ""}[s.master] + s.memberText()
 }

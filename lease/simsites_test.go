@@ -39,6 +39,9 @@ func (w *world) siteCut(from, to int) bool {
 // worker-to-node binding, or with a load balancer a random live node (a
 // down node fails its health check; with none live, any node).
 func (w *world) route(worker int) int {
+	if w.sc.script != nil {
+		return w.scriptRoute(worker)
+	}
 	if !w.sc.balanced {
 		return worker % w.sc.nodes
 	}

@@ -52,6 +52,8 @@ const (
 	evRestore
 	evPause
 	evResume
+	evMember // the member nemesis (simmember_test.go)
+	evJoin   // a late node's first start
 )
 
 type event struct {
@@ -92,6 +94,7 @@ type simNode struct {
 	ppm      int64
 	wallSkew time.Duration
 	wakeAt   time.Duration // real time of the pending wake event, or -1
+	started  bool          // the node ran at some point: a later start is a restart
 	paused   bool
 	backlog  []event // deliveries and requests that arrived while paused
 }
@@ -139,6 +142,7 @@ type world struct {
 	unrecovered    bool            // a restarted acceptor served before it recovered
 	proposed       map[uint64]bool // client requests a propose went out for
 	definite       []string        // error 11 answers to requests that proposed
+	mw             memberWorld     // membership (simmember_test.go)
 }
 
 func newWorld(sc scenario) *world {
@@ -173,8 +177,11 @@ func newWorld(sc scenario) *world {
 			LeaseMs: sc.leaseMs, MinLeaseMs: sc.minLeaseMs, Rate: sc.rate, Workers: sc.workers}, int64(sc.seed))
 	}
 	w.clients = newClients(w)
+	w.startMembership()
 	for i := range sc.nodes {
-		w.boot(i, 0)
+		if !w.startsLate(i) {
+			w.boot(i, 0)
+		}
 	}
 	return w
 }
@@ -197,6 +204,7 @@ func (w *world) boot(i int, bootWaitMs int64) {
 	if w.sc.ballotUnit > 0 {
 		cfg = lease.WithBallotUnit(cfg, w.sc.ballotUnit)
 	}
+	cfg = w.joinConfig(i, cfg)
 	if w.sc.weakening != "none" {
 		var err error
 		if cfg, err = lease.WithWeakening(cfg, w.sc.weakening); err != nil {
@@ -208,7 +216,7 @@ func (w *world) boot(i int, bootWaitMs int64) {
 		panic(err)
 	}
 	core := newSimMember(cores)
-	n.core, n.wakeAt = core, -1
+	n.core, n.wakeAt, n.started = core, -1, true
 	w.noteOffset(n)
 	w.absorb(i, core.Tick(n.local(w.now)))
 }
@@ -339,6 +347,10 @@ func (w *world) handle(e event) {
 		w.pauseOne()
 	case evResume:
 		w.resume(e.node)
+	case evMember:
+		w.memberChange()
+	case evJoin:
+		w.joinLate(e.node)
 	}
 }
 
@@ -358,7 +370,11 @@ func (w *world) absorb(i int, out *lease.Output) {
 		}
 		w.send(m)
 	}
+	w.noteAdopted(i, out.Adopted)
 	for _, r := range out.Replies {
+		if w.memberReply(r) {
+			continue
+		}
 		if r.Err != nil && r.Err.Code == lease.CodeTemporarilyUnavailable && w.proposed[r.ID] {
 			w.definite = append(w.definite, fmt.Sprintf("%s answered request %d (%v) with error 11 at %v after a propose went out for it: %s",
 				w.ids[i], r.ID, w.clients.opOf(r.ID), w.now, r.Err.Text))

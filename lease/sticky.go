@@ -98,7 +98,7 @@ func (n *Node) sendCancel(r *request) {
 	if a == nil || a.phase != preparing || a.fast {
 		return
 	}
-	if a.open.count() == 0 && a.prepared.count() == len(n.cfg.Acceptors) {
+	if a.open.count() == 0 && a.prepared.count() == len(n.voters()) {
 		return
 	}
 	n.broadcast(Msg{Type: MsgCancel, Chunk: r.Chunk, Ballot: a.ballot})

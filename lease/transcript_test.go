@@ -194,6 +194,7 @@ func (c *cluster) init(t *testing.T, a argMap) []string {
 		DriftPPM: a.int(t, "drift-ppm", 0), QuorumTimeoutMs: a.int(t, "quorum-timeout-ms", 2000),
 		RoundTimeoutMs: a.int(t, "round-timeout-ms", 500),
 		BackoffMinMs:   a.int(t, "backoff-min-ms", 10), BackoffMaxMs: a.int(t, "backoff-max-ms", 10),
+		Membership: a["membership"] == "on",
 	}
 	if w, ok := a["weaken"]; ok {
 		var err error
@@ -251,7 +252,8 @@ func (c *cluster) node(t *testing.T, id string) *Node {
 }
 
 var opNames = map[string]Op{"grant": OpGrant, "renew": OpRenew, "check": OpCheck, "release": OpRelease,
-	"master-start": OpMasterStart, "master-stop": OpMasterStop, "master-status": OpMasterStatus}
+	"master-start": OpMasterStart, "master-stop": OpMasterStop, "master-status": OpMasterStatus,
+	"member-add": OpMemberAdd, "member-remove": OpMemberRemove, "member-replace": OpMemberReplace, "member-list": OpMemberList}
 
 // request: request node=n1 now=0 id=1 grant chunk=c1 server=s1 [lease-ms=500]
 func (c *cluster) request(t *testing.T, a argMap) []string {
@@ -260,7 +262,8 @@ func (c *cluster) request(t *testing.T, a argMap) []string {
 		t.Fatalf("unknown op %q", a["_1"])
 	}
 	req := Request{ID: uint64(a.int(t, "id", 0)), Op: op, Chunk: a["chunk"], Server: a["server"],
-		LeaseMs: a.int(t, "lease-ms", 0), Token: a.int(t, "token", 0)}
+		LeaseMs: a.int(t, "lease-ms", 0), Token: a.int(t, "token", 0),
+		Member: a["member"], Replacement: a["replacement"], Force: a["force"] == "true"}
 	id := a.str(t, "node")
 	return c.absorb(id, c.node(t, id).Request(a.ms(t, "now"), req))
 }
@@ -313,9 +316,10 @@ func formatMsg(m Msg) string {
 	if m.Token != 0 {
 		fmt.Fprintf(&b, " token=%d", m.Token)
 	}
-	if !m.Type.usesBallot() && (m.Type != MsgBooting || m.Ballot.IsZero()) {
+	if !m.Type.usesBallot() && !m.Type.unnumbered() && (m.Type != MsgBooting || m.Ballot.IsZero()) {
 		fmt.Fprintf(&b, " req=%d", m.ReqID)
 	}
+	formatMembership(&b, m)
 	switch m.Type {
 	case MsgBooting:
 		fmt.Fprintf(&b, " booting=%dms", m.BootingMs)
@@ -331,6 +335,46 @@ func formatMsg(m Msg) string {
 		}
 	}
 	return b.String()
+}
+
+// formatMembership renders what a message says about configurations.
+func formatMembership(b *strings.Builder, m Msg) {
+	if m.Epoch != 0 || m.Type.usesBallot() && m.Type.chunkless() {
+		fmt.Fprintf(b, " epoch=%d", m.Epoch)
+	}
+	if m.Active {
+		b.WriteString(" active")
+	}
+	if m.Conf != nil {
+		fmt.Fprintf(b, " config=%s", formatConf(*m.Conf))
+	}
+	if m.Value != nil {
+		fmt.Fprintf(b, " value=%s", formatConf(*m.Value))
+	}
+	if !m.Accepted.IsZero() {
+		fmt.Fprintf(b, " accepted=%s", m.Accepted)
+	}
+	switch m.Type {
+	case MsgChangePrepareResp, MsgChangeProposeResp:
+		fmt.Fprintf(b, " ok=%v promised=%s", m.OK, m.Promised)
+		if m.OK && m.Type == MsgChangePrepareResp {
+			fmt.Fprintf(b, " high=%d", m.Counter)
+		}
+	}
+	if m.WaitMs != 0 {
+		fmt.Fprintf(b, " wait=%dms", m.WaitMs)
+	}
+	if m.Learner {
+		b.WriteString(" learner")
+	}
+}
+
+func formatConf(c Membership) string {
+	s := fmt.Sprintf("%d:%s", c.Epoch, strings.Join(c.Members, ","))
+	if c.Floor != 0 {
+		s += fmt.Sprintf("/floor=%d", c.Floor)
+	}
+	return s
 }
 
 func formatRecord(r *Record) string {

@@ -106,6 +106,19 @@ const (
 	// of them: its other cores' promises, on chunks that may be this
 	// core's, are then not under the floor (cores.go).
 	weakSyncOneCore
+	// weakNoChangeWait lets an acceptor promise a membership change as
+	// soon as it adopted its configuration (drops rule 11, the waiting
+	// rule).
+	weakNoChangeWait
+	// weakTwoAtOnce lets one change replace a member by another (two
+	// members at once) instead of refusing it.
+	weakTwoAtOnce
+	// weakNoConfigFloor adopts configurations without raising the ballot
+	// floor to theirs (drops the order of tokens across changes).
+	weakNoConfigFloor
+	// weakLearnerVotes lets a node outside the configuration vote, and
+	// proposers count its answers (drops "learners vote on nothing").
+	weakLearnerVotes
 )
 
 var weakeningNames = map[weakening]string{
@@ -136,6 +149,10 @@ var weakeningNames = map[weakening]string{
 	weakReleaseExact:    "release-exact-token",
 	weakCheckNoMargin:   "check-no-margin",
 	weakSyncOneCore:     "sync-one-core",
+	weakNoChangeWait:    "membership-no-wait",
+	weakTwoAtOnce:       "membership-two-at-once",
+	weakNoConfigFloor:   "membership-no-floor",
+	weakLearnerVotes:    "membership-learner-votes",
 }
 
 func (w weakening) String() string { return weakeningNames[w] }

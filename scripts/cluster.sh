@@ -10,6 +10,15 @@
 #   scripts/cluster.sh restart ID                   stop member ID and start it again with the
 #                                                   default boot wait (the longest lease), as an
 #                                                   operator restarts one node
+#   scripts/cluster.sh join ID [extra serve flags]  start a brand-new node ID for a cluster started
+#                                                   with -membership on: a certificate from the
+#                                                   cluster's CA, every node started so far and
+#                                                   ID at the end of -cluster (its place is its
+#                                                   ballot lane), -join on, no boot wait (a new
+#                                                   identity has nothing to forget); it votes once
+#                                                   `leasectl member add ID -addr PEER` names it.
+#                                                   The last lines are ENDPOINT=<its client URL>
+#                                                   and PEER=<its peer address>
 #
 # The first start uses -boot-wait-ms 0 (every member starts empty: nothing
 # to forget); a restart never does. State (binary, certificates, PIDs,
@@ -23,7 +32,7 @@ state=${CLUSTER_STATE_DIR:-$PWD/.cluster}
 bin=$state/lease-node
 pidfile=$state/pids
 
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # alive PID: the process runs and is our binary.
 alive() {
@@ -164,6 +173,7 @@ start_all() {
     wait_ready "n$i" "$(scheme)://${client[$i]}" || return 1
   done
   echo "$endpoints" >"$state/endpoints"
+  echo "$cluster" >"$state/cluster"
   echo "cluster: $n members ready (logs in $state/n*.log; scripts/cluster.sh down stops them)"
   echo "cluster: first start with -boot-wait-ms 0 (every member started empty); scripts/cluster.sh restart ID restarts one with the default boot wait"
   echo "ENDPOINTS=$endpoints"
@@ -202,6 +212,54 @@ restart() {
   echo "cluster: $id restarted with the default boot wait and is ready"
 }
 
+# join ID FLAGS...: start a new node for a running cluster with
+# membership on (see the usage above); it waits for /healthz only: the
+# node is ready once it is a member.
+join() {
+  local id=${1:-}
+  [ $# -gt 0 ] && shift
+  if [ -z "$id" ] || ! [[ $id =~ ^[A-Za-z0-9._-]+$ ]]; then
+    echo "cluster: join needs the new node's id (letters, digits, . _ -)" >&2
+    exit 2
+  fi
+  if [ -z "$(running_pids)" ] || [ ! -f "$state/n1.args" ]; then
+    echo "cluster: no cluster is running (scripts/cluster.sh up 3 -membership on starts one)" >&2
+    exit 1
+  fi
+  if [ -f "$state/$id.args" ]; then
+    echo "cluster: $id was started before; a new node needs a new id (a reused one is a restart: scripts/cluster.sh restart $id)" >&2
+    exit 1
+  fi
+  "$bin" certs -dir "$state/certs" -members "$id" >/dev/null
+  local cluster peer client url tls=()
+  # Every node ever started, in order, then this one: its place is its
+  # ballot lane, which no other node may have had.
+  cluster=$(cat "$state/cluster")
+  peer=127.0.0.1:$(free_port)
+  client=127.0.0.1:$(free_port)
+  url="$(scheme)://$client"
+  if [ "$(scheme)" = https ]; then tls=(-client-tls-cert "$state/certs/http.crt" -client-tls-key "$state/certs/http.key"); fi
+  # The cluster's own settings (n1's flags less the ones of one node):
+  # every member needs the same lease bounds.
+  local shared=()
+  mapfile -t shared < <(awk 'skip {skip = 0; next} /^-(id|cluster|client-addr|tls-ca|tls-cert|tls-key|client-tls-cert|client-tls-key|boot-wait-ms|join)$/ {skip = 1; next} {print}' "$state/n1.args")
+  start_member "$id" -id "$id" -cluster "$cluster,$id=$peer" -client-addr "$client" \
+    -tls-ca "$state/certs/ca.crt" -tls-cert "$state/certs/$id.crt" -tls-key "$state/certs/$id.key" \
+    "${tls[@]}" "${shared[@]}" -membership on -join on -boot-wait-ms 0 "$@"
+  echo "$cluster,$id=$peer" >"$state/cluster"
+  local deadline=$((SECONDS + 30))
+  until curl -s -o /dev/null --max-time 2 --cacert "$state/certs/ca.crt" "$url/healthz"; do
+    if [ $SECONDS -ge $deadline ]; then
+      echo "cluster: $id does not answer /healthz after 30 s; see $state/$id.log" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+  echo "cluster: $id started (a learner until a member_add names it; log in $state/$id.log)"
+  echo "ENDPOINT=$url"
+  echo "PEER=$peer"
+}
+
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 case "$cmd" in
@@ -209,5 +267,6 @@ case "$cmd" in
   down) down ;;
   pids) pids ;;
   restart) restart "$@" ;;
+  join) join "$@" ;;
   *) usage ;;
 esac

@@ -9,6 +9,9 @@
 #     the network;
 #   - its negative control, LEASE_ACCEPTORS=self (each node its own sole
 #     acceptor): the lease checker must find violations (exit 1);
+#   - the member nemesis: 5 nodes, 20 s, --nemesis partition,kill,member
+#     (every node with LEASE_MEMBERSHIP=on): valid, members removed and
+#     added while nodes are killed: killed members replaced under load;
 #   - the clock fault's negative control: 5 nodes, 10 s, clock rates
 #     within 1 +- 50% (--clock-drift-ppm 500000, where the nodes assume
 #     1000 ppm), on seeds that keep a majority fast for seconds: the lease
@@ -18,7 +21,7 @@
 # Needs root: without it this script says so and fails (it never passes
 # silently). Runs scripts/setup_netns.sh first (ip, tc, nft). About 75 s on
 # 2 cores (two runs of 20 s and one of 10 s, their start, final phase and
-# analysis, and the build).
+# analysis, and the build), plus about 40 s for the member nemesis's run.
 #
 # HARNESS_SEED=S gives every run --seed S (the every-fault run and its
 # control run seed 28 otherwise; with S, a live majority most of the run
@@ -142,6 +145,13 @@ if [ -z "${HARNESS_SEED:-}" ]; then
   require $run "a live majority most of the run, and no requested fault that never took effect" \
     "r['nemesis']['live_majority']['fraction'] > 0.5 and r['nemesis']['never_applied'] == []"
 fi
+
+# The member nemesis on the real network, on a fixed seed (12, as in
+# scripts/harness_checks.sh on the simulated network).
+expect 0 netns-lease-member -w lease --node-count 5 --concurrency 2n --time-limit 20 --rate 30 --lease-ms 1000 \
+  --nemesis partition,kill,member --nemesis-interval 2 --seed "${HARNESS_SEED:-12}"
+require netns-lease-member "members removed and added (epochs answered) while nodes were killed, every node with membership on" \
+  "len({op['value']['epoch'] for op in nem[1::2] if op['f'] == 'member' and 'epoch' in op['value']}) >= 2 and r['nemesis']['nodes_killed'] > 0 and all('membership on' in open(f).read() for f in __import__('glob').glob(d + '/node-logs/*.log'))"
 
 LEASE_ACCEPTORS=self expect 1 netns-negative-control-acceptors-self "${faults[@]}"
 require netns-negative-control-acceptors-self "the lease checker found violations" \

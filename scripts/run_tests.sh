@@ -130,6 +130,9 @@ real_members_tests
 step "holders and storage end to end: scripts/fence_check.sh (3 serve members, 5 holders, the example chunk server, faults; about 100 s)"
 scripts/fence_check.sh || fail "scripts/fence_check.sh"
 
+step "membership on 3 real serve members: replace a dead n3 by n4 under 8 Sessions (scripts/member_check.sh, about 20 s)"
+scripts/member_check.sh
+
 step "benchnet, the network benchmark's own module: go vet and its unit tests"
 (cd benchnet && go vet ./... && go test -count=1 ./...)
 

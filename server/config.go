@@ -35,6 +35,10 @@ type serveConfig struct {
 	maxClientConns  int              // client connections open at once (conns.go)
 	loops           int              // event loops, one lease core each (loop.go)
 	files           map[string]string
+	// join: this node is new to a running cluster (membership): it learns
+	// the configuration from the other -cluster members instead of taking
+	// -acceptors as its start set.
+	join bool
 }
 
 // tokenEnv carries the client bearer token itself; it has no flag, so the
@@ -53,7 +57,8 @@ var serveSettings = []nodeconfig.Setting{
 	{Flag: "client-tls-key", Env: "LEASE_CLIENT_TLS_KEY", Usage: "optional: its key", Def: ""},
 	{Flag: "client-token-file", Env: "LEASE_CLIENT_TOKEN_FILE", Usage: "optional: a file holding the bearer token every client request must carry (Authorization: Bearer TOKEN); " + tokenEnv + " may hold the token itself instead", Def: ""},
 	{Flag: "max-client-conns", Env: "LEASE_MAX_CLIENT_CONNS", Usage: "client connections open at once; at the limit a new one takes the place of the longest-idle keep-alive connection, or of the oldest silent one (each quiet for 1 s or more), or is closed at once when there is none", Def: strconv.Itoa(defaultMaxClientConns)},
-	{Flag: "loops", Env: "LEASE_LOOPS", Usage: fmt.Sprintf("event loops that run this member's lease state, 1..%d: each serves the chunks a hash of the handle gives it, with its own timers and admission (-max-in-flight is shared out); members with different numbers work together. Unset: GOMAXPROCS (the machine's cores, or the GOMAXPROCS environment variable)", lease.MaxCores), Def: ""},
+	{Flag: "loops", Env: "LEASE_LOOPS", Usage: fmt.Sprintf("event loops that run this member's lease state, 1..%d: each serves the chunks a hash of the handle gives it, with its own timers and admission (-max-in-flight is shared out); members with different numbers work together. Unset: GOMAXPROCS (the machine's cores, or the GOMAXPROCS environment variable), but 1 with -membership on, which runs on one loop only (more is refused)", lease.MaxCores), Def: ""},
+	{Flag: "join", Env: "LEASE_JOIN", Usage: "on | off: this node is new to a running cluster whose acceptor set changes (needs -membership on): it learns the configuration from the other -cluster members and votes once a member_add names it; list the running members and then this node in -cluster (its place there is its ballot lane: never reuse a place another node had)", Def: "off"},
 }
 
 // parseServeConfig reads and checks every setting; a bad or inconsistent
@@ -83,13 +88,38 @@ func parseServeConfig(args []string, getenv func(string) string) (serveConfig, e
 		c.files[k] = strings.TrimSpace(*raw[k])
 	}
 	c.id = strings.TrimSpace(*raw["id"])
-	errs := []error{c.parseCluster(strings.TrimSpace(*raw["cluster"]))}
+	errs := []error{c.parseCluster(strings.TrimSpace(*raw["cluster"])), c.parseJoin(strings.TrimSpace(*raw["join"]))}
 	errs = append(errs, c.checkAddrs(strings.TrimSpace(*raw["client-addr"])), c.checkBootWait(), c.resolveAcceptors(),
 		c.parseMaxClientConns(strings.TrimSpace(*raw["max-client-conns"])), c.parseLoops(strings.TrimSpace(*raw["loops"])))
 	if err := errors.Join(errs...); err != nil {
 		return c, err
 	}
 	return c, errors.Join(c.loadTLS(), c.loadToken(getenv(tokenEnv)))
+}
+
+// parseJoin reads -join, which only a cluster with membership takes.
+func (c *serveConfig) parseJoin(v string) error {
+	switch v {
+	case "on", "true", "1":
+		c.join = true
+	case "off", "false", "0", "":
+		return nil
+	default:
+		return fmt.Errorf("-join (LEASE_JOIN) is %q; want on or off", v)
+	}
+	if !c.node.Membership {
+		return errors.New("-join (LEASE_JOIN) on needs -membership on (LEASE_MEMBERSHIP), on this node and on every member: only a cluster whose acceptor set can change takes a new member")
+	}
+	return nil
+}
+
+// coreAcceptors is the core's Config.Acceptors: the start set, or for a
+// joining node the other members it asks for the configuration.
+func (c *serveConfig) coreAcceptors() []string {
+	if !c.join {
+		return c.acceptors
+	}
+	return slices.DeleteFunc(c.memberIDs(), func(id string) bool { return id == c.id })
 }
 
 // defaultMaxClientConns: far more than a lease service's clients need
@@ -107,15 +137,24 @@ func (c *serveConfig) parseMaxClientConns(v string) error {
 }
 
 // parseLoops reads -loops; unset, a member runs a loop per core Go may
-// use at once (GOMAXPROCS), up to lease.MaxCores.
+// use at once (GOMAXPROCS), up to lease.MaxCores, or one loop with
+// -membership on: membership changes run on a member of one core only
+// (lease/doc.go "Membership and cores"), so more is refused there.
 func (c *serveConfig) parseLoops(v string) error {
 	if v == "" {
 		c.loops = min(runtime.GOMAXPROCS(0), lease.MaxCores)
+		if c.node.Membership {
+			c.loops = 1
+		}
 		return nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > lease.MaxCores {
 		return fmt.Errorf("-loops (LEASE_LOOPS) is %q; give a whole number in 1..%d, or leave it unset for GOMAXPROCS (%d here)", v, lease.MaxCores, runtime.GOMAXPROCS(0))
+	}
+	if n > 1 && c.node.Membership {
+		return fmt.Errorf("-loops (LEASE_LOOPS) is %d, but -membership (LEASE_MEMBERSHIP) is on: a member whose acceptor set "+
+			"can change runs its lease state on one loop; leave -loops unset or give 1, or turn -membership off to use %d loops", n, n)
 	}
 	c.loops = n
 	return nil
@@ -295,7 +334,15 @@ func (c *serveConfig) loadToken(fromEnv string) error {
 
 // clusterHello is what every member must agree on; peers compare it at
 // connect (internal/peer).
+//
+// With membership the member list and the acceptors are left out: a
+// member added at run time was started with another list, and the
+// configuration, not the start list, says who votes (lease/doc.go
+// "Membership"); the lease bounds must still agree.
 func (c *serveConfig) clusterHello() string {
+	if c.node.Membership {
+		return fmt.Sprintf("membership;max-lease-ms=%d;drift-ppm=%d", c.node.MaxLeaseMs, c.node.DriftPPM)
+	}
 	var b strings.Builder
 	for i, m := range c.members {
 		if i > 0 {
@@ -314,8 +361,8 @@ func writeServeHelp(w io.Writer) {
 One node of the lease service on a real network (contract section 3):
 peers talk over mutually authenticated TLS, clients over HTTP/1.1 JSON
 (POST /v1/lease_grant, lease_renew, lease_check, lease_release,
-master_start, master_stop, master_status; GET /healthz, /readyz,
-/metrics). Every flag can be set by its environment variable instead; a
+master_start, master_stop, master_status, member_list, member_add,
+member_remove; GET /healthz, /readyz, /metrics). Every flag can be set by its environment variable instead; a
 flag wins over the environment. A bad or inconsistent setting stops the
 node at start with one line naming it, exit status 2.
 

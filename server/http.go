@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"chunklease/internal/jsonstr"
+	"chunklease/internal/peer"
 	"chunklease/lease"
 )
 
@@ -69,7 +71,7 @@ func refusalWith(status int) refusal {
 }
 
 // endpoints lists the client endpoints, for texts.
-const endpoints = "POST /v1/lease_grant, /v1/lease_renew, /v1/lease_check, /v1/lease_release, /v1/batch, /v1/master_start, /v1/master_stop, /v1/master_status; GET /healthz, /readyz, /metrics"
+const endpoints = "POST /v1/lease_grant, /v1/lease_renew, /v1/lease_check, /v1/lease_release, /v1/batch, /v1/master_start, /v1/master_stop, /v1/master_status, /v1/member_list, /v1/member_add, /v1/member_remove; GET /healthz, /readyz, /metrics"
 
 func (n *serveNode) newHTTPServer() *http.Server {
 	s := &http.Server{
@@ -162,6 +164,16 @@ func (n *serveNode) serveV1(w http.ResponseWriter, r *http.Request, typ string) 
 		n.refuse(w, label, refusalFor(derr.Code), derr.Text)
 		return
 	}
+	if op == lease.OpMemberAdd && req.Addr != "" {
+		if err := checkHostPort(req.Addr); err != nil {
+			n.refuse(w, label, refusalFor(lease.CodeMalformedRequest), "member_add: addr, the new member's peer address: "+err.Error())
+			return
+		}
+		// The change asks the new member whether it is up: this node must
+		// be able to reach it (and accept its certificate) before the
+		// configuration that names it exists.
+		n.peers.AddMember(peer.Member{ID: req.Member, Addr: req.Addr})
+	}
 	n.serveCall(w, r, op, req, start)
 }
 
@@ -236,7 +248,11 @@ func (n *serveNode) rendered(op lease.Op, rep lease.Reply) (int, []byte) {
 		if rep.Err.Code == lease.CodeTimeout || rep.Err.Code == lease.CodeTemporarilyUnavailable {
 			n.metrics.quorumTimeout(rep.Err.Code)
 		}
-		return n.refusal(op.String(), refusalFor(rep.Err.Code), rep.Err.Text)
+		status, b := n.refusal(op.String(), refusalFor(rep.Err.Code), rep.Err.Text)
+		if rep.Err.RetryInMs > 0 {
+			b = append(append(b[:len(b)-1], `,"retry_in_ms":`...), strconv.FormatInt(rep.Err.RetryInMs, 10)+"}"...)
+		}
+		return status, b
 	}
 	b, err := appendReply(make([]byte, 0, 128), rep.Type, rep.Body)
 	if err != nil {
@@ -277,12 +293,32 @@ func (n *serveNode) refusal(label string, rf refusal, text string) (int, []byte)
 }
 
 // writeAnswer writes an answer; a 503 asks the client to wait a second
-// before it sends this member more (Retry-After).
+// before it sends this member more (Retry-After), and a refusal that says
+// when asking again can succeed (retry_in_ms: a membership change during
+// the waiting rule) gets that as Retry-After, in whole seconds, rounded up.
 func writeAnswer(w http.ResponseWriter, status int, b []byte) {
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
+	if ms := retryInMs(b); ms > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt((ms+999)/1000, 10))
+	}
 	writeJSON(w, status, b)
+}
+
+// retryInMs is the retry_in_ms an error body ends with (rendered above),
+// or 0.
+func retryInMs(b []byte) int64 {
+	const key = `,"retry_in_ms":`
+	i := bytes.LastIndex(b, []byte(key))
+	if i < 0 || !bytes.HasSuffix(b, []byte("}")) {
+		return 0
+	}
+	v, err := strconv.ParseInt(string(b[i+len(key):len(b)-1]), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return v
 }
 
 // authorized checks the bearer token, when one is set, and refuses with
@@ -364,13 +400,21 @@ func (n *serveNode) readBody(w http.ResponseWriter, r *http.Request, label strin
 // liveness.go; 1.5 s by default), else 503 with the reason.
 func (n *serveNode) serveReady(w http.ResponseWriter) {
 	ready, reason, reachable := n.readiness()
+	conf := n.config.Load()
 	b := append([]byte(`{"ready":`), strconv.FormatBool(ready)...)
 	b = append(b, `,"node":`...)
 	b = jsonstr.Append(b, n.cfg.id)
 	b = append(b, `,"acceptors_reachable":`...)
 	b = strconv.AppendInt(b, int64(reachable), 10)
 	b = append(b, `,"acceptors_needed":`...)
-	b = strconv.AppendInt(b, int64(len(n.cfg.acceptors)/2+1), 10)
+	b = strconv.AppendInt(b, int64(len(conf.Members)/2+1), 10)
+	b = append(b, `,"epoch":`...)
+	b = strconv.AppendUint(b, conf.Epoch, 10)
+	b = append(b, `,"members":`...)
+	members, _ := json.Marshal(conf.Members)
+	b = append(b, members...)
+	b = append(b, `,"member":`...)
+	b = strconv.AppendBool(b, slices.Contains(conf.Members, n.cfg.id))
 	b = append(b, `,"window_ms":`...)
 	b = strconv.AppendInt(b, n.peers.ReadyWindow().Milliseconds(), 10)
 	if !ready {
@@ -388,10 +432,13 @@ func (n *serveNode) serveReady(w http.ResponseWriter) {
 
 // readiness counts as reachable the acceptors that answered a recent ping
 // and are past their boot wait (their pongs say so): an acceptor in its
-// boot wait answers no lease message, so it cannot make a majority.
+// boot wait answers no lease message, so it cannot make a majority. The
+// acceptors are the members of the node's configuration (membership: the
+// one it adopted last).
 func (n *serveNode) readiness() (ready bool, reason string, reachable int) {
 	booting := 0
-	for _, a := range n.cfg.acceptors {
+	acceptors := n.config.Load().Members
+	for _, a := range acceptors {
 		switch {
 		case n.peers.Serving(a):
 			reachable++
@@ -399,7 +446,7 @@ func (n *serveNode) readiness() (ready bool, reason string, reachable int) {
 			booting++
 		}
 	}
-	need := len(n.cfg.acceptors)/2 + 1
+	need := len(acceptors)/2 + 1
 	switch left := n.bootUntil - n.clock.Now(); {
 	case n.inflight.isDraining():
 		return false, "shutting down", reachable
@@ -407,11 +454,14 @@ func (n *serveNode) readiness() (ready bool, reason string, reachable int) {
 		return false, fmt.Sprintf("boot wait: the acceptor stays silent %d ms more", left.Milliseconds()+1), reachable
 	case reachable < need:
 		why := fmt.Sprintf("%d of the acceptors %v answered a ping within the last %v and serve (this node counted), %d needed: ",
-			reachable, n.cfg.acceptors, n.peers.ReadyWindow(), need)
+			reachable, acceptors, n.peers.ReadyWindow(), need)
 		if booting > 0 {
 			why += fmt.Sprintf("%d more answered from their boot wait and serve once it ends; ", booting)
 		}
 		return false, why + "the others are down, paused or cut off", reachable
+	case n.recovering() && n.cfg.node.Membership:
+		return false, "recovering: the restarted acceptor has not yet learnt the configuration from n-q+1 members that did not restart " +
+			"(membership: it votes once they answered; it asks again each round)", reachable
 	case n.recovering():
 		return false, "recovering: the acceptor has not yet learnt the ballot high-water mark from a majority (it asks again each sweep)", reachable
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"chunklease/internal/clock"
+	"chunklease/internal/peer"
 	"chunklease/internal/shell"
 	"chunklease/lease"
 )
@@ -192,6 +193,9 @@ type coreLoop struct {
 	// recoveringNow is the core's Recovering, published by the loop after
 	// every event for readiness.
 	recoveringNow atomic.Bool
+	// adopted is told every configuration the core adopts (membership:
+	// the Driver calls Adopted); nil when nothing listens.
+	adopted func(lease.Membership)
 }
 
 // loop owns the core: every event reads the clock once and goes through
@@ -302,6 +306,27 @@ func (l *coreLoop) Reply(c *call, r lease.Reply) { c.done <- r }
 // Log writes one of the core's lines for the operator (boot wait,
 // recovery, serving).
 func (l *coreLoop) Log(line string) { l.log.Print(line) }
+
+// Adopted passes on a configuration the core adopted (membership).
+func (l *coreLoop) Adopted(c lease.Membership) {
+	if l.adopted != nil {
+		l.adopted(c)
+	}
+}
+
+// adopted publishes a configuration the core adopted (membership) and
+// makes every member it names with an address a peer: a member added at
+// run time is dialled, and its certificate accepted, from now on. A
+// member with membership on runs one loop (config.go), so there is one
+// core to publish from.
+func (n *serveNode) adopted(c lease.Membership) {
+	n.config.Store(&c)
+	for _, id := range c.Members {
+		if addr := c.Addrs[id]; addr != "" {
+			n.peers.AddMember(peer.Member{ID: id, Addr: addr})
+		}
+	}
+}
 
 // inflight counts the client requests admitted and not yet answered, so
 // that a drain can refuse new ones and wait for these.

@@ -100,8 +100,11 @@ var (
 	descPeerAnswer = prometheus.NewDesc("chunklease_peer_answering", "1 while a peer answers pings within the readiness window (it counts for /readyz).", []string{"peer"}, nil)
 	descClientConn = prometheus.NewDesc("chunklease_client_connections", "Client connections open now (at most -max-client-conns).", nil, nil)
 	descConnLimit  = prometheus.NewDesc("chunklease_client_connections_closed_total", "Client connections closed at the connection limit, by reason: idle_shed (a quiet one, idle or silent for 1 s or more, to make room), refused (a new one, none being quiet).", []string{"reason"}, nil)
+	descEpoch      = prometheus.NewDesc("chunklease_membership_epoch", "The epoch of this node's configuration of the acceptor set (0: the start set; each membership change adds one).", nil, nil)
+	descMembers    = prometheus.NewDesc("chunklease_membership_members", "The members of this node's configuration, one series each, value 1 (member=\"<id>\").", []string{"member"}, nil)
+	descIsMember   = prometheus.NewDesc("chunklease_membership_is_member", "1 when this node is a member of its configuration (it votes once past its boot wait and recovery), 0 for a learner.", nil, nil)
 	nodeCollectors = []*prometheus.Desc{descPeerUp, descPeersUp, descSent, descWrites, descReceived, descDropped, descRefused, descMalformed, descLive, descChunks, descPending, descInflight, descReady,
-		descPeerAnswer, descClientConn, descConnLimit}
+		descPeerAnswer, descClientConn, descConnLimit, descEpoch, descMembers, descIsMember}
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -145,6 +148,13 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descInflight, prometheus.GaugeValue, float64(n.inflight.count()))
 	ready, _, _ := n.readiness()
 	ch <- prometheus.MustNewConstMetric(descReady, prometheus.GaugeValue, float64(b2i(ready)))
+	conf, member := n.config.Load(), false
+	ch <- prometheus.MustNewConstMetric(descEpoch, prometheus.GaugeValue, float64(conf.Epoch))
+	for _, id := range conf.Members {
+		member = member || id == n.cfg.id
+		ch <- prometheus.MustNewConstMetric(descMembers, prometheus.GaugeValue, 1, id)
+	}
+	ch <- prometheus.MustNewConstMetric(descIsMember, prometheus.GaugeValue, float64(b2i(member)))
 }
 
 func b2i(b bool) int {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -65,11 +66,15 @@ type serveNode struct {
 	peers   *peer.Transport
 
 	bootUntil time.Duration // clock time at which the acceptor's boot wait ends
-	inflight  inflight
-	http      *http.Server
-	httpLn    net.Listener
-	conns     *connLimiter // the client connections (conns.go)
-	metrics   *serveMetrics
+	// config is the core's configuration (membership), published by the
+	// loop whenever the core adopts one (Adopted), for readiness, metrics
+	// and the peers.
+	config   atomic.Pointer[lease.Membership]
+	inflight inflight
+	http     *http.Server
+	httpLn   net.Listener
+	conns    *connLimiter // the client connections (conns.go)
+	metrics  *serveMetrics
 }
 
 // Run is `lease-node serve`: it returns the exit status (0 after a
@@ -111,20 +116,24 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 		seed = inc
 	}
 	cores, err := lease.NewCores(lease.Config{
-		ID: cfg.id, Acceptors: cfg.acceptors, Nodes: cfg.memberIDs(), Incarnation: inc, Nonce: shell.NewNonce(), WallMs: wall.UnixMilli(),
+		ID: cfg.id, Acceptors: cfg.coreAcceptors(), Nodes: cfg.memberIDs(), Incarnation: inc, Nonce: shell.NewNonce(), WallMs: wall.UnixMilli(),
 		DefaultLeaseMs: cfg.node.LeaseMs, MaxLeaseMs: cfg.node.MaxLeaseMs, BootWaitMs: cfg.node.BootWaitMs,
 		DriftMarginMs: cfg.node.DriftMarginMs, DriftPPM: cfg.node.DriftPPM, QuorumTimeoutMs: cfg.node.QuorumTimeoutMs, MaxInFlight: int(cfg.node.MaxInFlight),
+		Membership: cfg.node.Membership, Join: cfg.join,
 	}, cfg.loops, now, func(i int) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed)+uint64(i), uint64(inc))) })
 	if err != nil {
 		return nil, fmt.Errorf("the lease core refused the settings: %v", err)
 	}
 	n.bootUntil = cores[0].BootUntil()
+	conf := cores[0].Configuration()
+	n.config.Store(&conf)
 	n.peers = peer.New(peer.Config{Self: cfg.id, Members: cfg.members, Cert: cfg.peerCert, CAs: cfg.peerCAs,
 		Hello: cfg.clusterHello(), Seed: uint64(seed), Logf: logger.Printf,
 		Booting: func() bool { return n.clock.Now() < n.bootUntil },
 		Inboxes: cfg.loops, InboxSize: max(peer.DefaultInboxSize/cfg.loops, 512), // about as many messages waiting as with one loop
 		Route: func(m *lease.Msg) (int, bool) { return lease.Route(m, cfg.loops) }})
 	n.member = newMember(cores, clk, n.peers, n.peers.Inbox, logger)
+	n.loops[0].adopted = n.adopted // one loop with membership on (config.go)
 	n.metrics = newServeMetrics(n)
 	n.http = n.newHTTPServer()
 	n.logStart(inc, seed)
@@ -135,6 +144,12 @@ func (n *serveNode) logStart(inc, seed int64) {
 	c := n.cfg
 	n.log.Printf("lease-node serve %s (incarnation %d): cluster %s, acceptors %v, lease %d ms (max %d), drift %d ppm, margin %d ms, quorum timeout %d ms, %d requests in flight, %d loops, seed %d",
 		c.id, inc, c.clusterHello(), c.acceptors, c.node.LeaseMs, c.node.MaxLeaseMs, c.node.DriftPPM, c.node.DriftMarginMs, c.node.QuorumTimeoutMs, c.node.MaxInFlight, c.loops, seed)
+	switch {
+	case c.join:
+		n.log.Printf("membership on, joining: this node learns the configuration from %v and votes once a member_add names it", c.coreAcceptors())
+	case c.node.Membership:
+		n.log.Printf("membership on: the acceptor set may change (member_add, member_remove); start set %v (epoch 0)", c.acceptors)
+	}
 	switch {
 	case c.node.BootWaitMs == 0:
 		n.log.Printf("boot wait 0 ms (-boot-wait-ms 0): safe only for a first start of the whole cluster; " +

@@ -21,6 +21,7 @@ var commands = map[string]func(*invocation, []string) int{
 	"release": cmdRelease,
 	"master":  cmdMaster,
 	"keep":    cmdKeep,
+	"member":  cmdMember,
 }
 
 func cmdGrant(inv *invocation, args []string) int {
@@ -114,7 +115,7 @@ func (inv *invocation) parse(cmd string, fs *flag.FlagSet, args []string, want i
 		}
 		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
 	}
-	if len(pos) != want {
+	if want >= 0 && len(pos) != want { // want < 0: the command checks its arguments itself
 		return nil, usageError(inv.stderr, cmd, fmt.Sprintf("%s takes %d argument(s) (%s), got %d", cmd, want, commandArgs[cmd], len(pos)))
 	}
 	return pos, -1

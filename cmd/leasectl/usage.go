@@ -10,6 +10,7 @@ Usage:
   leasectl [flags] release CHUNK SERVER TOKEN          give the lease back: ends SERVER's instances with token <= TOKEN
   leasectl [flags] master start|stop|status [-node N]  a node's master campaign, or its master status
   leasectl [flags] keep [-lease-ms N] CHUNK SERVER     hold a lease until interrupted, a line at each renewal
+  leasectl [flags] member list|add|remove [ID]         the acceptor set (clusters started with -membership on)
   leasectl COMMAND -h                                  one command's help
 
 Flags (before or after the command):
@@ -25,6 +26,7 @@ Output: one line per call on stdout, key=value after the verb, e.g.
   check ch_1 primary=cs1 remaining_ms=4000 expired=false
   released ch_1 for cs1 token=124
   master status node=http://127.0.0.1:7001 is_master=true master=n1 remaining_ms=812 token=125
+  member removed n3 epoch=1 members=n1,n2 next_change_in_ms=60119
 Errors: one line on stderr, starting "leasectl: ".
 
 Exit status:
@@ -48,6 +50,7 @@ var commandArgs = map[string]string{
 	"release": "CHUNK SERVER TOKEN",
 	"master":  "start, stop or status",
 	"keep":    "CHUNK SERVER",
+	"member":  "list, or add ID or remove ID",
 }
 
 // commandUsage is `leasectl COMMAND -h`.
@@ -96,6 +99,7 @@ master=none when the node never learned a master; remaining_ms is 0 when it is n
 token=T, the master lease's fencing token, only while it is master: a program acting for
 the master hands it to the storage it writes (package fence).
 ` + flagsNote,
+	"member": memberUsage + flagsNote,
 	"keep": `Usage: leasectl [flags] keep [-lease-ms N] CHUNK SERVER
 
 Takes a lease of CHUNK for SERVER and keeps it alive, renewing at a third of the lease
@@ -109,6 +113,26 @@ believed expiry less a safety margin), it says why on stderr and exits 1, before
 lease can have ended. Sub-second leases work (e.g. -lease-ms 300).
 ` + flagsNote,
 }
+
+const memberUsage = `Usage: leasectl [flags] member list
+       leasectl [flags] member add ID [-addr HOST:PORT] [-force] [-wait]
+       leasectl [flags] member remove ID [-force] [-wait]
+
+The acceptor set of a cluster started with -membership on: who votes, and changes of it,
+one member at a time. A change is agreed by a majority of the current members and
+answered once it is in force; the next may start only after every lease the previous
+set could have granted has run out (the longest lease: next_change_in_ms).
+  member list epoch=E members=A,B,C next_change_in_ms=N
+  member added ID epoch=E members=... next_change_in_ms=N
+  member removed ID epoch=E members=... next_change_in_ms=N
+-addr: the new member's peer address, when the members were not started with ID in
+their -cluster list. Refused (exit 1): a change while another waits (it says how long;
+-wait waits and asks again, within -timeout), another change won the epoch, or the new
+set would not have a majority of members up (-force if you know better).
+Replace a dead member n3 by a new node n4 (docs/service.md): remove n3, wait, add n4:
+  leasectl member remove n3
+  leasectl -timeout 2m member add n4 -addr 127.0.0.1:7104 -wait
+`
 
 const flagsNote = `
 Flags -endpoints, -token-file, -ca-file and -timeout as in leasectl -h.

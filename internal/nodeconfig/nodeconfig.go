@@ -26,6 +26,9 @@ type Node struct {
 	QuorumTimeoutMs int64
 	MaxInFlight     int64
 	Seed            int64 // 0: derived from the start time
+	// Membership lets the acceptor set change at run time through the
+	// membership procedure (lease/doc.go "Membership").
+	Membership bool
 }
 
 // Setting is one row of a configuration table: a flag, the environment
@@ -46,6 +49,8 @@ var Settings = []Setting{
 	{"quorum-timeout-ms", "LEASE_QUORUM_TIMEOUT_MS", "ms a request may take before the node answers error 11 (1..2000)", "2000"},
 	{"max-in-flight", "LEASE_MAX_IN_FLIGHT", "the most client requests a node runs at once (it starts at 16 and adapts to how fast they are answered); more wait, and fail with error 11 if none finishes within the quorum timeout", "256"},
 	{"seed", "LEASE_SEED", "seed of the node's random backoff (0: from the start time)", "0"},
+	{"membership", "LEASE_MEMBERSHIP", "on | off: let the acceptor set change at run time (member_add, member_remove), one member at a time; " +
+		"the same on every node. On, a restarted member votes only once n-q+1 other members that did not restart told it the configuration", "off"},
 }
 
 // Parse reads args and the environment and validates every value, so a
@@ -116,6 +121,13 @@ func Build(raw map[string]*string) (Node, error) {
 	num("max-in-flight", &c.MaxInFlight, 1, 1_000_000)
 	num("seed", &c.Seed, -1<<63, 1<<63-1)
 	c.Acceptors = strings.TrimSpace(*raw["acceptors"])
+	switch m := strings.TrimSpace(*raw["membership"]); m {
+	case "on", "true", "1":
+		c.Membership = true
+	case "off", "false", "0", "":
+	default:
+		errs = append(errs, fmt.Errorf("-membership (LEASE_MEMBERSHIP) is %q; want on or off", m))
+	}
 	errs = append(errs, c.crossCheck()...)
 	return c, errors.Join(errs...)
 }
@@ -131,6 +143,9 @@ func (c Node) crossCheck() []error {
 	}
 	if _, err := c.AcceptorList(nil, ""); err != nil && c.Acceptors != "all" && c.Acceptors != "self" {
 		errs = append(errs, err)
+	}
+	if c.Membership && c.Acceptors == "self" {
+		errs = append(errs, errors.New("-membership (LEASE_MEMBERSHIP) on needs a shared acceptor set: with -acceptors self each node is its own, which no change can join"))
 	}
 	return errs
 }

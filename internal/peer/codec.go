@@ -2,6 +2,7 @@ package peer
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -27,6 +28,14 @@ import (
 //	booting_ms  varint
 //	core        uvarint, then cores uvarint (a sync answer's core among its member's; 0, 0 otherwise)
 //	lease       (if present) uvarint length + server bytes, varint token, varint remaining_ms
+//	epoch       uvarint
+//	accepted    uvarint counter, varint incarnation
+//	wait_ms     varint
+//	config      uvarint length, JSON of a lease.Membership (length 0: none)
+//	value       uvarint length, JSON of a lease.Membership (length 0: none)
+//
+// The membership fields (lease/doc.go "Membership") cost 6 bytes when
+// empty; configurations are rare, so they travel as JSON.
 //
 // From and To are not in the frame: the receiver takes From from the
 // connection's TLS identity and To is itself.
@@ -40,6 +49,8 @@ var msgTypes = [...]lease.MsgType{
 	lease.MsgRead, lease.MsgReadResp, lease.MsgRelease, lease.MsgReleaseResp,
 	lease.MsgSync, lease.MsgSyncResp, lease.MsgCancel, lease.MsgCancelResp,
 	lease.MsgBooting,
+	lease.MsgChangePrepare, lease.MsgChangePrepareResp, lease.MsgChangePropose, lease.MsgChangeProposeResp,
+	lease.MsgConfig, lease.MsgConfigResp,
 }
 
 const (
@@ -48,7 +59,9 @@ const (
 	flagRecovering
 	flagLease
 	flagLeaseExpired
-	flagsKnown = flagFast | flagOK | flagRecovering | flagLease | flagLeaseExpired
+	flagLearner
+	flagActive
+	flagsKnown = flagFast | flagOK | flagRecovering | flagLease | flagLeaseExpired | flagLearner | flagActive
 )
 
 func typeCode(t lease.MsgType) byte {
@@ -85,6 +98,12 @@ func AppendFrame(dst []byte, m *lease.Msg) []byte {
 		dst = binary.AppendVarint(dst, r.Token)
 		dst = binary.AppendVarint(dst, r.RemainingMs)
 	}
+	dst = binary.AppendUvarint(dst, m.Epoch)
+	dst = binary.AppendUvarint(dst, m.Accepted.Counter)
+	dst = binary.AppendVarint(dst, m.Accepted.Incarnation)
+	dst = binary.AppendVarint(dst, m.WaitMs)
+	dst = appendConf(dst, m.Conf)
+	dst = appendConf(dst, m.Value)
 	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-frameHeaderLen))
 	return dst
 }
@@ -106,7 +125,38 @@ func flagsOf(m *lease.Msg) byte {
 			f |= flagLeaseExpired
 		}
 	}
+	if m.Learner {
+		f |= flagLearner
+	}
+	if m.Active {
+		f |= flagActive
+	}
 	return f
+}
+
+// appendConf appends a configuration as length-prefixed JSON (length 0
+// for none).
+func appendConf(dst []byte, c *lease.Membership) []byte {
+	if c == nil {
+		return binary.AppendUvarint(dst, 0)
+	}
+	raw, _ := json.Marshal(c) // a Membership always marshals
+	dst = binary.AppendUvarint(dst, uint64(len(raw)))
+	return append(dst, raw...)
+}
+
+// conf reads what appendConf wrote.
+func (d *decoder) conf() *lease.Membership {
+	raw := d.str()
+	if d.err != nil || raw == "" {
+		return nil
+	}
+	var c lease.Membership
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		d.err = fmt.Errorf("a configuration that does not decode: %v", err)
+		return nil
+	}
+	return &c
 }
 
 func appendString(dst []byte, s string) []byte {
@@ -177,7 +227,8 @@ func DecodePayload(p []byte, from, to string) (lease.Msg, error) {
 	}
 	d := decoder{b: p[2:]}
 	m := lease.Msg{Type: msgTypes[code-1], From: from, To: to,
-		Fast: flags&flagFast != 0, OK: flags&flagOK != 0, Recovering: flags&flagRecovering != 0}
+		Fast: flags&flagFast != 0, OK: flags&flagOK != 0, Recovering: flags&flagRecovering != 0,
+		Learner: flags&flagLearner != 0, Active: flags&flagActive != 0}
 	m.Chunk = d.str()
 	m.Server = d.str()
 	m.Ballot = lease.Ballot{Counter: d.uvarint(), Incarnation: d.varint()}
@@ -198,6 +249,10 @@ func DecodePayload(p []byte, from, to string) (lease.Msg, error) {
 	} else if flags&flagLeaseExpired != 0 {
 		return lease.Msg{}, errors.New("lease-expired flag without a lease")
 	}
+	m.Epoch = d.uvarint()
+	m.Accepted = lease.Ballot{Counter: d.uvarint(), Incarnation: d.varint()}
+	m.WaitMs = d.varint()
+	m.Conf, m.Value = d.conf(), d.conf()
 	switch {
 	case d.err != nil:
 		return lease.Msg{}, d.err

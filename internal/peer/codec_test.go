@@ -2,6 +2,7 @@ package peer
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -33,7 +34,33 @@ func randomMsg(r *rand.Rand) lease.Msg {
 	if r.IntN(2) == 0 {
 		m.Lease = &lease.Record{Server: str(), Token: r.Int64N(1 << 53), RemainingMs: r.Int64N(1 << 40), Expired: r.IntN(2) == 0}
 	}
+	m.Epoch, m.WaitMs, m.Learner, m.Active = r.Uint64N(1<<53), r.Int64N(1<<40), r.IntN(2) == 0, r.IntN(2) == 0
+	if r.IntN(2) == 0 {
+		m.Accepted = lease.Ballot{Counter: r.Uint64N(1 << 52), Incarnation: r.Int64N(1 << 53)}
+	}
+	if r.IntN(3) == 0 || m.Type == lease.MsgConfig {
+		m.Conf = randomConf(r)
+	}
+	if r.IntN(3) == 0 || m.Type == lease.MsgChangePropose {
+		m.Value = randomConf(r)
+	}
 	return m
+}
+
+// randomConf is a configuration lease.CheckMsg accepts.
+func randomConf(r *rand.Rand) *lease.Membership {
+	c := &lease.Membership{Epoch: r.Uint64N(1 << 53), Floor: r.Uint64N(1 << 52)}
+	for i := range 1 + r.IntN(5) {
+		c.Members = append(c.Members, fmt.Sprintf("n%d", i))
+	}
+	if r.IntN(2) == 0 {
+		c.Prev = c.Members[: len(c.Members)-1 : len(c.Members)-1]
+		c.Addrs = map[string]string{"n0": "127.0.0.1:7101"}
+	}
+	if len(c.Prev) == 0 {
+		c.Prev = nil
+	}
+	return c
 }
 
 // TestFramesRoundTrip: every message decodes to itself from its frame,

@@ -25,7 +25,7 @@
 // sender is the connection's certificate, never a field of the frame: a
 // message arrives with From set to that member and To to this node.
 //
-// After the TLS handshake the dialler sends a hello: the magic "LNP4" and
+// After the TLS handshake the dialler sends a hello: the magic "LNP5" and
 // its cluster settings (members, acceptors, longest lease, drift bound,
 // as the caller words them). A listener whose settings differ refuses the
 // connection, logs both, and writes the reason back before closing, so

@@ -43,13 +43,13 @@ func describeCert(cert *x509.Certificate) string {
 // the cluster CA signed for client use that names one member. The check
 // runs in VerifyConnection, so that a refusal's error names what the
 // peer presented even when the CA is not ours.
-func serverTLS(cfg *Config) *tls.Config {
+func serverTLS(cfg *Config, members []string) *tls.Config {
 	return &tls.Config{
 		MinVersion:   tls.VersionTLS13,
 		Certificates: []tls.Certificate{cfg.Cert},
 		ClientAuth:   tls.RequireAnyClientCert,
 		VerifyConnection: func(cs tls.ConnectionState) error {
-			_, err := verifyPeer(cs.PeerCertificates, cfg.CAs, cfg.memberIDs(), x509.ExtKeyUsageClientAuth)
+			_, err := verifyPeer(cs.PeerCertificates, cfg.CAs, members, x509.ExtKeyUsageClientAuth)
 			return err
 		},
 	}
@@ -58,14 +58,14 @@ func serverTLS(cfg *Config) *tls.Config {
 // clientTLS is the dialing side towards member id: the server must
 // present a certificate the cluster CA signed naming id (ServerName), and
 // no other member.
-func clientTLS(cfg *Config, id string) *tls.Config {
+func clientTLS(cfg *Config, id string, members []string) *tls.Config {
 	return &tls.Config{
 		MinVersion:   tls.VersionTLS13,
 		Certificates: []tls.Certificate{cfg.Cert},
 		RootCAs:      cfg.CAs,
 		ServerName:   id,
 		VerifyConnection: func(cs tls.ConnectionState) error {
-			got, err := verifyPeer(cs.PeerCertificates, cfg.CAs, cfg.memberIDs(), x509.ExtKeyUsageServerAuth)
+			got, err := verifyPeer(cs.PeerCertificates, cfg.CAs, members, x509.ExtKeyUsageServerAuth)
 			if err == nil && got != id {
 				err = fmt.Errorf("dialled member %s but its certificate names member %s", id, got)
 			}

@@ -62,7 +62,7 @@ func (t *Transport) acceptLoop() {
 func (t *Transport) serveIncoming(raw net.Conn, h *handshake) {
 	defer t.wg.Done()
 	defer raw.Close()
-	conn := tls.Server(raw, serverTLS(&t.cfg))
+	conn := tls.Server(raw, serverTLS(&t.cfg, t.memberIDs()))
 	id, r, err := t.admit(conn)
 	if evicted := t.handshakes.done(h); evicted {
 		return // counted and logged when it was evicted
@@ -90,7 +90,7 @@ func (t *Transport) admit(conn *tls.Conn) (string, *bufio.Reader, error) {
 	if err := conn.HandshakeContext(t.ctx); err != nil {
 		return "", nil, err
 	}
-	id, err := memberOf(conn.ConnectionState().PeerCertificates[0], t.cfg.memberIDs())
+	id, err := memberOf(conn.ConnectionState().PeerCertificates[0], t.memberIDs())
 	if err != nil {
 		return "", nil, err // VerifyConnection refused it already; kept for clarity
 	}

@@ -233,7 +233,7 @@ func (t *Transport) sleep(d time.Duration) bool {
 
 // dial connects, authenticates the member and sends the hello.
 func (t *Transport) dial(l *link) (*tls.Conn, error) {
-	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: dialTimeout}, Config: clientTLS(&t.cfg, l.id)}
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: dialTimeout}, Config: clientTLS(&t.cfg, l.id, t.memberIDs())}
 	ctx, cancel := context.WithTimeout(t.ctx, handshakeTimeout)
 	defer cancel()
 	c, err := d.DialContext(ctx, "tcp", l.addr)

@@ -72,7 +72,7 @@ func isCtl(p []byte) bool { return len(p) == ctlLen && (p[0] == ctlPing || p[0] 
 // onCtl handles a ping (answered on the link back to its sender) or a
 // pong (the link's latest answered ping, if newer) from member id.
 func (t *Transport) onCtl(id string, p []byte) {
-	l := t.links[id]
+	l := t.members.Load().links[id]
 	if l == nil {
 		return
 	}
@@ -109,7 +109,7 @@ func (t *Transport) Reachable(id string) bool {
 	if id == t.cfg.Self {
 		return true
 	}
-	l := t.links[id]
+	l := t.members.Load().links[id]
 	if l == nil {
 		return false
 	}
@@ -124,7 +124,7 @@ func (t *Transport) Serving(id string) bool {
 	if id == t.cfg.Self {
 		return true
 	}
-	return t.Reachable(id) && !t.links[id].booting.Load()
+	return t.Reachable(id) && !t.members.Load().links[id].booting.Load()
 }
 
 // pingDue sends a ping on the link and reports an error when the

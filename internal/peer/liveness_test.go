@@ -180,7 +180,7 @@ func (c *testCluster) silentMember(t *testing.T, id, hello string) net.Listener 
 		}
 	}
 	cfg := Config{Self: id, Members: c.members, Cert: c.cert(id), CAs: c.pool}
-	ln, err := tls.Listen("tcp", addr, serverTLS(&cfg))
+	ln, err := tls.Listen("tcp", addr, serverTLS(&cfg, cfg.memberIDs()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func (c *testCluster) silentMember(t *testing.T, id, hello string) net.Listener 
 		if m.ID == id {
 			continue
 		}
-		conn, err := tls.Dial("tcp", m.Addr, clientTLS(&cfg, m.ID))
+		conn, err := tls.Dial("tcp", m.Addr, clientTLS(&cfg, m.ID, cfg.memberIDs()))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,7 +24,7 @@ func (t *Transport) Stats() Stats {
 	s := Stats{Refused: t.refused.Load(), Malformed: t.malformed.Load()}
 	t.inMu.Lock()
 	defer t.inMu.Unlock()
-	for _, l := range t.order {
+	for _, l := range t.members.Load().order {
 		s.Links = append(s.Links, LinkStats{
 			ID: l.id, OutUp: l.up.Load(), InUp: t.in[l.id] != nil,
 			Sent: l.sent.Load(), Received: l.received.Load(), Writes: l.writes.Load(),
@@ -35,7 +35,7 @@ func (t *Transport) Stats() Stats {
 }
 
 func (t *Transport) linkReceived(id string) {
-	if l := t.links[id]; l != nil {
+	if l := t.members.Load().links[id]; l != nil {
 		l.received.Add(1)
 	}
 }

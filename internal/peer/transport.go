@@ -6,7 +6,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,7 +26,7 @@ const (
 	dialTimeout       = 2 * time.Second
 	minBackoff        = 50 * time.Millisecond
 	maxBackoff        = 2 * time.Second
-	helloMagic        = "LNP4" // lease node peer protocol, version 4 (pings; the nonce; a sync answer's core)
+	helloMagic        = "LNP5" // lease node peer protocol, version 5 (pings; the nonce; a sync answer's core; membership)
 	maxHello          = 64 << 10
 )
 
@@ -88,8 +90,8 @@ func (c *Config) addrOf(id string) string {
 type Transport struct {
 	cfg     Config
 	inboxes []chan lease.Msg
-	links   map[string]*link // outgoing, by member id
-	order   []*link          // the same, in member order
+	members atomic.Pointer[memberSet] // replaced whole when a member is added (AddMember)
+	addMu   sync.Mutex                // serializes AddMember
 
 	epoch  time.Time // the liveness clock's zero (liveness.go)
 	ctx    context.Context
@@ -131,20 +133,59 @@ func New(cfg Config) *Transport {
 	if cfg.Inboxes <= 0 {
 		cfg.Inboxes = 1
 	}
-	t := &Transport{cfg: cfg, links: map[string]*link{}, in: map[string]*incoming{},
+	t := &Transport{cfg: cfg, in: map[string]*incoming{},
 		epoch: time.Now(), handshakes: handshakeSet{max: cfg.MaxHandshakes}, logged: map[string]*rateLimited{}}
 	for range cfg.Inboxes {
 		t.inboxes = append(t.inboxes, make(chan lease.Msg, cfg.InboxSize))
 	}
+	set := &memberSet{links: map[string]*link{}, ids: cfg.memberIDs()}
 	for i, m := range cfg.Members {
 		if m.ID == cfg.Self {
 			continue
 		}
 		l := newLink(m, cfg.QueueBytes, cfg.Seed+uint64(i))
-		t.links[m.ID] = l
-		t.order = append(t.order, l)
+		set.links[m.ID] = l
+		set.order = append(set.order, l)
 	}
+	t.members.Store(set)
 	return t
+}
+
+// memberSet is the members the transport knows: their ids (certificates
+// must name one of them) and the outgoing link to each other member. It
+// is never changed in place: AddMember stores a new one, so that the
+// loop's Send and the accepting goroutines read it without a lock.
+type memberSet struct {
+	links map[string]*link // outgoing, by member id
+	order []*link          // the same, in the order members were given or added
+	ids   []string         // every member, this node included
+}
+
+// memberIDs is every member the transport knows now.
+func (t *Transport) memberIDs() []string { return t.members.Load().ids }
+
+// AddMember makes m a member of the cluster as the transport sees it (a
+// member added at run time through the membership procedure, whose
+// address the configuration carries): its certificate is accepted from
+// now on, and this node dials it and keeps the connection open as for
+// any member. A member already known keeps its address. Safe from any
+// goroutine.
+func (t *Transport) AddMember(m Member) {
+	t.addMu.Lock()
+	defer t.addMu.Unlock()
+	old := t.members.Load()
+	if slices.Contains(old.ids, m.ID) || m.ID == "" || m.Addr == "" {
+		return
+	}
+	l := newLink(m, t.cfg.QueueBytes, t.cfg.Seed+uint64(len(old.ids)))
+	set := &memberSet{links: maps.Clone(old.links), order: append(slices.Clone(old.order), l), ids: append(slices.Clone(old.ids), m.ID)}
+	set.links[m.ID] = l
+	t.members.Store(set)
+	t.cfg.Logf("peer %s at %s: a member added at run time", m.ID, m.Addr)
+	if t.ctx != nil && t.ctx.Err() == nil {
+		t.wg.Add(1)
+		go t.dialLoop(l)
+	}
 }
 
 // Start listens on this member's address and dials every other member.
@@ -156,10 +197,12 @@ func (t *Transport) Start() error {
 		return fmt.Errorf("peer address %s: %w", addr, err)
 	}
 	t.ln = ln
+	t.addMu.Lock()
+	defer t.addMu.Unlock()
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.wg.Add(1)
 	go t.acceptLoop()
-	for _, l := range t.order {
+	for _, l := range t.members.Load().order {
 		t.wg.Add(1)
 		go t.dialLoop(l)
 	}
@@ -206,7 +249,7 @@ func (t *Transport) put(in chan<- lease.Msg, m lease.Msg) bool {
 // member that is not connected, or whose queue is full, is dropped and
 // counted: the protocol treats it as lost.
 func (t *Transport) Send(m *lease.Msg) {
-	if l := t.links[m.To]; l != nil {
+	if l := t.members.Load().links[m.To]; l != nil {
 		l.push(m, t.cfg.FrameLimit)
 	}
 }
@@ -215,7 +258,7 @@ func (t *Transport) Send(m *lease.Msg) {
 // last Flush. The caller queues a burst with Send and flushes once, so
 // the burst leaves in as few writes as possible.
 func (t *Transport) Flush() {
-	for _, l := range t.order {
+	for _, l := range t.members.Load().order {
 		l.flush()
 	}
 }
@@ -226,9 +269,11 @@ func (t *Transport) Close(bound time.Duration) error {
 	if t.cancel == nil {
 		return nil
 	}
+	t.addMu.Lock()
 	t.cancel()
+	t.addMu.Unlock()
 	t.ln.Close()
-	for _, l := range t.order {
+	for _, l := range t.members.Load().order {
 		l.closeConn()
 	}
 	t.inMu.Lock()

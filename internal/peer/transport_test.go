@@ -294,3 +294,39 @@ func mustPair(t *testing.T, crt, key []byte) tls.Certificate {
 	}
 	return pair
 }
+
+// TestAddedMemberIsRefusedUntilAdded: n3 is not in n1's and n2's member
+// list (a member added at run time, membership): n1 refuses its
+// certificate until AddMember names it, then dials it, and messages flow
+// both ways; n2, which was not told, still refuses it.
+func TestAddedMemberIsRefusedUntilAdded(t *testing.T) {
+	c := newTestCluster(t, 3)
+	all := c.members
+	c.members = all[:2]
+	n1, n2 := c.start("n1", "same", 0), c.start("n2", "same", 0)
+	c.members = all
+	n3 := c.start("n3", "same", 0)
+	eventually(t, "n1 refusing n3's certificate", func() bool { return strings.Contains(c.log("n1"), "names no member of the cluster n1,n2") })
+	if n1.Reachable("n3") || n3.Reachable("n1") {
+		t.Fatal("n1 and n3 reach each other before n3 was added")
+	}
+	n1.AddMember(all[2])
+	eventually(t, "n1 and n3 reaching each other once n3 is added", func() bool { return n1.Reachable("n3") && n3.Reachable("n1") })
+	n1.Send(&lease.Msg{Type: lease.MsgRead, To: "n3", Chunk: "c", ReqID: 1, Nonce: 1})
+	n1.Flush()
+	select {
+	case m := <-n3.Inbox(0):
+		if m.From != "n1" || m.Chunk != "c" {
+			t.Fatalf("n3 got %+v", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("n1's message to the added n3 did not arrive")
+	}
+	if n2.Reachable("n3") {
+		t.Fatal("n2 reaches n3, which it was never told of")
+	}
+	n1.AddMember(all[2]) // adding it again changes nothing
+	if got := len(n1.Stats().Links); got != 2 {
+		t.Fatalf("n1 has %d links after adding n3 twice, want 2", got)
+	}
+}

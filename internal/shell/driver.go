@@ -25,6 +25,14 @@ type Edges[H any] interface {
 	Log(line string)
 }
 
+// Adopter is what Edges may also implement to learn of every
+// configuration the core adopts (Output.Adopted, membership): a shell
+// that must reach members added at run time, or that runs several cores
+// of one member and hands the configuration to the others.
+type Adopter interface {
+	Adopted(c lease.Membership)
+}
+
 // Driver carries a lease core's outputs to a shell's edges.
 type Driver[H any] struct {
 	core    *lease.Node
@@ -69,6 +77,9 @@ func (d *Driver[H]) Receive(now time.Duration, m lease.Msg) {
 func (d *Driver[H]) Apply(out *lease.Output) {
 	for _, l := range out.Logs {
 		d.edges.Log(l)
+	}
+	if a, ok := d.edges.(Adopter); ok && out.Adopted != nil {
+		a.Adopted(*out.Adopted)
 	}
 	for _, m := range out.Msgs {
 		d.edges.Send(m)

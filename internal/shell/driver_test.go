@@ -86,3 +86,31 @@ func TestOneTimerAtTheCoresWake(t *testing.T) {
 		t.Fatalf("at %v the request got %+v, want error 11 at the 500 ms quorum timeout", e.now, r)
 	}
 }
+
+// adoptingEdges also records the configurations the core adopted.
+type adoptingEdges struct {
+	fakeEdges
+	adopted []lease.Membership
+}
+
+func (e *adoptingEdges) Adopted(c lease.Membership) { e.adopted = append(e.adopted, c) }
+
+// TestAdoptedConfigurationsReachTheShell: a membership change the core
+// makes reaches Edges that implement Adopter, once, with the new
+// configuration, and the change's reply reaches its handle.
+func TestAdoptedConfigurationsReachTheShell(t *testing.T) {
+	core, err := lease.NewNode(lease.Config{ID: "n1", Acceptors: []string{"n1"}, Nodes: []string{"n1", "n2"}, Nonce: 1,
+		MaxLeaseMs: 1000, QuorumTimeoutMs: 500, Membership: true, Rand: rand.New(rand.NewPCG(1, 2))}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &adoptingEdges{fakeEdges: fakeEdges{replies: map[string]lease.Reply{}}}
+	d := New[string](core, e)
+	d.Request(0, lease.Request{Op: lease.OpMemberAdd, Member: "n2", Force: true}, "operator")
+	if len(e.adopted) != 1 || e.adopted[0].Epoch != 1 || len(e.adopted[0].Members) != 2 {
+		t.Fatalf("adopted %+v, want epoch 1 with n1 and n2", e.adopted)
+	}
+	if r := e.replies["operator"]; r.Type != "member_add_ok" {
+		t.Fatalf("the change was answered %+v", r)
+	}
+}

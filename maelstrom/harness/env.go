@@ -7,7 +7,9 @@ import (
 
 // nodeEnv is what a node program gets on top of the harness's own
 // environment. A workload with leases (L = its longest lease) sets the
-// nodes' lease bounds when the kill nemesis is on, and in every run when
+// nodes' lease bounds when the kill or the member nemesis is on (the
+// boot wait and the waiting rule between membership changes last the
+// longest lease), and in every run when
 // its leases have the nodes' own length (workloads.NodeLeased: the master
 // workload, whose requests carry none, so L is that length). Every
 // program then gets LEASE_MAX_MS=L, and LEASE_MS=L unless the environment
@@ -16,10 +18,16 @@ import (
 // nemesis restarts) also gets LEASE_BOOT_WAIT_MS=L, so that it stays
 // silent until every lease it may have accepted and forgotten has ended
 // (the node stretches it by its own drift bound), or 0 with
-// --kill-without-boot-wait (the negative control). Any other run passes
-// nothing, as Maelstrom does.
+// --kill-without-boot-wait (the negative control). The member nemesis
+// adds LEASE_MEMBERSHIP=on (member.go). Any other run passes nothing, as
+// Maelstrom does.
 func (r *runner) nodeEnv(restart bool) []string {
-	if r.leaseMs <= 0 || !(r.o.Faults.Kill || r.nodeLeases) {
+	return append(r.leaseEnv(restart), r.memberEnv()...)
+}
+
+// leaseEnv is nodeEnv's lease bounds.
+func (r *runner) leaseEnv(restart bool) []string {
+	if r.leaseMs <= 0 || !(r.o.Faults.Kill || r.o.Faults.Member || r.nodeLeases) {
 		return nil
 	}
 	l := strconv.FormatInt(r.leaseMs, 10)

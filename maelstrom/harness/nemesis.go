@@ -64,6 +64,10 @@ func (r *runner) fireNemesis(now, cutoff time.Duration) bool {
 // specification or settings; the completion's the grudge, the nodes hit
 // or the settings applied.
 func (r *runner) perform(op nemesis.Op) {
+	if op.F == nemesis.MemberOp {
+		r.performMember()
+		return
+	}
 	f, err := r.choose(op)
 	r.recordNemesis(op.F, invokeValue(op, f))
 	if err != nil {

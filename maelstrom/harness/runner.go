@@ -72,6 +72,7 @@ type runner struct {
 	faults    faultState // what is in force, for the progress line
 	nemesis   nemesisWork
 	clock     *clockWork // the clock nemesis's files and draws; nil without it
+	member    memberWork // the member nemesis's view of the configuration (member.go)
 	final     finalState
 	counts    opCounts
 	ticker    *time.Ticker // redraws the progress line
@@ -130,11 +131,12 @@ func (r *runner) prepare() error {
 	r.net = r.o.Network
 	if r.o.Faults.Any() {
 		stream := func(n uint64) *rand.Rand { return rand.New(rand.NewPCG(StreamSeed(r.o.Seed, n), 0)) }
-		streams := nemesis.Streams{Partition: stream(2), Process: stream(5), Clock: stream(7), Packet: stream(9)}
+		streams := nemesis.Streams{Partition: stream(2), Process: stream(5), Clock: stream(7), Packet: stream(9), Member: stream(11)}
 		if r.schedule, err = nemesis.NewSchedule(r.o.Faults, r.o.NemesisInterval, streams); err != nil {
 			return err
 		}
 		r.grudgeRNG, r.procRNG, r.packetRNG = stream(3), stream(6), stream(10)
+		r.startMembers(stream(12))
 	}
 	if err := r.prepareClock(); err != nil {
 		return err

@@ -19,14 +19,18 @@ const (
 	// Packet delays (with jitter), loses, duplicates and reorders the
 	// packets some nodes send, for a period (Jepsen's packet nemesis).
 	Packet Fault = "packet"
+	// Member changes the acceptor set while the run goes on: removes a
+	// member or adds a node, one at a time, through a node's membership
+	// procedure (the nodes run with LEASE_MEMBERSHIP=on).
+	Member Fault = "member"
 )
 
 // KnownFaults lists the faults in the order help texts name them.
-var KnownFaults = []Fault{Partition, Kill, Pause, Clock, Packet}
+var KnownFaults = []Fault{Partition, Kill, Pause, Clock, Packet, Member}
 
 // Faults is the set of faults a run injects.
 type Faults struct {
-	Partition, Kill, Pause, Clock, Packet bool
+	Partition, Kill, Pause, Clock, Packet, Member bool
 }
 
 // ParseFaults reads --nemesis: a comma-separated list of faults. As in
@@ -49,6 +53,8 @@ func ParseFaults(s string) (Faults, error) {
 			f.Clock = true
 		case Packet:
 			f.Packet = true
+		case Member:
+			f.Member = true
 		default:
 			return Faults{}, fmt.Errorf("unknown fault %q: must be a comma-separated list of %s", strings.TrimSpace(name), faultNames())
 		}
@@ -65,7 +71,9 @@ func faultNames() string {
 }
 
 // Any reports whether some fault is enabled.
-func (f Faults) Any() bool { return f.Partition || f.Kill || f.Pause || f.Clock || f.Packet }
+func (f Faults) Any() bool {
+	return f.Partition || f.Kill || f.Pause || f.Clock || f.Packet || f.Member
+}
 
 // Process reports whether a process fault (kill or pause) is enabled:
 // Jepsen's db package.
@@ -95,6 +103,8 @@ func (f Faults) Has(k Fault) bool {
 		return f.Clock
 	case Packet:
 		return f.Packet
+	case Member:
+		return f.Member
 	}
 	return false
 }

@@ -25,6 +25,11 @@ const (
 	// schedule). An op carries its settings in Op.Settings.
 	StartPacket = "start-packet" // delay, jitter, loss, duplication, reordering on links (PacketSettings)
 	StopPacket  = "stop-packet"  // every link back to normal
+
+	// The member fault: the harness picks the change (a member removed or
+	// a node added, through a node it picks) and records the node's
+	// answer as the op's completion.
+	MemberOp = "member"
 )
 
 // Op is one scheduled nemesis operation.
@@ -95,6 +100,7 @@ type Streams struct {
 	Process   *rand.Rand // kill and pause: mode, node specification, times
 	Clock     *rand.Rand // clock: kind of op, node specification, times
 	Packet    *rand.Rand // packet: node specification, settings, times
+	Member    *rand.Rand // member: times
 }
 
 // NewSchedule returns the schedule of faults for --nemesis-interval
@@ -128,8 +134,18 @@ func NewSchedule(faults Faults, interval time.Duration, rngs Streams) (*Schedule
 	if faults.Clock {
 		s.add(interval, rngs.Clock, clockMix{})
 	}
+	if faults.Member {
+		s.add(interval, rngs.Member, memberChange{})
+	}
 	return s, nil
 }
+
+// memberChange is the member package's only kind of op: a change, which
+// the harness draws when it performs it (it needs the configuration the
+// nodes answered so far).
+type memberChange struct{}
+
+func (memberChange) next(*rand.Rand) Op { return Op{F: MemberOp} }
 
 func (s *Schedule) add(interval time.Duration, rng *rand.Rand, modes ...mode) {
 	st := &stream{interval: interval, rng: rng, modes: modes}
