@@ -215,6 +215,10 @@ func (m Msg) Body() any {
 	case MsgPrepareResp, MsgProposeResp, MsgReleaseResp, MsgCancelResp, MsgChangePrepareResp, MsgChangeProposeResp:
 		ok, p := m.OK, m.Promised
 		w.OK, w.Promised = &ok, &p
+		if m.Type == MsgChangePrepareResp && m.Counter != 0 {
+			c := m.Counter // the high-water mark the next configuration's floor is built from
+			w.Counter = &c
+		}
 	case MsgReadResp:
 		p := m.Promised
 		w.Promised = &p

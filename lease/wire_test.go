@@ -12,6 +12,8 @@ import (
 func TestMsgRoundTrip(t *testing.T) {
 	b := Ballot{Counter: 230584300921369, Incarnation: 1763890000123456}
 	rec := &Record{Server: "cs1", Token: b.Token(), RemainingMs: 950}
+	conf := Membership{Epoch: 3, Members: []string{"n1", "n2", "n3"}, Prev: []string{"n1", "n2"}, Floor: 230584300921000}
+	next := Membership{Epoch: 4, Members: []string{"n1", "n2", "n3", "n4"}, Prev: []string{"n1", "n2", "n3"}, Floor: 230584300921370}
 	msgs := []Msg{
 		{Type: MsgPrepare, Chunk: "ch_1", Ballot: b, Server: "cs1"},
 		{Type: MsgPrepareResp, Chunk: "ch_1", Ballot: b, OK: false, Promised: b, Lease: rec},
@@ -26,6 +28,16 @@ func TestMsgRoundTrip(t *testing.T) {
 		{Type: MsgSyncResp, ReqID: 1763890000123456, Nonce: 77, Counter: 0, Recovering: true},
 		{Type: MsgBooting, Chunk: "ch_1", Ballot: b, BootingMs: 0},
 		{Type: MsgBooting, Chunk: "ch_1", ReqID: 8, Nonce: 5, BootingMs: 912},
+		{Type: MsgSyncResp, ReqID: 1763890000123456, Nonce: 77, Counter: 12, Core: 2, Cores: 3},
+		// Membership: the change instance's messages, and a sync answer
+		// with the configuration and the accepted value.
+		{Type: MsgChangePrepare, Ballot: b, Epoch: 3, Active: true, Conf: &conf},
+		{Type: MsgChangePrepareResp, Ballot: b, Epoch: 3, OK: true, Promised: b, Counter: 230584300921370, Accepted: b, Value: &next},
+		{Type: MsgChangePrepareResp, Ballot: b, Epoch: 3, Promised: b, WaitMs: 640},
+		{Type: MsgChangePrepareResp, Ballot: b, Epoch: 3, Promised: b, Learner: true},
+		{Type: MsgChangePropose, Ballot: b, Epoch: 3, Value: &next},
+		{Type: MsgChangeProposeResp, Ballot: b, Epoch: 3, OK: true, Promised: b},
+		{Type: MsgSyncResp, ReqID: 1763890000123456, Nonce: 77, Counter: 5, Conf: &conf, Accepted: b, Value: &next},
 	}
 	for _, m := range msgs {
 		m.From, m.To = "n2", "n1"
