@@ -440,10 +440,12 @@ func (s *scenario) twice(rng *rand.Rand) {
 
 // selfAcceptors turns s into the unsafe single-process mode: three nodes,
 // each its own sole acceptor, under partitions (the acceptors=self
-// negative control).
+// negative control). Membership is off: each node is its own acceptor
+// set, and the member nemesis's late nodes may lie beyond the three.
 func (s *scenario) selfAcceptors() {
 	s.self, s.nodes = true, 3
 	s.acceptors, s.uplink, s.outage, s.balanced = nil, 0, 0, false
+	s.memberSettings = memberSettings{}
 	if s.partition == 0 {
 		s.partition = 500 * time.Millisecond
 	}
