@@ -295,7 +295,7 @@ replay_agrees $run True
 # two trials (two primaries, reads of the wrong holder or of none), which
 # three varied; so they are tried in turn until one is. The same runs
 # with the rule on are valid.
-NODE=$weaken LEASE_WEAKEN=membership-no-wait expect_caught negative-control-member-no-wait "2 3 4 1 5" -w lease \
+NODE=$weaken LEASE_WEAKEN=membership-no-wait expect_caught negative-control-member-no-wait "2 3 4 1 5" - -w lease \
   --node-count 5 --time-limit 20 --rate 100 --latency 5 --nemesis partition,member --nemesis-interval 0.5 --lease-ms 1000
 run=negative-control-member-no-wait
 require $run "the nodes ran with the waiting rule off and 1 s longest leases, and the lease checker found violations" \
