@@ -290,3 +290,25 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// TestMembershipNeedsOneCore: membership runs on a member of one core
+// (doc.go "Membership and cores"): NewCores and NewNode refuse it with
+// more, naming the reason, and accept it with one.
+func TestMembershipNeedsOneCore(t *testing.T) {
+	cfg := Config{ID: "n1", Acceptors: []string{"n1", "n2", "n3"}, MaxLeaseMs: 1000, Nonce: 1, Membership: true}
+	rnd := func(i int) *rand.Rand { return rand.New(rand.NewPCG(1, uint64(i))) }
+	for _, cores := range []int{2, 4} {
+		_, err := NewCores(cfg, cores, 0, rnd)
+		if err == nil || !strings.Contains(err.Error(), "Membership runs on a member of one core") {
+			t.Errorf("%d cores with membership: err %v, want a refusal naming one core", cores, err)
+		}
+	}
+	if _, err := NewCores(cfg, 1, 0, rnd); err != nil {
+		t.Errorf("one core with membership: %v", err)
+	}
+	c := cfg
+	c.Core, c.Cores, c.Rand = 1, 2, rnd(1)
+	if _, err := NewNode(c, 0); err == nil {
+		t.Error("NewNode accepted core 1 of 2 with membership")
+	}
+}

@@ -3,6 +3,7 @@ package lease_test
 import (
 	"flag"
 	"math/rand/v2"
+	"testing"
 	"time"
 
 	"chunklease/lease"
@@ -168,4 +169,30 @@ func (m *simMember) ServedUnrecovered() bool {
 		}
 	}
 	return false
+}
+
+// TestMembershipSchedulesRunOneCore: the simulation never draws
+// membership on members of several cores (doc.go "Membership and
+// cores"), whatever -loops says, while both features are drawn often.
+func TestMembershipSchedulesRunOneCore(t *testing.T) {
+	saved := *simLoops
+	defer func() { *simLoops = saved }()
+	for _, loops := range []int{0, 4} {
+		*simLoops = loops
+		member, several := 0, 0
+		for seed := uint64(1); seed <= 2000; seed++ {
+			s := drawScenario(seed, "none")
+			if s.membership && (s.loops > 1 || s.minLoops > 1) {
+				t.Fatalf("-loops %d, seed %d: membership on members of %d-%d cores", loops, seed, s.minLoops, s.loops)
+			}
+			if s.membership {
+				member++
+			} else if s.loops > 1 {
+				several++
+			}
+		}
+		if member == 0 || several == 0 {
+			t.Errorf("-loops %d: %d schedules with membership, %d on several cores in 2000: both should be drawn", loops, member, several)
+		}
+	}
 }
