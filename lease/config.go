@@ -98,8 +98,9 @@ type Config struct {
 	// (doc.go "Membership"): Acceptors is then epoch 0, every node of
 	// Nodes may become a member, and a restarted member votes only once
 	// it recovered the configuration from its peers. Every node of a
-	// cluster must agree on it. It needs Cores 1 (doc.go
-	// "Membership and cores").
+	// cluster must agree on it. With several cores
+	// the shell hands every configuration a core adopts to the others
+	// (doc.go "Membership and cores").
 	Membership bool
 	// Join starts a node that is new to a running cluster (membership
 	// only): it takes no configuration from Acceptors, which are only the
@@ -227,9 +228,6 @@ func (c Config) validateMembership() error {
 		return errors.New("Join needs Membership: only a cluster whose acceptor set can change takes new members")
 	case !c.Membership:
 		return nil
-	case c.Cores > 1:
-		return fmt.Errorf("Membership runs on a member of one core, not %d: the configuration, the change instance and "+
-			"the high-water marks a change's floor is built from are the whole member's (doc.go \"Membership and cores\")", c.Cores)
 	}
 	for _, a := range c.Acceptors {
 		if !slices.Contains(c.nodes(), a) {

@@ -39,8 +39,12 @@ func CoreOf(chunk string, cores int) int {
 // of cores talk to each other unchanged: an answer carries its chunk
 // back to the core that asked. The node-level messages, which name no
 // chunk, go to every core: a sync (each core answers with its own
-// high-water mark, naming itself) and a sync answer (every core of a
-// restarted member needs every answer; only the lead asks).
+// high-water mark, naming itself), a sync answer (every core of a
+// restarted member needs every answer) and a change prepare (the lead
+// promises, each core reports its own high-water mark, naming itself).
+// The other membership messages name no chunk and go to the lead, which
+// runs the change instance; a configuration it adopts reaches the other
+// cores through the shell (Output.Adopted, Node.Adopt).
 func Route(m *Msg, cores int) (core int, every bool) {
 	if m.Type.nodeLevel() {
 		return 0, true
@@ -49,8 +53,14 @@ func Route(m *Msg, cores int) (core int, every bool) {
 }
 
 // nodeLevel reports whether a message is about the member rather than a
-// chunk (Route sends it to every core).
-func (t MsgType) nodeLevel() bool { return t == MsgSync || t == MsgSyncResp }
+// chunk (Route sends it to every core): a sync and its answer, and a
+// change prepare (membership: the lead promises, every other core
+// answers with its high-water mark, member.go).
+func (t MsgType) nodeLevel() bool { return t == MsgSync || t == MsgSyncResp || t == MsgChangePrepare }
+
+// namesCore reports whether an answer of this type names the core it
+// comes from (Msg.Core, Cores) when its member runs several.
+func (t MsgType) namesCore() bool { return t == MsgSyncResp || t == MsgChangePrepareResp }
 
 // NewCores builds the cores of one member at now from the member's
 // Config: core i gets Core i, Cores cores and the random source

@@ -291,24 +291,127 @@ func b2i(b bool) int {
 	return 0
 }
 
-// TestMembershipNeedsOneCore: membership runs on a member of one core
-// (doc.go "Membership and cores"): NewCores and NewNode refuse it with
-// more, naming the reason, and accept it with one.
-func TestMembershipNeedsOneCore(t *testing.T) {
-	cfg := Config{ID: "n1", Acceptors: []string{"n1", "n2", "n3"}, MaxLeaseMs: 1000, Nonce: 1, Membership: true}
-	rnd := func(i int) *rand.Rand { return rand.New(rand.NewPCG(1, uint64(i))) }
-	for _, cores := range []int{2, 4} {
-		_, err := NewCores(cfg, cores, 0, rnd)
-		if err == nil || !strings.Contains(err.Error(), "Membership runs on a member of one core") {
-			t.Errorf("%d cores with membership: err %v, want a refusal naming one core", cores, err)
+// membershipCores is member n1 of n1, n2, n3 with membership on, on
+// cores cores, serving at once (a first start).
+func membershipCores(t *testing.T, cores int, w weakening) []*Node {
+	t.Helper()
+	nodes, err := NewCores(Config{ID: "n1", Acceptors: []string{"n1", "n2", "n3"}, MaxLeaseMs: 1000, Incarnation: 5, Nonce: 5,
+		Membership: true, weaken: w}, cores, 0, func(i int) *rand.Rand { return rand.New(rand.NewPCG(5, uint64(i))) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes
+}
+
+// chunkOf is a chunk handle core serves in a member of cores cores.
+func chunkOf(core, cores int) string {
+	for i := 0; ; i++ {
+		if c := fmt.Sprint("c", i); CoreOf(c, cores) == core {
+			return c
 		}
 	}
-	if _, err := NewCores(cfg, 1, 0, rnd); err != nil {
-		t.Errorf("one core with membership: %v", err)
+}
+
+// TestChangePrepareReportsEveryCoresMark: a change prepare reaches every
+// core of a member (Route); the lead promises, naming itself, and every
+// other core answers with its own high-water mark, which covers the
+// ballots it promised on its chunks and the lead's does not (doc.go
+// "Membership and cores").
+func TestChangePrepareReportsEveryCoresMark(t *testing.T) {
+	nodes := membershipCores(t, 2, strong)
+	if _, every := Route(&Msg{Type: MsgChangePrepare}, 2); !every {
+		t.Fatal("a change prepare is not routed to every core")
 	}
-	c := cfg
-	c.Core, c.Cores, c.Rand = 1, 2, rnd(1)
-	if _, err := NewNode(c, 0); err == nil {
-		t.Error("NewNode accepted core 1 of 2 with membership")
+	high := uint64(1) << 40
+	chunk := chunkOf(1, 2)
+	nodes[1].Receive(0, Msg{Type: MsgPrepare, From: "n2", To: "n1", Chunk: chunk, Server: "s", Ballot: Ballot{Counter: high, Incarnation: 9}})
+	prep := Msg{Type: MsgChangePrepare, From: "n2", To: "n1", Ballot: Ballot{Counter: 7, Incarnation: 9}, Active: true}
+	var answers []Msg
+	for _, n := range nodes {
+		answers = append(answers, n.Receive(time.Millisecond, prep).Msgs...)
+	}
+	if len(answers) != 2 {
+		t.Fatalf("answers %+v, want one from each core", answers)
+	}
+	lead, part := answers[0], answers[1]
+	switch {
+	case lead.Type != MsgChangePrepareResp || !lead.OK || lead.Core != 0 || lead.Cores != 2:
+		t.Errorf("the lead's answer %+v: want a promise naming core 0 of 2", lead)
+	case lead.Counter >= high:
+		t.Errorf("the lead's mark %d covers core 1's promise %d: the test shows nothing", lead.Counter, high)
+	}
+	if part.Type != MsgChangePrepareResp || !part.OK || part.Core != 1 || part.Cores != 2 || part.Counter < high {
+		t.Errorf("core 1's answer %+v: want its mark >= %d, naming core 1 of 2", part, high)
+	}
+}
+
+// TestChangerCountsAMemberOnceEveryCoreAnswered: the changer counts a
+// member of several cores as promised only once its lead promised and
+// each of its cores reported its mark, and then with the highest mark; a
+// lead's refusal counts at once. The membership-one-core-mark weakening
+// counts the lead's promise alone, with its own mark.
+func TestChangerCountsAMemberOnceEveryCoreAnswered(t *testing.T) {
+	lead := Msg{Type: MsgChangePrepareResp, From: "n2", OK: true, Counter: 5, Core: 0, Cores: 3}
+	part := func(core int, counter uint64) Msg {
+		return Msg{Type: MsgChangePrepareResp, From: "n2", OK: true, Counter: counter, Core: core, Cores: 3}
+	}
+	var c changeRun
+	for _, m := range []Msg{lead, part(2, 11), part(2, 11)} {
+		if _, ok := c.wholeMember(1, m); ok {
+			t.Fatalf("counted after %+v, before core 1 answered", m)
+		}
+	}
+	whole, ok := c.wholeMember(1, part(1, 8))
+	if !ok || !whole.OK || whole.Core != 0 || whole.Counter != 11 {
+		t.Fatalf("after every core: %+v %v, want the lead's promise with mark 11", whole, ok)
+	}
+	var d changeRun
+	if _, ok := d.wholeMember(1, Msg{Type: MsgChangePrepareResp, From: "n2", WaitMs: 300, Core: 0, Cores: 3}); !ok {
+		t.Error("a lead's refusal waits for the other cores")
+	}
+	if _, ok := d.wholeMember(2, part(1, 3)); ok {
+		t.Error("a core other than the lead counted without the lead")
+	}
+}
+
+// TestLeadPromisesNoChangeUntilEveryCoreAdopted: a lead of several
+// cores that adopted a configuration promises no change until the shell
+// says every core holds it (Node.Adopt), and then only once the waiting
+// rule has run again from that call; with one core the rule runs from
+// its own adoption. membership-cores-no-confirm promises without it.
+func TestLeadPromisesNoChangeUntilEveryCoreAdopted(t *testing.T) {
+	m := time.Duration(stretch(ms(1000), 0))
+	conf := Membership{Epoch: 1, Members: []string{"n1", "n2", "n3", "n4"}, Prev: []string{"n1", "n2", "n3"}}
+	prep := func(at time.Duration, counter uint64) Msg {
+		return Msg{Type: MsgChangePrepare, From: "n2", To: "n1", Epoch: 1, Ballot: Ballot{Counter: counter, Incarnation: 9}, Active: true}
+	}
+	for _, tc := range []struct {
+		name    string
+		cores   int
+		w       weakening
+		confirm bool
+		want    bool // promised after the wait from its own adoption
+	}{
+		{"one core", 1, strong, false, true},
+		{"two cores, no word from the shell", 2, strong, false, false},
+		{"two cores, without the confirmation", 2, weakCoresNoConfirm, false, true},
+	} {
+		nodes := membershipCores(t, tc.cores, tc.w)
+		nodes[0].Receive(0, Msg{Type: MsgConfig, From: "n2", To: "n1", Conf: &conf})
+		out := nodes[0].Receive(m+time.Millisecond, prep(m, 10))
+		if got := len(out.Msgs) == 1 && out.Msgs[0].OK; got != tc.want {
+			t.Errorf("%s: promised %v after the wait, want %v (%+v)", tc.name, got, tc.want, out.Msgs)
+		}
+	}
+	nodes := membershipCores(t, 2, strong)
+	nodes[0].Receive(0, Msg{Type: MsgConfig, From: "n2", To: "n1", Conf: &conf})
+	confirmAt := 3 * m
+	nodes[1].Adopt(confirmAt-time.Millisecond, conf)
+	nodes[0].Adopt(confirmAt, conf)
+	if out := nodes[0].Receive(confirmAt+m-time.Millisecond, prep(0, 10)); len(out.Msgs) != 1 || out.Msgs[0].OK || out.Msgs[0].WaitMs == 0 {
+		t.Errorf("promised within the wait from the shell's word: %+v", out.Msgs)
+	}
+	if out := nodes[0].Receive(confirmAt+m, prep(0, 11)); len(out.Msgs) != 1 || !out.Msgs[0].OK {
+		t.Errorf("no promise once the wait from the shell's word is over: %+v", out.Msgs)
 	}
 }

@@ -23,6 +23,11 @@ type changeAcceptor struct {
 	accepted  Ballot
 	value     *Membership
 	waitUntil time.Duration
+	// coresPending: a member of several cores adopted the configuration
+	// on this core, and the shell has not yet said that every other core
+	// holds it too (Node.Adopt): the waiting rule runs from then, so no
+	// promise until it did (doc.go "Membership and cores").
+	coresPending bool
 }
 
 // MemberOK answers member_add, member_remove, member_replace and
@@ -70,7 +75,14 @@ func (n *Node) highWater() uint64 { return max(n.ballots.counter, n.floor, n.pro
 // (the changer sends it again with its configuration); a node that votes
 // on nothing now (not a member, booting, recovering) answers "learner".
 func (n *Node) acceptChange(now time.Duration, m Msg) {
+	if m.Type == MsgChangePrepare && !n.lead() {
+		n.answerChangePart(now, m)
+		return
+	}
 	resp := Msg{Type: respType(m.Type), To: m.From, Ballot: m.Ballot, Epoch: n.conf.Epoch}
+	if m.Type == MsgChangePrepare && n.cfg.Cores > 1 {
+		resp.Core, resp.Cores = n.cfg.Core, n.cfg.Cores
+	}
 	switch {
 	case !n.known:
 		resp.Learner = true
@@ -88,6 +100,31 @@ func (n *Node) acceptChange(now time.Duration, m Msg) {
 	n.send(resp)
 }
 
+// answerChangePart answers a change prepare at a core other than the
+// lead of a member of several (every core gets it, Route): the change
+// instance is the lead's, but the floor of the next configuration must
+// exceed every ballot this member accepted on any core before it adopted
+// the epoch asked about, and this core's high-water mark covers its own
+// chunks only. So it reports its mark, naming itself, once it holds that
+// epoch and votes; the changer counts the member's promise once every
+// core did (doc.go "Membership and cores").
+func (n *Node) answerChangePart(now time.Duration, m Msg) {
+	resp := Msg{Type: MsgChangePrepareResp, To: m.From, Ballot: m.Ballot, Epoch: n.conf.Epoch,
+		Core: n.cfg.Core, Cores: n.cfg.Cores, Promised: n.changePromise()}
+	switch {
+	case !n.known:
+		resp.Learner = true
+	case m.Epoch < n.conf.Epoch:
+		resp.Conf = n.confMsg()
+	case m.Epoch > n.conf.Epoch:
+	case !n.serving(now):
+		resp.Learner = true
+	default:
+		resp.OK, resp.Counter = true, n.highWater()
+	}
+	n.send(resp)
+}
+
 // promiseChange promises ballot b in the change instance if the changer
 // knows the configuration is active, the waiting rule is over (rule 11)
 // and b keeps the promise; the answer carries the accepted value and the
@@ -101,6 +138,9 @@ func (n *Node) promiseChange(now time.Duration, m Msg, resp *Msg) {
 		return
 	case now < n.change.waitUntil:
 		resp.WaitMs = ceilMs(n.change.waitUntil - now)
+		return
+	case n.change.coresPending:
+		resp.WaitMs = ceilMs(stretch(ms(n.cfg.MaxLeaseMs), n.cfg.DriftPPM))
 		return
 	case !keeps(m.Ballot, n.changePromise()):
 		return
@@ -190,10 +230,11 @@ type changeRun struct {
 	high       uint64          // the highest high-water mark the promises reported
 	acc        Ballot          // the highest accepted ballot reported, and its value
 	accValue   *Membership
-	joinerUp   bool        // the member being added answered
-	value      *Membership // the value proposed, then committed
-	own        bool        // value is the request's own change
-	old        Membership  // committing: the configuration value replaces
+	joinerUp   bool                 // the member being added answered
+	parts      map[int]*memberParts // members of several cores: their cores' answers this round
+	value      *Membership          // the value proposed, then committed
+	own        bool                 // value is the request's own change
+	old        Membership           // committing: the configuration value replaces
 	newAcked   map[string]bool
 	pushUntil  time.Duration
 }
@@ -342,6 +383,7 @@ func (n *Node) changePrepare(now time.Duration) {
 	}
 	c.phase, c.ballot, c.roundEnd = changePreparing, b, now+ms(n.cfg.RoundTimeoutMs)
 	c.heard, c.yes, c.waits, c.high, c.acc, c.accValue, c.joinerUp = n.newTally(), n.newTally(), nil, 0, Ballot{}, nil, false
+	c.parts = nil
 	for _, id := range n.changeTargets() {
 		n.send(Msg{Type: MsgChangePrepare, To: id, Epoch: c.epoch, Ballot: b, Active: true})
 	}
@@ -376,11 +418,66 @@ func (n *Node) onChangeResp(now time.Duration, m Msg) {
 		return
 	}
 	idx, ok := n.accIdx[m.From]
-	if !ok || m.Epoch != c.epoch || !c.heard.add(idx) {
+	if !ok || m.Epoch != c.epoch {
+		return
+	}
+	if m.Type == MsgChangePrepareResp && m.Cores > 1 && n.cfg.weaken != weakChangeOneCore {
+		if m, ok = c.wholeMember(idx, m); !ok {
+			return
+		}
+	}
+	if !c.heard.add(idx) {
 		return
 	}
 	n.countChangeAnswer(now, m, idx)
 	n.decideChange(now)
+}
+
+// memberParts is what a change round heard from the cores of one member
+// that runs several: which reported their high-water marks (a bit each),
+// the highest, and the lead's answer (the promise).
+type memberParts struct {
+	cores int
+	heard uint64
+	high  uint64
+	lead  *Msg
+}
+
+// wholeMember takes one core's answer to a change prepare from a member
+// of several cores (doc.go "Membership and cores"). The lead's refusal
+// counts at once; its promise counts once every core of the member
+// reported its mark, as the lead's answer with the highest mark, which
+// then covers every ballot the member accepted on any core before it
+// adopted the epoch. A core that does not report (it does not hold the
+// epoch yet, or does not vote) holds the promise back: the round asks
+// again with a fresh ballot if it must.
+func (c *changeRun) wholeMember(idx int, m Msg) (Msg, bool) {
+	if m.Core == 0 && !m.OK {
+		return m, true
+	}
+	if c.parts == nil {
+		c.parts = map[int]*memberParts{}
+	}
+	p := c.parts[idx]
+	if p == nil || p.cores != m.Cores {
+		p = &memberParts{cores: m.Cores}
+		c.parts[idx] = p
+	}
+	if !m.OK {
+		return m, false
+	}
+	p.heard |= 1 << uint(m.Core)
+	p.high = max(p.high, m.Counter)
+	if m.Core == 0 {
+		lead := m
+		p.lead = &lead
+	}
+	if p.lead == nil || p.heard != 1<<uint(p.cores)-1 {
+		return m, false
+	}
+	whole := *p.lead
+	whole.Counter = p.high
+	return whole, true
 }
 
 // sendChangeAgain sends the round's message again, with this node's

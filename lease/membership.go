@@ -109,6 +109,7 @@ func (n *Node) adopt(now time.Duration, c Membership) {
 	n.change = changeAcceptor{}
 	if c.Epoch > 0 && n.cfg.weaken != weakNoChangeWait {
 		n.change.waitUntil = now + stretch(ms(n.cfg.MaxLeaseMs), n.cfg.DriftPPM)
+		n.change.coresPending = n.cfg.Cores > 1 && n.cfg.weaken != weakCoresNoConfirm
 	}
 	n.out.Adopted = n.confMsg()
 	n.logf("configuration %s adopted (was %s)%s", n.conf, old, n.roleText())
@@ -156,12 +157,13 @@ func (n *Node) Configuration() Membership { return n.conf.copied() }
 // adopted (Output.Adopted). A newer one is adopted as if a peer had sent
 // it; the current one extends the waiting rule to stretch(M) from now,
 // which the shell uses on the core that hosts the change instance once
-// every other core adopted (doc.go "Membership and cores": not yet used,
-// since membership runs on members of one core).
+// every other core adopted (doc.go "Membership and cores"): until then a
+// lead of several cores promises no change.
 func (n *Node) Adopt(now time.Duration, c Membership) *Output {
 	n.begin(now)
 	if n.known && c.Epoch == n.conf.Epoch && c.Epoch > 0 && n.cfg.weaken != weakNoChangeWait {
 		n.change.waitUntil = max(n.change.waitUntil, now+stretch(ms(n.cfg.MaxLeaseMs), n.cfg.DriftPPM))
+		n.change.coresPending = false
 	}
 	n.adopt(now, c)
 	return n.finish(now)

@@ -124,11 +124,19 @@ func (n *Node) syncTargets() []string {
 // to complete: n-q+1 besides this node.
 func (n *Node) syncNeed() int { return len(n.voters()) - n.quorum + 1 }
 
+// asksSync reports whether this core sends sync rounds: the lead; with
+// membership every core, since each learns configurations (from answers
+// and from the other cores, Node.Adopt) at its own moments, starts its
+// count again at each, and must not wait for rounds the lead no longer
+// sends (doc.go "Membership and cores").
+func (n *Node) asksSync() bool { return n.lead() || n.cfg.Membership }
+
 // syncWake is when recovery needs Tick next: only the lead core sends
-// sync rounds; the member's other cores count the answers it gets (the
-// shell hands every sync answer to every core, Route).
+// sync rounds (every core with membership, asksSync); the member's other
+// cores count the answers it gets (the shell hands every sync answer to
+// every core, Route).
 func (n *Node) syncWake() time.Duration {
-	if !n.recovering || !n.lead() {
+	if !n.recovering || !n.asksSync() {
 		return Never
 	}
 	return n.sync.roundEnd
@@ -138,7 +146,7 @@ func (n *Node) syncWake() time.Duration {
 // answered: once per round timeout during the boot wait, then once per
 // sweep interval until recovery completes.
 func (n *Node) syncTimer(now time.Duration) {
-	if !n.recovering || !n.lead() || now < n.sync.roundEnd {
+	if !n.recovering || !n.asksSync() || now < n.sync.roundEnd {
 		return
 	}
 	n.sync.roundEnd = now + ms(n.cfg.RoundTimeoutMs)

@@ -97,6 +97,9 @@ type scenario struct {
 	// (1: one core each); each member draws its number in that range at
 	// every start (simcores_test.go).
 	loops, minLoops int
+	// spreadMax bounds how long a configuration one core of a member
+	// adopted takes to reach the member's other cores (simcores_test.go).
+	spreadMax time.Duration
 	// memberSettings: membership changes (simmember_test.go).
 	memberSettings
 }

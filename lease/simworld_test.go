@@ -54,6 +54,7 @@ const (
 	evResume
 	evMember // the member nemesis (simmember_test.go)
 	evJoin   // a late node's first start
+	evSpread // a configuration one core adopted reaches its member's other cores (simcores_test.go)
 )
 
 type event struct {
@@ -62,7 +63,8 @@ type event struct {
 	kind eventKind
 	node int
 	msg  lease.Msg
-	call uint64 // evTimeout, evRequest: the client call
+	call uint64            // evTimeout, evRequest: the client call
+	conf *lease.Membership // evSpread: the configuration
 }
 
 type eventHeap []event
@@ -112,21 +114,24 @@ func (n *simNode) realFor(l time.Duration) time.Duration {
 }
 
 type world struct {
-	sc       scenario
-	nonces   uint64 // incarnations started: each gets its own nonce
-	rng      *rand.Rand
-	coreRng  *rand.Rand // how many cores each start of a member runs (simcores_test.go)
-	now      time.Duration
-	events   eventHeap
-	seq      uint64
-	ids      []string
-	nodes    []*simNode
-	blocked  [][]bool // blocked[receiver][sender]
-	nemesis  bool     // a partition is in force
-	held     []event  // messages a holding partition keeps until heal
-	slow     int      // the node whose outgoing messages are slow, or -1
-	linkDown bool     // the main site is out, and the link between the sites with it
-	remote   []bool   // remote[i]: node i sits at the remote site (simsites_test.go)
+	sc      scenario
+	nonces  uint64 // incarnations started: each gets its own nonce
+	rng     *rand.Rand
+	coreRng *rand.Rand // how many cores each start of a member runs (simcores_test.go)
+	// spreading: a member's cores are taking a configuration one of them
+	// adopted (spread): what they adopt then spreads no further.
+	spreading bool
+	now       time.Duration
+	events    eventHeap
+	seq       uint64
+	ids       []string
+	nodes     []*simNode
+	blocked   [][]bool // blocked[receiver][sender]
+	nemesis   bool     // a partition is in force
+	held      []event  // messages a holding partition keeps until heal
+	slow      int      // the node whose outgoing messages are slow, or -1
+	linkDown  bool     // the main site is out, and the link between the sites with it
+	remote    []bool   // remote[i]: node i sits at the remote site (simsites_test.go)
 
 	wl      workloads.Workload
 	hist    *history.Writer
@@ -351,6 +356,8 @@ func (w *world) handle(e event) {
 		w.memberChange()
 	case evJoin:
 		w.joinLate(e.node)
+	case evSpread:
+		w.spread(e)
 	}
 }
 
@@ -371,6 +378,7 @@ func (w *world) absorb(i int, out *lease.Output) {
 		w.send(m)
 	}
 	w.noteAdopted(i, out.Adopted)
+	w.spreadLater(i, out.Adopted)
 	for _, r := range out.Replies {
 		if w.memberReply(r) {
 			continue

@@ -119,6 +119,15 @@ const (
 	// weakLearnerVotes lets a node outside the configuration vote, and
 	// proposers count its answers (drops "learners vote on nothing").
 	weakLearnerVotes
+	// weakChangeOneCore counts a member of several cores as promised in
+	// the change instance on its lead's answer alone, whose high-water
+	// mark covers only the lead's chunks (drops the whole member's mark
+	// from the next configuration's floor).
+	weakChangeOneCore
+	// weakCoresNoConfirm lets the lead of several cores promise a change
+	// once its own waiting rule is over, without the shell's word that
+	// every other core adopted the configuration.
+	weakCoresNoConfirm
 )
 
 var weakeningNames = map[weakening]string{
@@ -153,6 +162,8 @@ var weakeningNames = map[weakening]string{
 	weakTwoAtOnce:       "membership-two-at-once",
 	weakNoConfigFloor:   "membership-no-floor",
 	weakLearnerVotes:    "membership-learner-votes",
+	weakChangeOneCore:   "membership-one-core-mark",
+	weakCoresNoConfirm:  "membership-cores-no-confirm",
 }
 
 func (w weakening) String() string { return weakeningNames[w] }

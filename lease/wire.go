@@ -215,9 +215,12 @@ func (m Msg) Body() any {
 	case MsgPrepareResp, MsgProposeResp, MsgReleaseResp, MsgCancelResp, MsgChangePrepareResp, MsgChangeProposeResp:
 		ok, p := m.OK, m.Promised
 		w.OK, w.Promised = &ok, &p
-		if m.Type == MsgChangePrepareResp && m.Counter != 0 {
-			c := m.Counter // the high-water mark the next configuration's floor is built from
-			w.Counter = &c
+		if m.Type == MsgChangePrepareResp {
+			if m.Counter != 0 {
+				c := m.Counter // the high-water mark the next configuration's floor is built from
+				w.Counter = &c
+			}
+			w.Core, w.Cores = m.Core, m.Cores
 		}
 	case MsgReadResp:
 		p := m.Promised
@@ -314,8 +317,8 @@ func checkMsg(m Msg, w wireMsg) error {
 		return fmt.Errorf("%s needs ok", m.Type)
 	case m.Type == MsgSyncResp && w.Counter == nil:
 		return fmt.Errorf("sync_ok needs counter")
-	case (m.Core != 0 || m.Cores != 0) && (m.Type != MsgSyncResp || m.Cores < 2 || m.Cores > MaxCores || m.Core < 0 || m.Core >= m.Cores):
-		return fmt.Errorf("%s names core %d of %d; only sync_ok names a core, of 2..%d", m.Type, m.Core, m.Cores, MaxCores)
+	case (m.Core != 0 || m.Cores != 0) && (!m.Type.namesCore() || m.Cores < 2 || m.Cores > MaxCores || m.Core < 0 || m.Core >= m.Cores):
+		return fmt.Errorf("%s names core %d of %d; only sync_ok and member_prepare_ok name a core, of 2..%d", m.Type, m.Core, m.Cores, MaxCores)
 	}
 	return checkWireNumbers(m)
 }

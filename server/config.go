@@ -57,7 +57,7 @@ var serveSettings = []nodeconfig.Setting{
 	{Flag: "client-tls-key", Env: "LEASE_CLIENT_TLS_KEY", Usage: "optional: its key", Def: ""},
 	{Flag: "client-token-file", Env: "LEASE_CLIENT_TOKEN_FILE", Usage: "optional: a file holding the bearer token every client request must carry (Authorization: Bearer TOKEN); " + tokenEnv + " may hold the token itself instead", Def: ""},
 	{Flag: "max-client-conns", Env: "LEASE_MAX_CLIENT_CONNS", Usage: "client connections open at once; at the limit a new one takes the place of the longest-idle keep-alive connection, or of the oldest silent one (each quiet for 1 s or more), or is closed at once when there is none", Def: strconv.Itoa(defaultMaxClientConns)},
-	{Flag: "loops", Env: "LEASE_LOOPS", Usage: fmt.Sprintf("event loops that run this member's lease state, 1..%d: each serves the chunks a hash of the handle gives it, with its own timers and admission (-max-in-flight is shared out); members with different numbers work together. Unset: GOMAXPROCS (the machine's cores, or the GOMAXPROCS environment variable), but 1 with -membership on, which runs on one loop only (more is refused)", lease.MaxCores), Def: ""},
+	{Flag: "loops", Env: "LEASE_LOOPS", Usage: fmt.Sprintf("event loops that run this member's lease state, 1..%d: each serves the chunks a hash of the handle gives it, with its own timers and admission (-max-in-flight is shared out); members with different numbers work together. Unset: GOMAXPROCS (the machine's cores, or the GOMAXPROCS environment variable)", lease.MaxCores), Def: ""},
 	{Flag: "join", Env: "LEASE_JOIN", Usage: "on | off: this node is new to a running cluster whose acceptor set changes (needs -membership on): it learns the configuration from the other -cluster members and votes once a member_add names it; list the running members and then this node in -cluster (its place there is its ballot lane: never reuse a place another node had)", Def: "off"},
 }
 
@@ -137,24 +137,15 @@ func (c *serveConfig) parseMaxClientConns(v string) error {
 }
 
 // parseLoops reads -loops; unset, a member runs a loop per core Go may
-// use at once (GOMAXPROCS), up to lease.MaxCores, or one loop with
-// -membership on: membership changes run on a member of one core only
-// (lease/doc.go "Membership and cores"), so more is refused there.
+// use at once (GOMAXPROCS), up to lease.MaxCores.
 func (c *serveConfig) parseLoops(v string) error {
 	if v == "" {
 		c.loops = min(runtime.GOMAXPROCS(0), lease.MaxCores)
-		if c.node.Membership {
-			c.loops = 1
-		}
 		return nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > lease.MaxCores {
 		return fmt.Errorf("-loops (LEASE_LOOPS) is %q; give a whole number in 1..%d, or leave it unset for GOMAXPROCS (%d here)", v, lease.MaxCores, runtime.GOMAXPROCS(0))
-	}
-	if n > 1 && c.node.Membership {
-		return fmt.Errorf("-loops (LEASE_LOOPS) is %d, but -membership (LEASE_MEMBERSHIP) is on: a member whose acceptor set "+
-			"can change runs its lease state on one loop; leave -loops unset or give 1, or turn -membership off to use %d loops", n, n)
 	}
 	c.loops = n
 	return nil

@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"chunklease/internal/certs"
 	"chunklease/internal/nodeconfig"
-	"chunklease/lease"
 )
 
 // TestServeRefusesBadConfiguration: every bad or inconsistent setting
@@ -56,10 +54,6 @@ func TestServeRefusesBadConfiguration(t *testing.T) {
 		{"unknown flag", with("-peers", "x"), nil, []string{"flag provided but not defined: -peers", "-cluster"}},
 		{"no loops", with("-loops", "0"), nil, []string{"-loops (LEASE_LOOPS) is \"0\"", "1..64", "GOMAXPROCS"}},
 		{"too many loops", good, map[string]string{"LEASE_LOOPS": "65"}, []string{"-loops (LEASE_LOOPS) is \"65\""}},
-		{"membership on several loops", with("-membership", "on", "-loops", "2"), nil,
-			[]string{"-loops (LEASE_LOOPS) is 2", "-membership (LEASE_MEMBERSHIP) is on", "one loop"}},
-		{"membership on several loops by env", with("-membership", "on"), map[string]string{"LEASE_LOOPS": "4"},
-			[]string{"-loops (LEASE_LOOPS) is 4", "-membership (LEASE_MEMBERSHIP) is on"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
@@ -74,37 +68,6 @@ func TestServeRefusesBadConfiguration(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestServeLoopsDefault: unset, -loops is GOMAXPROCS, and 1 with
-// -membership on (membership runs on a member of one core; asking for
-// more is refused above); -loops 1 with membership is accepted.
-func TestServeLoopsDefault(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := certs.Write(certs.Plan{Dir: dir, Members: []string{"n1", "n2", "n3"}, Validity: time.Hour, Now: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	f := func(name string) string { return filepath.Join(dir, name) }
-	good := []string{"-id", "n1", "-cluster", "n1=127.0.0.1:1,n2=127.0.0.1:2,n3=127.0.0.1:3", "-client-addr", "127.0.0.1:0",
-		"-tls-ca", f("ca.crt"), "-tls-cert", f("n1.crt"), "-tls-key", f("n1.key")}
-	for _, tc := range []struct {
-		name  string
-		extra []string
-		want  int
-	}{
-		{"unset", nil, min(runtime.GOMAXPROCS(0), lease.MaxCores)},
-		{"membership on, unset", []string{"-membership", "on"}, 1},
-		{"membership on, one loop", []string{"-membership", "on", "-loops", "1"}, 1},
-		{"membership off, two loops", []string{"-membership", "off", "-loops", "2"}, 2},
-	} {
-		cfg, err := parseServeConfig(append(append([]string{}, good...), tc.extra...), func(string) string { return "" })
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if cfg.loops != tc.want {
-			t.Errorf("%s: %d loops, want %d", tc.name, cfg.loops, tc.want)
-		}
 	}
 }
 

@@ -137,8 +137,8 @@ func (m *member) send(l *coreLoop, cs []*call) bool {
 // loop did not get to it within limit or had stopped. It is the one way
 // a node-level question or event reaches every core of the member from
 // outside the loops: the metrics read each core's figures through it,
-// and a change of the member's own settings (its configuration) would
-// reach every core through it. f runs on several loops at once: it may
+// and a configuration one core adopted reaches the others through it
+// (spread). f runs on several loops at once: it may
 // touch only its own loop's state (or a slot of its own, by l.index).
 func (m *member) onEveryLoop(limit time.Duration, f func(l *coreLoop)) bool {
 	done := make(chan struct{}, len(m.loops))
@@ -314,17 +314,53 @@ func (l *coreLoop) Adopted(c lease.Membership) {
 	}
 }
 
-// adopted publishes a configuration the core adopted (membership) and
-// makes every member it names with an address a peer: a member added at
-// run time is dialled, and its certificate accepted, from now on. A
-// member with membership on runs one loop (config.go), so there is one
-// core to publish from.
+// adopted publishes a configuration a core adopted (membership), if it
+// is newer than the one published, and makes every member it names with
+// an address a peer: a member added at run time is dialled, and its
+// certificate accepted, from now on. With several loops it hands the
+// configuration to every other core (spread). It runs on the loop of
+// the core that adopted.
 func (n *serveNode) adopted(c lease.Membership) {
-	n.config.Store(&c)
+	n.configMu.Lock()
+	newer := c.Epoch > n.config.Load().Epoch
+	if newer {
+		n.config.Store(&c)
+	}
+	n.configMu.Unlock()
+	if !newer {
+		return
+	}
 	for _, id := range c.Members {
 		if addr := c.Addrs[id]; addr != "" {
 			n.peers.AddMember(peer.Member{ID: id, Addr: addr})
 		}
+	}
+	if len(n.loops) > 1 {
+		go n.spread(c)
+	}
+}
+
+// spread hands configuration c, which one core adopted, to every core of
+// the member (each adopts it if it is newer), and once every core holds
+// it tells the lead, whose waiting rule then runs again from that
+// moment: until then the lead promises no change (lease/doc.go
+// "Membership and cores"). It runs on a goroutine of its own, since
+// onEveryLoop waits for every loop, the calling one too; a loop too busy
+// to take it within a second is asked again until the loops stop.
+func (m *member) spread(c lease.Membership) {
+	adopt := func(l *coreLoop) { l.drv.Apply(l.drv.Core().Adopt(l.clock.Now(), c)) }
+	for !m.onEveryLoop(time.Second, adopt) {
+		select {
+		case <-m.loopDone:
+			return
+		default:
+		}
+	}
+	lead, done := m.loops[0], make(chan struct{})
+	select {
+	case lead.queries <- func() { adopt(lead); close(done) }:
+		<-done
+	case <-m.loopDone:
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -70,6 +71,7 @@ type serveNode struct {
 	// loop whenever the core adopts one (Adopted), for readiness, metrics
 	// and the peers.
 	config   atomic.Pointer[lease.Membership]
+	configMu sync.Mutex // orders the loops' stores to config (adopted)
 	inflight inflight
 	http     *http.Server
 	httpLn   net.Listener
@@ -133,7 +135,9 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 		Inboxes: cfg.loops, InboxSize: max(peer.DefaultInboxSize/cfg.loops, 512), // about as many messages waiting as with one loop
 		Route: func(m *lease.Msg) (int, bool) { return lease.Route(m, cfg.loops) }})
 	n.member = newMember(cores, clk, n.peers, n.peers.Inbox, logger)
-	n.loops[0].adopted = n.adopted // one loop with membership on (config.go)
+	for _, l := range n.loops {
+		l.adopted = n.adopted
+	}
 	n.metrics = newServeMetrics(n)
 	n.http = n.newHTTPServer()
 	n.logStart(inc, seed)
