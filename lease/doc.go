@@ -571,43 +571,59 @@
 //
 // # Membership and cores
 //
-// Membership runs on members of one core: Config.Membership with Cores
-// above 1 is refused (NewNode, NewCores), `lease-node serve` refuses
-// -membership with -loops above 1 and runs one loop by default when
-// membership is on, the Maelstrom node runs one core anyway, and the
-// simulation keeps every schedule with membership on one core. The
-// argument above is about a member as one acceptor, and with several
-// cores three of its steps would read one core where they need the
-// whole member:
+// A member of several cores (see "Cores sharing one member") changes
+// configurations as a member of one does; the configuration and the
+// change instance are the member's, so three steps of the argument above
+// must read the whole member where a core of it acts:
 //
-//   - The floor across changes. The floor of E+1 is the highest
-//     high-water mark the promises of the change instance reported, and
-//     "Fencing tokens across changes" needs the mark of the member y that
-//     accepted t to be at least t. The change instance is one instance on
-//     one core (the lead, as the master lease), and a core's mark covers
-//     only its own chunks: t, accepted by another core of y, would not be
-//     under the floor, and a grant under E+2 could get a smaller token.
-//   - The waiting rule. y refuses epoch E-1 only once every one of its
-//     cores adopted E, so its wait must run from the last core's
-//     adoption, and no core may still vote under E-1 when y promises.
-//   - Recovery. The gate holds per core: every core must learn the
-//     configuration before it votes, while only the lead sends sync
-//     rounds; a core whose count restarted at another moment (it adopted
-//     a configuration at another point of the answers) could wait for
-//     rounds the lead no longer sends. Activation (step 0) would count
-//     the lead's adoption for the whole member.
+//   - One configuration per member, handed to every core. The change
+//     instance runs on the lead (core 0, as the master lease): the
+//     membership requests and messages name no chunk, so they reach it,
+//     and a change prepare reaches every core (Route). Any core may adopt
+//     a configuration first (a refusal of a lower epoch, a proposer's
+//     "ask again", a commit, a sync answer); Output.Adopted carries it and
+//     the shell hands it to every other core (Node.Adopt: the serve
+//     shell's spread, on onEveryLoop; the simulation's evSpread, after 0
+//     to half a lease). Until a core has it, that core still votes under
+//     the older epoch for its chunks, as a member that adopted late does;
+//     each core refuses lower epochs and raises its floor on its own.
+//   - The waiting rule runs from the last core's adoption. A lease of
+//     epoch E-1 is accepted at member y by y's core for its chunk before
+//     that core adopted E. The lead of several cores, having adopted E,
+//     promises no change until the shell said every core holds E (Node.Adopt
+//     with the configuration the lead has), and then only after
+//     stretch(M) more: so y promises in the instance of E only stretch(M)
+//     after the last of its cores refuses epoch E-1, and the argument of
+//     rule 11 holds with "y adopted E" read as "every core of y did". The
+//     shell hands the configuration over again until every core took it,
+//     so the lead's promise is held back, never given early.
+//   - The floor covers every core's ballots. "Fencing tokens across
+//     changes" needs y's reported high-water mark to be at least the
+//     token t it accepted under E-1, on whichever core. Each core of y
+//     answers the change prepare: the lead with its promise, the others
+//     with their own marks, each naming itself (member_prepare_ok's core
+//     and cores), and only once it holds epoch E and votes (so after it
+//     accepted t, and with a mark at least t). The changer counts y's
+//     promise once its lead promised and every core reported, with the
+//     highest mark; a core that does not report holds the promise back
+//     (the round asks again with a fresh ballot). Counting the lead's
+//     mark alone (membership-one-core-mark) lets a later grant get a
+//     smaller token: the simulation catches it.
+//   - Recovery. Each core recovers the configuration before it votes,
+//     counting a peer of several cores once every one of its cores
+//     answered, as without membership; with membership every recovering
+//     core sends its own sync rounds, since each adopts configurations at
+//     its own moments (from answers and from the other cores) and starts
+//     its count again at each. Activation (step 0) counts a member's
+//     adoption by its lead; that is the member's configuration, which its
+//     sync answers (every core's) report, as the recovery argument needs.
 //
-// Composing them would take, each as sync already does for recovery: a
-// member_prepare to every core, each answering with its own mark and
-// naming itself, and the changer counting a member's promise only once
-// every one of its cores answered (the floor is then the whole member's
-// mark); every adopted configuration handed to every core of the member
-// (Output.Adopted, Node.Adopt; onEveryLoop in the serve shell) and only
-// then the lead's waiting rule started again (Node.Adopt on the lead with
-// the configuration it holds extends its wait to stretch(M) from that
-// call); every recovering core asking in rounds of its own; and the
-// simulation's membership schedules run on members of 2-4 cores, with
-// the controls of both.
+// TestChangePrepareReportsEveryCoresMark,
+// TestChangerCountsAMemberOnceEveryCoreAnswered and
+// TestLeadPromisesNoChangeUntilEveryCoreAdopted pin these rules; the
+// simulation runs membership on members of 2-4 cores in a third of its
+// membership schedules (all with -loops N), with configurations reaching
+// the other cores after a delay.
 //
 // # Guarantees
 //

@@ -137,7 +137,7 @@ func drawScenario(seed uint64, weakening string) scenario {
 		p(&s, rng)
 	}
 	drawMembership(seed, &s)
-	s.withLoops() // after membership, which runs on members of one core
+	s.withLoops()
 	return s
 }
 
