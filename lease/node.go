@@ -190,16 +190,21 @@ func (n *Node) finish(now time.Duration) *Output {
 }
 
 // send queues m for its destination; a message to this node itself goes to
-// the local acceptor within the same call. A lease request carries the
-// node's epoch (membership).
+// the local acceptor within the same call, when this core is where Route
+// sends it. One for another core of the member, or for every core (a
+// change prepare, its answers from the other cores, which go to the lead),
+// goes out to the shell, which hands it to those cores as a peer's. A
+// lease request carries the node's epoch (membership).
 func (n *Node) send(m Msg) {
 	m.From = n.cfg.ID
 	if m.Type.leaseRequest() {
 		m.Epoch = n.conf.Epoch
 	}
 	if m.To == n.cfg.ID {
-		n.loop = append(n.loop, m)
-		return
+		if core, every := Route(&m, n.cfg.Cores); n.cfg.Cores <= 1 || !every && core == n.cfg.Core {
+			n.loop = append(n.loop, m)
+			return
+		}
 	}
 	n.out.Msgs = append(n.out.Msgs, m)
 }

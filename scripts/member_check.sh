@@ -32,6 +32,10 @@ go build -o "$work/leasectl" ./cmd/leasectl
 go build -o "$work/membercheck" ./scripts/membercheck
 out=$(scripts/cluster.sh up 3 -membership on -max-lease-ms 2000) || { echo "$out" >&2; die "scripts/cluster.sh up failed"; }
 export LEASE_ENDPOINTS=${out##*ENDPOINTS=}
+# Each member runs -loops event loops (LEASE_LOOPS, default GOMAXPROCS):
+# membership changes on members of several cores (lease/doc.go
+# "Membership and cores") whenever the machine has more than one.
+echo "member_check: $(grep -ho '[0-9]* loops' "$CLUSTER_STATE_DIR"/n*.log | sort | uniq -c | sed 's/^ *//' | paste -sd, -) (members by loops)"
 leasectl() { "$work/leasectl" "$@"; }
 
 # The Sessions, in the background; their stats come at SIGTERM.

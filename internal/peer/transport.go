@@ -236,6 +236,25 @@ func (t *Transport) deliver(m lease.Msg) bool {
 	return true
 }
 
+// deliverLocal puts a message this node sent itself into its inbox, or
+// every inbox, dropping it where an inbox is full: the sender is a loop
+// that may be the one to drain that inbox.
+func (t *Transport) deliverLocal(m lease.Msg) {
+	i, every := 0, false
+	if t.cfg.Route != nil {
+		i, every = t.cfg.Route(&m)
+	}
+	for k, in := range t.inboxes {
+		if !every && k != i {
+			continue
+		}
+		select {
+		case in <- m:
+		default:
+		}
+	}
+}
+
 func (t *Transport) put(in chan<- lease.Msg, m lease.Msg) bool {
 	select {
 	case in <- m:
@@ -247,8 +266,16 @@ func (t *Transport) put(in chan<- lease.Msg, m lease.Msg) bool {
 
 // Send queues m for m.To without blocking; Flush sends it. A message to a
 // member that is not connected, or whose queue is full, is dropped and
-// counted: the protocol treats it as lost.
+// counted: the protocol treats it as lost. A message to this node itself
+// (one core of a member of several to another: a change prepare, which
+// every core answers, and the answers, which go to the lead) goes
+// straight into the inboxes Route picks, without blocking: dropped when
+// one is full (lost).
 func (t *Transport) Send(m *lease.Msg) {
+	if m.To == t.cfg.Self {
+		t.deliverLocal(*m)
+		return
+	}
 	if l := t.members.Load().links[m.To]; l != nil {
 		l.push(m, t.cfg.FrameLimit)
 	}
