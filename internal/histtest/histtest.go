@@ -86,7 +86,9 @@ func (r *Recorder) Complete(proc int, node, f string, value, reply map[string]an
 func (r *Recorder) Ops() []history.Op { return r.w.Ops() }
 
 // Judge checks the history with the lease checker: valid, and every
-// holding with its own token.
+// holding with its own token among its chunk's (tokens order one chunk's
+// holders; the cores of a member may give two chunks the same token,
+// lease/doc.go "Cores sharing one member").
 func (r *Recorder) Judge() leasewl.LeaseResult {
 	r.t.Helper()
 	ops := r.w.Ops()
@@ -94,12 +96,17 @@ func (r *Recorder) Judge() leasewl.LeaseResult {
 	if !res.Valid {
 		r.t.Fatalf("the lease checker judged the history (%s) invalid: %+v %+v", r.file.Name(), res.Violations, res.Problems)
 	}
-	seen := map[int64]bool{}
+	type chunkToken struct {
+		chunk string
+		token int64
+	}
+	seen := map[chunkToken]bool{}
 	for _, h := range res.Holdings {
-		if h.Token == 0 || seen[h.Token] {
+		k := chunkToken{h.Chunk, h.Token}
+		if h.Token == 0 || seen[k] {
 			r.t.Fatalf("holding %+v: a missing or repeated token", h)
 		}
-		seen[h.Token] = true
+		seen[k] = true
 	}
 	return res
 }
