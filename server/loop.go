@@ -315,14 +315,16 @@ func (l *coreLoop) Adopted(c lease.Membership) {
 }
 
 // adopted publishes a configuration a core adopted (membership), if it
-// is newer than the one published, and makes every member it names with
+// is newer than the one published (or the first a joining node learnt),
+// and makes every member it names with
 // an address a peer: a member added at run time is dialled, and its
 // certificate accepted, from now on. With several loops it hands the
 // configuration to every other core (spread). It runs on the loop of
 // the core that adopted.
 func (n *serveNode) adopted(c lease.Membership) {
 	n.configMu.Lock()
-	newer := c.Epoch > n.config.Load().Epoch
+	cur := n.config.Load()
+	newer := c.Epoch > cur.Epoch || len(cur.Members) == 0 // a joining node's first
 	if newer {
 		n.config.Store(&c)
 	}
