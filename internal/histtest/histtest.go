@@ -86,7 +86,7 @@ func (r *Recorder) Complete(proc int, node, f string, value, reply map[string]an
 func (r *Recorder) Ops() []history.Op { return r.w.Ops() }
 
 // Judge checks the history with the lease checker: valid, and every
-// holding with its own token.
+// holding with a token of its own among its chunk's.
 func (r *Recorder) Judge() leasewl.LeaseResult {
 	r.t.Helper()
 	ops := r.w.Ops()
@@ -94,12 +94,19 @@ func (r *Recorder) Judge() leasewl.LeaseResult {
 	if !res.Valid {
 		r.t.Fatalf("the lease checker judged the history (%s) invalid: %+v %+v", r.file.Name(), res.Violations, res.Problems)
 	}
-	seen := map[int64]bool{}
+	// Tokens are ordered per chunk (lease/doc.go "Cores sharing one
+	// member": two cores of a member may give two chunks equal tokens).
+	type chunkToken struct {
+		chunk string
+		token int64
+	}
+	seen := map[chunkToken]bool{}
 	for _, h := range res.Holdings {
-		if h.Token == 0 || seen[h.Token] {
-			r.t.Fatalf("holding %+v: a missing or repeated token", h)
+		k := chunkToken{h.Chunk, h.Token}
+		if h.Token == 0 || seen[k] {
+			r.t.Fatalf("holding %+v: a missing token, or one its chunk already had", h)
 		}
-		seen[h.Token] = true
+		seen[k] = true
 	}
 	return res
 }
