@@ -21,8 +21,11 @@ import (
 // endpoint, unless it would wait anyway. It waits (queues) only while
 // this client is busy handing another request to the member (from the
 // moment a request is given to the transport until the transport has
-// written it, or has to dial a connection for it, which is the
-// network's wait, not the client's), while a batch that came back hands
+// written it into its connection's buffer, which net/http reports just
+// before the one system call that puts it on the socket, or has to dial
+// a connection for it, which is the network's wait, not the client's;
+// so a member that reads its requests slowly does not make calls
+// queue, only one that answers slowly does, below), while a batch that came back hands
 // its callers their answers and lets them run (so that those calling
 // again at once, a holder renewing or a loop of calls, join the queue),
 // and while the member itself is queueing: when its answers take more

@@ -393,24 +393,10 @@ func TestBatchThatNeverWentOutWasNotSent(t *testing.T) {
 func TestBatchingQueuesWhenTheMemberQueues(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, c := fakeClient(t, fakelease.Options{Network: fakelease.Pipe, Batch: true}, Config{Batching: true})
-		f.Node(0).SetLatency(time.Millisecond, 0)
-		for k := range 10 { // the member's quickest answers: 1 ms
-			if _, err := c.Check(context.Background(), fmt.Sprint("quick_", k)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		f.Node(0).SetLatency(10*time.Millisecond, 0)
-		if _, err := c.Check(context.Background(), "slow"); err != nil { // 10x the quickest
-			t.Fatal(err)
-		}
+		memberQueueing(t, f, c)
 		before, aloneBefore := batchesOf(f, "n1")
 		leases, errs := make([]Lease, 20), make([]error, 20)
-		var wg sync.WaitGroup
-		for _, call := range grants(0, 20, c, leases, errs) {
-			wg.Go(func() { call(context.Background()) })
-			synctest.Wait() // written, or queued
-		}
-		wg.Wait()
+		oneByOne(grants(0, 20, c, leases, errs)...)
 		for k, l := range leases {
 			if errs[k] != nil || !l.Granted() {
 				t.Fatalf("grant %d: %+v %v", k, l, errs[k])
@@ -423,12 +409,43 @@ func TestBatchingQueuesWhenTheMemberQueues(t *testing.T) {
 	})
 }
 
+// memberQueueing has member n1 answer this client quickly (1 ms), then
+// far slower (10 ms): requests wait there, so the client keeps only
+// minInFlight in flight (inflight.go) and queues the calls beyond them.
+func memberQueueing(t *testing.T, f *fakelease.Cluster, c *Client) {
+	t.Helper()
+	f.Node(0).SetLatency(time.Millisecond, 0)
+	for k := range 10 { // the member's quickest answers: 1 ms
+		if _, err := c.Check(context.Background(), fmt.Sprint("quick_", k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Node(0).SetLatency(10*time.Millisecond, 0)
+	if _, err := c.Check(context.Background(), "slow"); err != nil { // 10x the quickest
+		t.Fatal(err)
+	}
+}
+
+// oneByOne makes the calls one after another, each once the earlier ones
+// are written or queued, and returns when every call has returned.
+func oneByOne(calls ...func(ctx context.Context)) {
+	var wg sync.WaitGroup
+	for _, call := range calls {
+		wg.Go(func() { call(context.Background()) })
+		synctest.Wait() // written, or queued
+	}
+	wg.Wait()
+}
+
 // TestBatchCutAfterItWentOutIsUnknown: a batch that reached its member
 // and then lost its answer (the connection cut before or after the member
 // acted, or the answer broken off halfway) may have taken effect for
 // every one of its calls: each is unknown, never "not sent", exactly as
 // a call sent alone whose answer was lost. With one attempt each, the
-// calls of the cut batch end unknown and the others succeed.
+// calls of the cut batch (the member's record names its chunks) end
+// unknown and every other call succeeds, whether the calls queued while
+// the client was busy writing another request or while the member
+// queued.
 func TestBatchCutAfterItWentOutIsUnknown(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -438,28 +455,58 @@ func TestBatchCutAfterItWentOutIsUnknown(t *testing.T) {
 		{"cut after the member acted", fakelease.Fault{Op: "batch", Reset: true, Apply: true}},
 		{"answer broken off", fakelease.Fault{Op: "batch", BreakOff: true}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name+", busy writing", func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				f, c := fakeClient(t, fakelease.Options{Network: fakelease.Pipe, Batch: true, Nodes: 1},
+				f, c := warmClient(t, fakelease.Options{Network: fakelease.Pipe, Batch: true, Nodes: 1},
 					Config{Batching: true, MaxAttempts: 1})
 				f.Node(0).SetLatency(20*time.Millisecond, 0)
 				f.Node(0).Inject(tc.fault)
-				_, errs := grantAll(context.Background(), c, 20)
-				unknown := 0
-				for k, err := range errs {
-					switch {
-					case err == nil:
-					case IsUnknown(err) && !strings.Contains(err.Error(), "not sent"):
-						unknown++
-					default:
-						t.Errorf("grant %d: %v; want granted, or unknown (its batch went out)", k, err)
-					}
-				}
-				batches, _ := batchesOf(f, "n1")
-				if len(batches) == 0 || unknown != batches[0].Calls {
-					t.Fatalf("%d calls unknown; the member's batches %+v: want every call of the first (cut) batch unknown", unknown, batches)
-				}
+				leases, errs := make([]Lease, 20), make([]error, 20)
+				calls := grants(0, 20, c, leases, errs)
+				whileWriting(calls[0], calls[1:]...)
+				checkCutBatch(t, f, leases, errs)
 			})
 		})
+		t.Run(tc.name+", member queueing", func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f, c := fakeClient(t, fakelease.Options{Network: fakelease.Pipe, Batch: true, Nodes: 1},
+					Config{Batching: true, MaxAttempts: 1})
+				f.Node(0).Inject(tc.fault)
+				leases, errs := make([]Lease, 20), make([]error, 20)
+				memberQueueing(t, f, c)
+				oneByOne(grants(0, 20, c, leases, errs)...)
+				checkCutBatch(t, f, leases, errs)
+			})
+		})
+	}
+}
+
+// checkCutBatch checks the outcome of grantAll against the member's
+// record: one batch of several calls was cut, each of its calls is
+// unknown (never not sent), and every other call was granted.
+func checkCutBatch(t *testing.T, f *fakelease.Cluster, leases []Lease, errs []error) {
+	t.Helper()
+	var cut []fakelease.Call
+	batches, _ := batchesOf(f, "n1")
+	for _, b := range batches {
+		if b.Cut {
+			cut = append(cut, b)
+		}
+	}
+	if len(cut) != 1 || cut[0].Calls < 2 {
+		t.Fatalf("the member's batches %+v: want one of several calls cut", batches)
+	}
+	inCut := map[string]bool{}
+	for _, ch := range cut[0].Chunks {
+		inCut[ch] = true
+	}
+	for k, err := range errs {
+		chunk := fmt.Sprintf("ch_%d", k)
+		switch {
+		case inCut[chunk] && (!IsUnknown(err) || strings.Contains(err.Error(), "not sent")):
+			t.Errorf("grant of %s, in the cut batch: %v; want unknown (the batch went out)", chunk, err)
+		case !inCut[chunk] && (err != nil || !leases[k].Granted()):
+			t.Errorf("grant of %s, not in the cut batch: %+v %v; want granted", chunk, leases[k], err)
+		}
 	}
 }

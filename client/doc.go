@@ -81,7 +81,8 @@
 // With Config.Batching, lease calls queue, and go together as one POST
 // /v1/batch, only when they would wait anyway (batch.go): while this
 // client is busy handing another request to the same member (until the
-// transport has written it; a dial does not count) or handing a
+// transport has written it into the connection's buffer; a dial does
+// not count) or handing a
 // returning batch's answers to its callers, and while the member is
 // queueing (its answers take more than twice its quickest recent one:
 // the client then keeps no more requests in flight than it had,

@@ -66,6 +66,11 @@ type Call struct {
 	// logged too, as Op "batch" with the number of its calls in Calls.
 	Batched bool
 	Calls   int
+	// Chunks: a batch request's calls' chunks, in order.
+	Chunks []string
+	// Cut: the member cut the connection or broke its answer off (a
+	// Reset or BreakOff fault): the client got no answer it could read.
+	Cut bool
 }
 
 // Start starts a fake cluster; t's cleanup stops it.

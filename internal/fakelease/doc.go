@@ -57,6 +57,8 @@
 // Every request a member receives is logged (Calls) with the member, the
 // request, the times and the status, before its answer is written, so a
 // client that has the answer finds it logged: tests of failover order
-// and renewal schedules read the log. fake_test.go holds the model and
+// and renewal schedules read the log. A batch request is logged with its
+// calls' chunks, and one the member cut off (Reset, BreakOff) as Cut, so
+// a test finds which calls were in the batch that lost its answer. fake_test.go holds the model and
 // the faults to what the client tests take them for.
 package fakelease

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -101,8 +102,14 @@ func TestFaults(t *testing.T) {
 	if status, _, _ := post(t, n, "lease_check", `{"chunk_handle":"a"}`); status != 200 {
 		t.Fatalf("a restarted member answered %d", status)
 	}
-	if calls := c.Calls(); len(calls) != 5 || calls[2].Status != 0 || !calls[2].Applied || !calls[3].Applied {
+	calls := c.Calls()
+	if len(calls) != 5 || calls[2].Status != 0 || !calls[2].Applied || !calls[3].Applied {
 		t.Fatalf("log %+v; want 5 calls (the refused connection reached nobody), the third cut after applying, the fourth applied", calls)
+	}
+	for i, call := range calls {
+		if cut := i == 2 || i == 3; call.Cut != cut {
+			t.Fatalf("call %d %+v: Cut %v, want %v (only the reset and the answer broken off)", i, call, call.Cut, cut)
+		}
 	}
 }
 
@@ -116,4 +123,41 @@ func TestClockRate(t *testing.T) {
 	if status != 200 || got["expires_in_ms"] != 1000.0 || h.End.Sub(before) < 500*time.Millisecond || h.End.Sub(before) > 600*time.Millisecond {
 		t.Fatalf("grant %v, end %v after; want 1000 ms told, 500 ms real", got, h.End.Sub(before))
 	}
+}
+
+// TestBatchRecord: a batch request is logged with its calls' chunks, in
+// order, and one whose connection was cut as Cut.
+func TestBatchRecord(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := Start(t, Options{Network: Pipe, Nodes: 1, Batch: true})
+		n := c.Node(0)
+		n.Inject(Fault{Op: "batch", Reset: true, Apply: true})
+		client := &http.Client{Transport: &http.Transport{DialContext: c.DialContext()}}
+		defer client.CloseIdleConnections()
+		post := func() (*http.Response, error) {
+			return client.Post(n.URL+"/v1/batch", "application/json", strings.NewReader(
+				`[{"op":"lease_grant","body":{"chunk_handle":"a","server":"s1"}},{"op":"lease_check","body":{"chunk_handle":"b"}}]`))
+		}
+		if resp, err := post(); err == nil {
+			resp.Body.Close()
+			t.Fatalf("a batch meeting a reset was answered %d", resp.StatusCode)
+		}
+		if resp, err := post(); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("the second batch: %v %v, want 200", resp, err)
+		} else {
+			resp.Body.Close()
+		}
+		batches := c.CallsOf("batch")
+		if len(batches) != 2 || !batches[0].Cut || batches[1].Cut {
+			t.Fatalf("batches %+v; want the first cut, the second not", batches)
+		}
+		for _, b := range batches {
+			if b.Calls != 2 || strings.Join(b.Chunks, ",") != "a,b" {
+				t.Fatalf("batch %+v; want the calls of a and b, in order", b)
+			}
+		}
+		if !c.Holder("a").Live {
+			t.Fatalf("the batch's grant of a was not performed before the cut")
+		}
+	})
 }

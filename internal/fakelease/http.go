@@ -77,6 +77,13 @@ func (n *Node) serveBatch(w http.ResponseWriter, r *http.Request, b []byte, kill
 		return
 	}
 	call.Calls = len(calls)
+	for _, bc := range calls {
+		var body struct {
+			ChunkHandle string `json:"chunk_handle"`
+		}
+		json.Unmarshal(bc.Body, &body) // a call without one is refused below
+		call.Chunks = append(call.Chunks, body.ChunkHandle)
+	}
 	f := n.takeFault("batch")
 	if !n.pause(f.DelayIn, killed, r.Context().Done()) {
 		n.c.logCall(*call)
@@ -107,10 +114,11 @@ func (n *Node) serveBatch(w http.ResponseWriter, r *http.Request, b []byte, kill
 	all := answer{status: 200, body: map[string]any{"results": out}}
 	switch {
 	case f.Reset:
+		call.Cut = true
 		n.c.logCall(*call)
 		reset(w)
 	case f.BreakOff:
-		call.Status = all.status
+		call.Status, call.Cut = all.status, true
 		n.c.logCall(*call)
 		breakOff(w, all)
 	case f.Status != 0:
@@ -153,10 +161,11 @@ func (n *Node) serveOp(w http.ResponseWriter, r *http.Request, op string, b []by
 	}
 	switch {
 	case f.Reset:
+		call.Cut = true
 		n.c.logCall(*call)
 		reset(w)
 	case f.BreakOff:
-		call.Status = ans.status
+		call.Status, call.Cut = ans.status, true
 		n.c.logCall(*call)
 		breakOff(w, ans)
 	case f.Status == http.StatusGatewayTimeout:

@@ -86,9 +86,7 @@ func (r *Recorder) Complete(proc int, node, f string, value, reply map[string]an
 func (r *Recorder) Ops() []history.Op { return r.w.Ops() }
 
 // Judge checks the history with the lease checker: valid, and every
-// holding with its own token among its chunk's (tokens order one chunk's
-// holders; the cores of a member may give two chunks the same token,
-// lease/doc.go "Cores sharing one member").
+// holding with a token of its own among its chunk's.
 func (r *Recorder) Judge() leasewl.LeaseResult {
 	r.t.Helper()
 	ops := r.w.Ops()
@@ -96,6 +94,8 @@ func (r *Recorder) Judge() leasewl.LeaseResult {
 	if !res.Valid {
 		r.t.Fatalf("the lease checker judged the history (%s) invalid: %+v %+v", r.file.Name(), res.Violations, res.Problems)
 	}
+	// Tokens are ordered per chunk (lease/doc.go "Cores sharing one
+	// member": two cores of a member may give two chunks equal tokens).
 	type chunkToken struct {
 		chunk string
 		token int64
@@ -104,7 +104,7 @@ func (r *Recorder) Judge() leasewl.LeaseResult {
 	for _, h := range res.Holdings {
 		k := chunkToken{h.Chunk, h.Token}
 		if h.Token == 0 || seen[k] {
-			r.t.Fatalf("holding %+v: a missing or repeated token", h)
+			r.t.Fatalf("holding %+v: a missing token, or one its chunk already had", h)
 		}
 		seen[k] = true
 	}
