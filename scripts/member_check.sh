@@ -35,7 +35,7 @@ export LEASE_ENDPOINTS=${out##*ENDPOINTS=}
 # Each member runs -loops event loops (LEASE_LOOPS, default GOMAXPROCS):
 # membership changes on members of several cores (lease/doc.go
 # "Membership and cores") whenever the machine has more than one.
-echo "member_check: $(grep -ho '[0-9]* loops' "$CLUSTER_STATE_DIR"/n*.log | sort | uniq -c | sed 's/^ *//' | paste -sd, -) (members by loops)"
+echo "member_check: $(grep -ho '[0-9]* loops' "$CLUSTER_STATE_DIR"/n*.log | sort | uniq -c | awk '{print $1 " members of " $2 " loops"}' | paste -sd, -)"
 leasectl() { "$work/leasectl" "$@"; }
 
 # The Sessions, in the background; their stats come at SIGTERM.
