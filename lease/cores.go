@@ -111,7 +111,7 @@ func (n *Node) misrouted(chunk string) *Error {
 type coreAnswers struct {
 	cores      int
 	heard      uint64
-	restarting bool
+	restarting uint64 // the cores whose latest answer said they restart
 }
 
 // note records one core's sync answer. fresh is false for a duplicate of
@@ -132,12 +132,18 @@ func (s *syncRound) note(idx int, m Msg, w weakening) (fresh, complete, restarti
 		s.parts[idx] = a
 	}
 	bit := uint64(1) << uint(m.Core)
-	if a.heard&bit != 0 {
+	if a.heard&bit != 0 && (a.restarting&bit != 0) == m.Recovering {
 		return false, false, false
 	}
+	// A first answer from this core, or one that says it finished
+	// restarting (membership asks restarting peers again, recovery.go).
 	a.heard |= bit
-	a.restarting = a.restarting || m.Recovering
-	return true, a.heard == 1<<uint(a.cores)-1, a.restarting // 1<<64 is 0 in Go: all 64 bits
+	if m.Recovering {
+		a.restarting |= bit
+	} else {
+		a.restarting &^= bit
+	}
+	return true, a.heard == 1<<uint(a.cores)-1, a.restarting != 0 // 1<<64 is 0 in Go: all 64 bits
 }
 
 // restartAnswers is what a recovering core heard from one node about its

@@ -155,8 +155,8 @@ func (n *Node) syncTimer(now time.Duration) {
 	}
 	for _, a := range n.syncTargets() {
 		i, member := n.accIdx[a]
-		if member && (n.sync.ready.has(i) || n.sync.restarting.has(i)) || !member && n.sync.answered[a] {
-			continue
+		if member && (n.sync.ready.has(i) || n.sync.restarting.has(i) && !n.cfg.Membership) || !member && n.sync.answered[a] {
+			continue // with membership a restarting member is asked again: it counts once it recovered
 		}
 		n.send(Msg{Type: MsgSync, To: a, ReqID: uint64(n.cfg.Incarnation), Nonce: n.cfg.Nonce})
 	}
