@@ -150,7 +150,8 @@ func computeLiveMajority(steps []workloads.NemesisStep, nodes []string, end time
 
 // neverApplied lists the requested faults that never took effect in the
 // main phase: no partition that cut a node off, no kill or pause that
-// hit a node, no packet fault on some node's links, no clock change.
+// hit a node, no packet fault on some node's links, no clock change, no
+// membership change a node answered with a configuration.
 // Such a run did not test that fault, whatever its verdict.
 func neverApplied(faults nemesis.Faults, steps []workloads.NemesisStep, end time.Duration) []string {
 	hit := map[nemesis.Fault]bool{}
@@ -170,6 +171,9 @@ func neverApplied(faults nemesis.Faults, steps []workloads.NemesisStep, end time
 		case nemesis.ClockSkew:
 			var clocks map[string]json.RawMessage
 			hit[nemesis.Clock] = hit[nemesis.Clock] || json.Unmarshal(st.Value, &clocks) == nil && len(clocks) > 0
+		case nemesis.MemberOp:
+			var answer struct{ Epoch *uint64 }
+			hit[nemesis.Member] = hit[nemesis.Member] || json.Unmarshal(st.Value, &answer) == nil && answer.Epoch != nil
 		}
 	}
 	var missing []string
@@ -189,6 +193,7 @@ const liveMajorityWarnBelow = 0.5
 var beginOp = map[string]string{
 	string(nemesis.Partition): nemesis.StartPartition, string(nemesis.Kill): nemesis.KillOp,
 	string(nemesis.Pause): nemesis.PauseOp, string(nemesis.Packet): nemesis.StartPacket, string(nemesis.Clock): nemesis.ClockSkew,
+	string(nemesis.Member): nemesis.MemberOp,
 }
 
 // faultWarnings are the loud lines of the summary: a requested fault

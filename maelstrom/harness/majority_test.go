@@ -101,6 +101,17 @@ func TestNeverApplied(t *testing.T) {
 	if want := []string{"partition", "pause", "clock"}; !slices.Equal(got, want) {
 		t.Fatalf("never applied %v, want %v", got, want)
 	}
+	// The member fault took effect once a node answered a change with a
+	// configuration; refusals and timeouts do not count.
+	member, _ := nemesis.ParseFaults("member")
+	refused := workloads.NemesisStep{F: nemesis.MemberOp, DoneNs: int64(time.Second), Value: json.RawMessage(`{"op":"remove","node":"n1","error":11}`)}
+	answered := workloads.NemesisStep{F: nemesis.MemberOp, DoneNs: int64(2 * time.Second), Value: json.RawMessage(`{"op":"remove","node":"n1","epoch":1}`)}
+	if got := neverApplied(member, []workloads.NemesisStep{refused}, 10*time.Second); !slices.Equal(got, []string{"member"}) {
+		t.Errorf("member refused only: never applied %v, want [member]", got)
+	}
+	if got := neverApplied(member, []workloads.NemesisStep{refused, answered}, 10*time.Second); len(got) != 0 {
+		t.Errorf("member answered with epoch 1: never applied %v, want none", got)
+	}
 	n := report.NemesisResult{NeverApplied: got, Ops: map[string]int{"pause": 2, "start-partition": 1},
 		LiveMajority: &report.LiveMajority{Fraction: 0.3, LongestGapS: 4, AllDownS: 3, Nodes: 5, Majority: 3}}
 	warnings := strings.Join(faultWarnings(n), "\n")

@@ -126,7 +126,11 @@ func NewSchedule(faults Faults, interval time.Duration, rngs Streams) (*Schedule
 		modes = append(modes, processFlipFlop(PauseOp, ResumeOp))
 	}
 	if faults.Kill {
-		modes = append(modes, processFlipFlop(KillOp, StartOp))
+		kill := processFlipFlop(KillOp, StartOp)
+		if faults.Member {
+			kill = oneKill()
+		}
+		modes = append(modes, kill)
 	}
 	if len(modes) > 0 {
 		s.add(interval, rngs.Process, modes...)
@@ -171,6 +175,24 @@ func packetFlipFlop() *flipFlop {
 			return Op{F: StartPacket, Nodes: spec, Settings: DrawPacket(rng)}
 		},
 		end: Op{F: StopPacket, Nodes: SpecAll},
+	}
+}
+
+// oneKill is the kill mode beside the member fault: a restarted member
+// votes only once n-q+1 other members of its configuration that did not
+// restart answered it (lease/doc.go "Restarts"), and the configuration
+// may have shrunk to three members, where that is both others; so two
+// members killed at once wait until every node restarted. Operators
+// replace a dead member before restarting another (docs/service.md);
+// the kills take one node at a time, as the simulation's crashes with
+// membership keep a majority of the configuration remembering.
+func oneKill() *flipFlop {
+	return &flipFlop{
+		begin: func(rng *rand.Rand) Op {
+			rng.IntN(len(NodeSpecs)) // the draw the other kill modes make, so the stream's other ops stay as they were
+			return Op{F: KillOp, Nodes: SpecOne}
+		},
+		end: Op{F: StartOp, Nodes: SpecAll},
 	}
 }
 
