@@ -209,27 +209,42 @@ func (l *coreLoop) loop() {
 	// for the recovery.
 	l.drv.Schedule(l.clock.Now())
 	l.recoveringNow.Store(l.drv.Core().Recovering())
-	for {
-		select {
-		case c := <-l.calls:
-			l.drv.Request(l.clock.Now(), c.req, c)
-		case cs := <-l.batches:
-			l.requestAll(cs)
-		case m := <-l.inbox:
-			l.drv.Receive(l.clock.Now(), m)
-		case <-l.wakeC():
-			l.fire()
-		case <-l.clock.Changed():
-			l.timer.rearm = true // the rate changed: the real delay did too
-		case q := <-l.queries:
-			q()
-		case <-l.stop:
-			return
-		}
-		l.drainReady()
+	for l.turn() {
 		l.peers.Flush()
 		l.recoveringNow.Store(l.drv.Core().Recovering())
 	}
+}
+
+// turn waits for one event, handles it and the input already waiting
+// after it; false once the loop is told to stop.
+func (l *coreLoop) turn() bool {
+	select {
+	case c := <-l.calls:
+		l.drv.Request(l.clock.Now(), c.req, c)
+	case cs := <-l.batches:
+		l.requestAll(cs)
+	case m := <-l.inbox:
+		l.drv.Receive(l.clock.Now(), m)
+	case <-l.wakeC():
+		l.fireAfterInput()
+	case <-l.clock.Changed():
+		l.timer.rearm = true // the rate changed: the real delay did too
+	case q := <-l.queries:
+		q()
+	case <-l.stop:
+		return false
+	}
+	l.drainReady()
+	return true
+}
+
+// fireAfterInput runs a due timer after the input already waiting. A
+// process starved of CPU wakes with its timer due and the peers' answers
+// that arrived meanwhile waiting; select picks either, and a round
+// timeout that runs first gives up the round those answers complete.
+func (l *coreLoop) fireAfterInput() {
+	l.drainReady()
+	l.fire()
 }
 
 // drainReady handles the client requests and peer messages that are
