@@ -226,6 +226,39 @@
 //     and after it serves; it never holds serving back, so a dead peer
 //     never stalls a live majority.
 //
+// What readiness waits for. The core serves once the boot wait is over;
+// readiness (a shell's /readyz: what routers and operators wait for
+// before they send a member traffic or restart the next one) must not
+// keep out of service a member that, with the acceptors it reaches, forms
+// a majority. Recovery completes with the marks of n-q+1 acceptors not
+// restarting (or of q-1 restarting ones: then a majority restarted and
+// nothing remembers more than the floors). For n odd that is q others,
+// one more than the q-1 that make a majority with this node: with
+// exactly a majority up (n1 and n3 of three down, n1 restarted), recovery
+// cannot complete until a member that is down returns, and a readiness
+// that waited for it would keep the cluster's only majority out of
+// service. So AwaitingRecovery ends when recovery completes, or once the
+// boot wait is over, the marks of a majority are in (this node's and q-1
+// others', restarting or not) and a round timeout has passed since the
+// first round went out: every acceptor that answers within a round has
+// answered, and the ones that have not are down, paused or cut off.
+// Why order still holds: let A complete before x's restart (majority
+// Q_A, token t_A) and B run after x serves (majority Q_B). If Q_A and
+// Q_B share an acceptor other than x, the proof sketch above applies to
+// it unchanged. If they share only x, B's ballot exceeds x's floor,
+// which is above t_A when x heard the mark of a member of Q_A besides
+// itself that did not restart since A (its promise is at least t_A; one
+// that restarted passes on its own floor, ordered by the clock bound),
+// and otherwise above t_A by the wall-clock floor under the clock bound.
+// What rests on the clock bound alone is therefore the order after
+// tokens that only x and acceptors that did not answer took part in, the
+// same bound every whole-cluster restart rests on; and each late mark
+// still raises the floor when it comes. Leases themselves are not at
+// stake: the boot wait outlasted every lease x may have accepted, so at
+// most one holder holds whatever recovery learnt. When fewer than a
+// majority answer, the member stays unready (it could not serve anyway),
+// and readiness says why.
+//
 // Proof sketch. Let A's token t_A be accepted by a majority Q_A, and B's
 // ballot t_B be promised (prepare) or accepted (fast path) by a majority
 // that checked its promise; the two share an acceptor x, which took A

@@ -332,10 +332,12 @@ The boot wait defaults to the longest lease: a node restarted with the
 defaults is safe. -boot-wait-ms 0 is for a first start of the whole
 cluster only (nothing to forget); the log says so.
 
-/readyz is 200 once the boot wait and recovery are over and a majority of
-the acceptors (this node counted) answered a peer ping sent within the
-last 1.5 s (pings every 250 ms) and are past their boot wait; a paused,
-partitioned or restarting majority turns it 503. At -max-client-conns,
+/readyz is 200 once the boot wait is over, a restarted member has heard
+the ballot high-water marks of a majority of the acceptors (the others
+get one round: a member that is down never holds it back), and a
+majority of the acceptors (this node counted) answered a peer ping sent
+within the last 1.5 s (pings every 250 ms) and are past their boot wait;
+a paused, partitioned or restarting majority turns it 503. At -max-client-conns,
 a new client connection replaces the longest-idle one, or the oldest
 silent one (each quiet for 1 s or more), or is closed at once if there
 is none.

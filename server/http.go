@@ -359,7 +359,8 @@ func (n *serveNode) readBody(w http.ResponseWriter, r *http.Request, label strin
 }
 
 // serveReady answers /readyz: 200 once the boot wait is over, recovery
-// is done, and a majority of the acceptors (this node counted) answered
+// no longer holds it back (it heard a majority's high-water marks and
+// gave the others a round), and a majority of the acceptors (this node counted) answered
 // a ping sent within the peer transport's readiness window (internal/peer
 // liveness.go; 1.5 s by default), else 503 with the reason.
 func (n *serveNode) serveReady(w http.ResponseWriter) {
@@ -413,7 +414,7 @@ func (n *serveNode) readiness() (ready bool, reason string, reachable int) {
 		}
 		return false, why + "the others are down, paused or cut off", reachable
 	case n.recovering():
-		return false, "recovering: the acceptor has not yet learnt the ballot high-water mark from a majority (it asks again each sweep)", reachable
+		return false, "recovering: the acceptor is learning the ballot high-water marks of a majority of the acceptors (this node counted), and gives the others a round to answer", reachable
 	}
 	return true, "", reachable
 }

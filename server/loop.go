@@ -62,7 +62,7 @@ func newMember(cores []*lease.Node, clk *clock.Clock, peers peerEdge, inbox func
 		l := &coreLoop{index: i, clock: clk, peers: peers, log: logger, inbox: inbox(i), stop: m.stopLoop,
 			calls: make(chan *call, 1024), batches: make(chan []*call, 64), queries: make(chan func())}
 		l.drv = shell.New[*call](core, l)
-		l.recoveringNow.Store(core.Recovering())
+		l.recoveringNow.Store(core.AwaitingRecovery())
 		m.loops = append(m.loops, l)
 	}
 	return m
@@ -189,7 +189,7 @@ type coreLoop struct {
 	inbox   <-chan lease.Msg
 	stop    <-chan struct{}
 	timer   loopTimer
-	// recoveringNow is the core's Recovering, published by the loop after
+	// recoveringNow is the core's AwaitingRecovery, published by the loop after
 	// every event for readiness.
 	recoveringNow atomic.Bool
 }
@@ -208,10 +208,10 @@ func (l *coreLoop) loop() {
 	// message, which an idle cluster may never send while /readyz waits
 	// for the recovery.
 	l.drv.Schedule(l.clock.Now())
-	l.recoveringNow.Store(l.drv.Core().Recovering())
+	l.recoveringNow.Store(l.drv.Core().AwaitingRecovery())
 	for l.turn() {
 		l.peers.Flush()
-		l.recoveringNow.Store(l.drv.Core().Recovering())
+		l.recoveringNow.Store(l.drv.Core().AwaitingRecovery())
 	}
 }
 

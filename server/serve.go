@@ -30,7 +30,9 @@ import (
 // readers and writers move frames.
 //
 // Readiness (/readyz, http.go): 200 only while the boot wait is
-// over, the acceptor's recovery is done, and a majority of the acceptors,
+// over, the acceptor's recovery no longer holds it back (lease
+// AwaitingRecovery: complete, or the marks of a majority in and a round
+// for the others), and a majority of the acceptors,
 // this node counted, answered a peer ping sent within the transport's
 // readiness window (6 ping intervals of 250 ms: 1.5 s; internal/peer
 // liveness.go) and are past their boot wait (their pongs say so; one in
