@@ -336,7 +336,7 @@ cluster only (nothing to forget); the log says so.
 the ballot high-water marks of a majority of the acceptors (the others
 get one round: a member that is down never holds it back), and a
 majority of the acceptors (this node counted) answered a peer ping sent
-within the last 1.5 s (pings every 250 ms) and are past their boot wait;
+within the last 500 ms (pings every 100 ms) and are past their boot wait;
 a paused, partitioned or restarting majority turns it 503. At -max-client-conns,
 a new client connection replaces the longest-idle one, or the oldest
 silent one (each quiet for 1 s or more), or is closed at once if there

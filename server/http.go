@@ -362,7 +362,7 @@ func (n *serveNode) readBody(w http.ResponseWriter, r *http.Request, label strin
 // no longer holds it back (it heard a majority's high-water marks and
 // gave the others a round), and a majority of the acceptors (this node counted) answered
 // a ping sent within the peer transport's readiness window (internal/peer
-// liveness.go; 1.5 s by default), else 503 with the reason.
+// liveness.go; 500 ms by default), else 503 with the reason.
 func (n *serveNode) serveReady(w http.ResponseWriter) {
 	ready, reason, reachable := n.readiness()
 	b := append([]byte(`{"ready":`), strconv.FormatBool(ready)...)

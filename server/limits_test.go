@@ -15,9 +15,12 @@ import (
 // of the acceptors (this node counted) answered a ping within the
 // readiness window (contract section 3). With n2 and n3 stopped (SIGSTOP:
 // the kernel keeps their TCP connections ESTABLISHED, as it does across a
-// partition that drops packets silently), n1 must turn 503 within a bound,
-// a grant through it must fail for want of a majority, and /readyz must be
-// 200 again once they run again.
+// partition that drops packets silently), every /readyz sent to n1
+// readyzCutBound or more after they stopped must answer 503 (no pong of
+// theirs can echo a ping sent after they stopped, so this holds however
+// loaded the machine; the window was 1.5 s before), a grant through it
+// must fail for want of a majority, and /readyz must be 200 again once
+// they run again.
 func TestServeReadyzFollowsAMajority(t *testing.T) {
 	c := startServeCluster(t, 3, "-max-lease-ms", "2000", "-quorum-timeout-ms", "1000")
 	c.poll(10*time.Second, "n1 hearing every acceptor", func() bool {
@@ -28,14 +31,21 @@ func TestServeReadyzFollowsAMajority(t *testing.T) {
 	c.pause(2)
 	defer c.resume(1)
 	defer c.resume(2)
-	paused := time.Now()
+	paused := time.Now() // both are stopped by now
 	var body string
 	c.poll(10*time.Second, "n1's /readyz answering 503 with n2 and n3 paused", func() bool {
 		var s int
+		sent := time.Since(paused)
 		s, body = c.get(0, "/readyz")
+		if s == http.StatusOK && sent >= readyzCutBound {
+			t.Fatalf("/readyz sent %v after a majority stopped answering said 200, beyond the bound of %v: %s", sent.Round(time.Millisecond), readyzCutBound, body)
+		}
 		return s == http.StatusServiceUnavailable
 	}, 0)
 	t.Logf("503 %v after the pause: %s", time.Since(paused).Round(time.Millisecond), body)
+	if !strings.Contains(body, fmt.Sprintf(`"window_ms":%d`, readyzCutBound.Milliseconds())) {
+		t.Errorf("the 503 does not state the %v window: %s", readyzCutBound, body)
+	}
 	if !strings.Contains(body, `"acceptors_reachable":1`) || !strings.Contains(body, "answered a ping within") {
 		t.Errorf("the 503 does not say that only n1 answers: %s", body)
 	}
@@ -55,6 +65,10 @@ func TestServeReadyzFollowsAMajority(t *testing.T) {
 	t.Logf("200 again %v after n2 resumed (n3 still paused)", time.Since(resumed).Round(time.Millisecond))
 	c.resume(2)
 }
+
+// readyzCutBound is how soon /readyz must follow a majority cut off: the
+// peer transport's default readiness window (docs/service.md).
+const readyzCutBound = 500 * time.Millisecond
 
 // TestServeReadyzLeavesOutBootingAcceptors: with n3 dead and n2
 // restarted with its default boot wait (3 s), n1 is not ready while n2

@@ -34,7 +34,7 @@ import (
 // AwaitingRecovery: complete, or the marks of a majority in and a round
 // for the others), and a majority of the acceptors,
 // this node counted, answered a peer ping sent within the transport's
-// readiness window (6 ping intervals of 250 ms: 1.5 s; internal/peer
+// readiness window (5 ping intervals of 100 ms: 500 ms; internal/peer
 // liveness.go) and are past their boot wait (their pongs say so; one in
 // its boot wait votes on nothing: TestServeReadyzLeavesOutBootingAcceptors).
 // An established TCP connection is no evidence: a paused member or a
