@@ -208,8 +208,9 @@ func (n *serveNode) serveCall(w http.ResponseWriter, r *http.Request, op lease.O
 func (n *serveNode) awaitReply(r *http.Request, op lease.Op, c *call, start time.Duration) (status int, b []byte, ok bool) {
 	select {
 	case rep := <-c.done:
+		server := c.req.Server
 		callPool.Put(c)
-		status, b = n.rendered(op, rep)
+		status, b = n.rendered(op, server, rep)
 		n.metrics.observe(op, n.clock.Now()-start)
 		return status, b, true
 	case <-r.Context().Done():
@@ -222,16 +223,13 @@ func (n *serveNode) awaitReply(r *http.Request, op lease.Op, c *call, start time
 	}
 }
 
-// answer writes the core's reply.
-func (n *serveNode) answer(w http.ResponseWriter, op lease.Op, rep lease.Reply) {
-	status, b := n.rendered(op, rep)
-	writeAnswer(w, status, b)
-}
-
-// rendered is the core's reply as the client API answers it (status and
-// body), counted in the metrics: the single endpoints and the batch
-// endpoint answer alike.
-func (n *serveNode) rendered(op lease.Op, rep lease.Reply) (int, []byte) {
+// rendered is the core's reply to a request for server as the client API
+// answers it (status and body), counted in the metrics: the single
+// endpoints and the batch endpoint answer alike. A grant that leaves the
+// chunk with another server is 409 with its lease_grant_ok body naming
+// the holder (heldStatus), so that a client reading only the status
+// (curl --fail) sees the refusal.
+func (n *serveNode) rendered(op lease.Op, server string, rep lease.Reply) (int, []byte) {
 	if rep.Err != nil {
 		if rep.Err.Code == lease.CodeTimeout || rep.Err.Code == lease.CodeTemporarilyUnavailable {
 			n.metrics.quorumTimeout(rep.Err.Code)
@@ -243,9 +241,19 @@ func (n *serveNode) rendered(op lease.Op, rep lease.Reply) (int, []byte) {
 		n.log.Printf("cannot encode %s: %v", rep.Type, err)
 		return n.refusal(op.String(), refusal{code: 13, status: http.StatusInternalServerError, outcome: "encode_error"}, "the reply could not be encoded")
 	}
+	if g, ok := rep.Body.(lease.GrantOK); ok && g.Primary != server {
+		n.metrics.count(op.String(), "held")
+		return heldStatus, b
+	}
 	n.metrics.count(op.String(), "ok")
 	return http.StatusOK, b
 }
+
+// heldStatus answers a grant of a chunk another server holds: the
+// status of a renew's error 22 (another server holds the chunk), with
+// the grant's own reply as the body (primary names the holder, with its
+// remaining time and token), as the Maelstrom node answers it.
+const heldStatus = http.StatusConflict
 
 // appendReply renders {"type":typ, ...body's fields}.
 func appendReply(dst []byte, typ string, body any) ([]byte, error) {

@@ -28,7 +28,7 @@ type serveMetrics struct {
 func newServeMetrics(n *serveNode) *serveMetrics {
 	m := &serveMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chunklease_requests_total",
-			Help: "Client requests by type (the endpoint; other for unknown paths) and outcome (ok, or the refusal: malformed, not_supported, precondition_failed, unavailable, timeout, unauthorized, wrong_method, too_large, abandoned when the client left first)."},
+			Help: "Client requests by type (the endpoint; other for unknown paths) and outcome (ok; held: a grant answered 409 naming another primary; or the refusal: malformed, not_supported, precondition_failed, unavailable, timeout, unauthorized, wrong_method, too_large, abandoned when the client left first)."},
 			[]string{"type", "outcome"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "chunklease_request_duration_seconds",
 			Help:    "Time from reading a lease request to answering it, by type (requests the core answered).",
