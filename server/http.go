@@ -110,21 +110,26 @@ func (n *serveNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(path, "/v1/"):
 		n.serveV1(w, r, strings.TrimPrefix(path, "/v1/"))
 	case path == "/healthz":
-		if n.onlyGet(w, r) {
+		if n.onlyGet(w, r) && n.begin(r) {
 			writeJSON(w, http.StatusOK, []byte(`{"status":"up","node":`+string(jsonstr.Append(nil, n.cfg.id))+`}`))
 		}
 	case path == "/readyz":
-		if n.onlyGet(w, r) {
+		if n.onlyGet(w, r) && n.begin(r) {
 			n.serveReady(w)
 		}
 	case path == "/metrics":
-		if n.onlyGet(w, r) && n.authorized(w, r, "metrics") {
+		if n.onlyGet(w, r) && n.authorized(w, r, "metrics") && n.begin(r) {
 			n.metrics.handler.ServeHTTP(w, r)
 		}
 	default:
 		n.refuse(w, "other", refusalFor(lease.CodeNotSupported), fmt.Sprintf("no endpoint %s; the endpoints are %s", path, endpoints))
 	}
 }
+
+// begin marks r's connection busy, a complete request in hand, so that
+// the connection limits never shed it (conns.go); false if the limiter
+// shed it first: the request is not served (its connection is closed).
+func (n *serveNode) begin(r *http.Request) bool { return n.conns == nil || n.conns.begin(r) }
 
 func (n *serveNode) onlyGet(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
@@ -177,6 +182,10 @@ func (n *serveNode) openPost(w http.ResponseWriter, r *http.Request, label, usag
 		return nil, nil, false
 	}
 	if b, ok = n.readBody(w, r, label); !ok {
+		return nil, nil, false
+	}
+	if !n.begin(r) {
+		putBody(b)
 		return nil, nil, false
 	}
 	if !n.inflight.enter() {

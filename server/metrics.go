@@ -99,7 +99,7 @@ var (
 	descReady      = prometheus.NewDesc("chunklease_ready", "1 when /readyz answers 200.", nil, nil)
 	descPeerAnswer = prometheus.NewDesc("chunklease_peer_answering", "1 while a peer answers pings within the readiness window (it counts for /readyz).", []string{"peer"}, nil)
 	descClientConn = prometheus.NewDesc("chunklease_client_connections", "Client connections open now (at most -max-client-conns).", nil, nil)
-	descConnLimit  = prometheus.NewDesc("chunklease_client_connections_closed_total", "Client connections closed at the connection limit, by reason: idle_shed (a quiet one, idle or silent for 1 s or more, to make room), refused (a new one, none being quiet).", []string{"reason"}, nil)
+	descConnLimit  = prometheus.NewDesc("chunklease_client_connections_closed_total", "Client connections closed at the connection limits (-max-client-conns, -max-client-conns-per-addr), by reason: shed (a quiet one, to make room for a new one), overloaded (a new one answered 503 with Retry-After, none being quiet), refused (a new one closed at once, beyond the overload answers running at once).", []string{"reason"}, nil)
 	nodeCollectors = []*prometheus.Desc{descPeerUp, descPeersUp, descSent, descWrites, descReceived, descDropped, descRefused, descMalformed, descLive, descChunks, descPending, descInflight, descReady,
 		descPeerAnswer, descClientConn, descConnLimit}
 )
@@ -128,9 +128,10 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descPeerAnswer, prometheus.GaugeValue, float64(b2i(n.peers.Reachable(l.ID))), l.ID)
 	}
 	if n.conns != nil {
-		open, shed, refused := n.conns.counts()
+		open, shed, overloaded, refused := n.conns.counts()
 		ch <- prometheus.MustNewConstMetric(descClientConn, prometheus.GaugeValue, float64(open))
-		ch <- prometheus.MustNewConstMetric(descConnLimit, prometheus.CounterValue, float64(shed), "idle_shed")
+		ch <- prometheus.MustNewConstMetric(descConnLimit, prometheus.CounterValue, float64(shed), "shed")
+		ch <- prometheus.MustNewConstMetric(descConnLimit, prometheus.CounterValue, float64(overloaded), "overloaded")
 		ch <- prometheus.MustNewConstMetric(descConnLimit, prometheus.CounterValue, float64(refused), "refused")
 	}
 	ch <- prometheus.MustNewConstMetric(descPeersUp, prometheus.GaugeValue, float64(out), "out")

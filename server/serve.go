@@ -43,21 +43,22 @@ import (
 // (TestServeReadyzFollowsAMajority), and 200 again at the first answered
 // ping after they come back.
 //
-// Connections (conns.go, http.go): at most -max-client-conns
-// client connections (default 1024). At the limit a new one takes the
-// place of the longest-idle keep-alive connection idle for 1 s or more,
-// else of the oldest connection that has sent nothing for 1 s or more
-// since it was accepted; when there is none, it is closed at once. A
-// request the node has read is never cut by this: a shed connection's
-// unread bytes are dropped, never handled; a client that sends on a
-// connection just as it is shed sees it closed (unknown outcome to it,
-// though nothing was done). Idle ones close after 30 s (IdleTimeout),
-// headers must arrive within 5 s (ReadHeaderTimeout), a request within
-// 10 s. Peers: at most 64 + 4 per member incoming connections in their
-// TLS handshake (5 s each; at the cap the oldest, if 1 s old, gives way),
-// one admitted connection per member, and any peer connection silent for
-// 10 s is closed (TestServeClientConnLimit, serve_conns_test.go,
+// Connections (conns.go, overload.go, http.go): at most
+// -max-client-conns client connections (default 1024), at most
+// -max-client-conns-per-addr from one address (256). A connection is
+// busy from a complete request to its answer, else quiet, keyed by its
+// last complete request. At a limit a new one takes the place of a quiet
+// one (250 ms old if it never completed a request, idle 1 s otherwise;
+// oldest first), or is answered 503 with Retry-After when none is
+// quiet. A request the node has read is never cut by this. Idle ones
+// close after 30 s (IdleTimeout), headers must arrive within 5 s
+// (ReadHeaderTimeout), a request within 10 s. Peers: at most 64 + 4 per
+// member incoming connections in their TLS handshake (5 s each; at the
+// cap the oldest, if 1 s old, gives way), one admitted connection per
+// member, and any peer connection silent for 10 s is closed
+// (conns_test.go, TestServeClientConnLimit, scripts/abuse_check.sh,
 // internal/peer liveness tests).
+
 type serveNode struct {
 	cfg   serveConfig
 	clock *clock.Clock
@@ -166,11 +167,41 @@ func (n *serveNode) listen() error {
 		n.peers.Close(time.Second)
 		return fmt.Errorf("client address %s: %w", n.cfg.clientAddr, err)
 	}
-	n.conns = newConnLimiter(ln, n.cfg.maxClientConns)
+	limit := n.fitDescriptors()
+	text := fmt.Sprintf("node %s is at its client connection limits (-max-client-conns %d, -max-client-conns-per-addr %d) with every connection busy; "+
+		"retry after a second, or through another member", n.cfg.id, limit, min(n.cfg.maxPerAddr, limit))
+	n.conns = newConnLimiter(ln, limit, n.cfg.maxPerAddr, n.http.TLSConfig, text)
 	n.http.ConnState = n.conns.connState
+	n.http.ConnContext = n.conns.connContext
 	n.httpLn = n.conns
 	return nil
 }
+
+// fitDescriptors is -max-client-conns, lowered (and logged) when the
+// process may not open enough files for it: each client connection is a
+// descriptor, and so is each overload answer, each peer connection and
+// handshake, and the log and listeners (descReserve). Go raises the soft
+// limit to the hard one at start; ulimit -n raises the hard one.
+func (n *serveNode) fitDescriptors() int {
+	var rl syscall.Rlimit
+	want := n.cfg.maxClientConns
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur > 1<<30 {
+		return want
+	}
+	reserve := descReserve + 6*len(n.cfg.members)
+	need := want + overflowFor(want) + reserve
+	if uint64(need) <= rl.Cur {
+		return want
+	}
+	fit := max(1, (int(rl.Cur)-reserve)*4/5)
+	n.log.Printf("the process may open %d files (ulimit -n), and -max-client-conns %d needs about %d with its overload answers and the peers: "+
+		"serving at most %d client connections; raise the limit (ulimit -n, LimitNOFILE=) to keep %d", rl.Cur, want, need, fit, want)
+	return fit
+}
+
+// descReserve is the descriptors a node needs beside its client and peer
+// connections: listeners, the log, the peers' handshakes (64), spare.
+const descReserve = 128
 
 // run serves until a signal, then drains: readiness and new requests
 // answer 503, the requests in flight are answered (they end within the
