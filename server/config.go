@@ -361,9 +361,11 @@ once; beyond, it is closed at once). A request the node has read is
 never cut. -max-client-conns is lowered, and the log says so, when the
 process may not open that many files (ulimit -n).
 
-SIGTERM or SIGINT: the node stops taking requests (/readyz and new
-requests answer 503), answers the requests in flight, closes its peer
-connections and exits 0.
+SIGTERM or SIGINT: the node drains. Every request answers 503 with
+Connection: close and Retry-After (so /readyz does), idle connections
+are closed first, requests in flight are answered, then each connection
+is let finish its answer; the listener and the peers close and the node
+exits 0.
 
 Example (three members; lease-node certs -dir certs -members n1,n2,n3):
   lease-node serve -id n1 -cluster n1=127.0.0.1:7101,n2=127.0.0.1:7102,n3=127.0.0.1:7103 \

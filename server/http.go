@@ -102,8 +102,13 @@ func (n *serveNode) serveHTTP() error {
 	return n.http.Serve(n.httpLn)
 }
 
-// ServeHTTP routes every client request.
+// ServeHTTP routes every client request. While the node drains, every
+// answer closes its connection (Connection: close), so that clients go
+// to other members without a request cut on a closed connection.
 func (n *serveNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if n.inflight.isDraining() {
+		w.Header().Set("Connection", "close")
+	}
 	switch path := r.URL.Path; {
 	case path == batchPath:
 		n.serveBatch(w, r)

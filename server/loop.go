@@ -51,6 +51,7 @@ type peerEdge interface {
 type member struct {
 	loops    []*coreLoop
 	stopLoop chan struct{}
+	stopOnce sync.Once
 	loopDone chan struct{} // closed once every loop has returned
 }
 
@@ -77,9 +78,13 @@ func (m *member) start() {
 	go func() { wg.Wait(); close(m.loopDone) }()
 }
 
+// signalStop tells every loop to stop (once, whoever asks first); the
+// handlers still waiting for a loop answer 504 (awaitReply).
+func (m *member) signalStop() { m.stopOnce.Do(func() { close(m.stopLoop) }) }
+
 // stopLoops stops every loop and waits for them.
 func (m *member) stopLoops() {
-	close(m.stopLoop)
+	m.signalStop()
 	<-m.loopDone
 }
 
@@ -325,6 +330,7 @@ type inflight struct {
 	n        int
 	draining bool
 	idle     chan struct{} // closed when draining and n reaches 0
+	drained  atomic.Bool   // draining, for readers that take no lock
 }
 
 // enter admits a request, unless the node is draining.
@@ -354,6 +360,7 @@ func (f *inflight) drain() <-chan struct{} {
 	defer f.mu.Unlock()
 	if !f.draining {
 		f.draining, f.idle = true, make(chan struct{})
+		f.drained.Store(true)
 		if f.n == 0 {
 			close(f.idle)
 		}
@@ -361,11 +368,7 @@ func (f *inflight) drain() <-chan struct{} {
 	return f.idle
 }
 
-func (f *inflight) isDraining() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.draining
-}
+func (f *inflight) isDraining() bool { return f.drained.Load() }
 
 func (f *inflight) count() int {
 	f.mu.Lock()

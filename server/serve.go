@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log"
@@ -58,7 +57,10 @@ import (
 // member, and any peer connection silent for 10 s is closed
 // (conns_test.go, TestServeClientConnLimit, scripts/abuse_check.sh,
 // internal/peer liveness tests).
-
+//
+// Drain (run): every answer closes its connection, quiet connections are
+// closed first, requests in flight are answered, then the connections
+// finish (TestServeDrainUnderKeepAliveClients).
 type serveNode struct {
 	cfg   serveConfig
 	clock *clock.Clock
@@ -204,8 +206,10 @@ func (n *serveNode) fitDescriptors() int {
 const descReserve = 128
 
 // run serves until a signal, then drains: readiness and new requests
-// answer 503, the requests in flight are answered (they end within the
-// quorum timeout), the peers are closed. It returns the exit status.
+// answer 503 with Connection: close, idle connections are closed first
+// (drainClose), the requests in flight are answered (they end within the
+// quorum timeout), then every connection is let finish, the listener
+// closed and the peers too. It returns the exit status.
 func (n *serveNode) run(sigs <-chan os.Signal) int {
 	n.member.start()
 	served := make(chan error, 1)
@@ -218,23 +222,66 @@ func (n *serveNode) run(sigs <-chan os.Signal) int {
 		n.stop()
 		return 1
 	}
+	idle := n.inflight.drain()
+	closing := n.drainClose()
 	bound := time.Duration(n.cfg.node.QuorumTimeoutMs)*time.Millisecond + 2*time.Second
 	select {
-	case <-n.inflight.drain():
+	case <-idle:
 		n.log.Printf("every request in flight was answered")
 	case <-time.After(bound):
-		n.log.Printf("%d requests still in flight after %v; closing their connections", n.inflight.count(), bound)
+		// Stopping the loop answers them (504: they may have taken
+		// effect) while their connections are still open.
+		n.log.Printf("%d requests still in flight after %v; answering them 504", n.inflight.count(), bound)
+		n.member.signalStop()
 	}
-	// The last answers may still sit in their connections' buffers:
-	// Shutdown waits until every connection has written its response.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	if err := n.http.Shutdown(ctx); err != nil {
-		n.log.Printf("closing client connections: %v", err)
-	}
-	cancel()
+	closing <- 2 * time.Second
+	<-closing
 	n.stop()
 	n.log.Printf("stopped")
 	return 0
+}
+
+// drainPoll and drainGrace: while draining, every drainPoll the client
+// connections that have been quiet for drainGrace and read nothing since
+// are closed. A client that sends its next request at once (within
+// drainGrace of its last answer) gets it answered, 503 with Connection:
+// close, instead of finding its connection closed under it.
+const (
+	drainPoll  = 20 * time.Millisecond
+	drainGrace = 100 * time.Millisecond
+)
+
+// drainClose closes quiet client connections as the drain goes on. Send
+// it how long the connections may take to finish once the requests in
+// flight are answered: it then waits that long at most for every
+// connection to end (each answer while draining closes its connection),
+// closes the listener, and answers on the same channel when it is done.
+func (n *serveNode) drainClose() chan time.Duration {
+	ch := make(chan time.Duration)
+	go func() {
+		tick := time.NewTicker(drainPoll)
+		defer tick.Stop()
+		var limit time.Duration
+		var deadline <-chan time.Time
+	closing:
+		for {
+			left := n.conns.closeQuiet(drainGrace)
+			if deadline != nil && left == 0 {
+				break
+			}
+			select {
+			case limit = <-ch:
+				deadline = time.After(limit)
+			case <-tick.C:
+			case <-deadline:
+				n.log.Printf("%d client connections still open %v after the last request in flight; closing them", left, limit)
+				break closing
+			}
+		}
+		n.httpLn.Close()
+		ch <- 0
+	}()
+	return ch
 }
 
 // stop closes the client side, the loop and the peers.
