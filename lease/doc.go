@@ -90,14 +90,43 @@
 // The renewal fast path: a renew, or a grant, for S through a node whose
 // own acceptor protects a live lease of S sends propose(ballot, S, T,
 // fast) at once, with d = now + T: one round trip. An acceptor accepts a
-// fast propose only if the ballot keeps its promise and it protects a live
-// lease of S, so the fast path only extends a protection a majority
-// already gives S, never creates one; it falls back to prepare at once
+// fast propose under the same two conditions as any propose: the ballot
+// keeps its promise, and it protects no live lease of another server
+// (A2). Over S's own lease that extends the protection; at an acceptor
+// that protects nothing (it restarted after S's lease was granted, or
+// missed the last renewals) it teaches it S's lease, which it then
+// protects like any other. The request falls back to prepare at once
 // when a majority can no longer accept. Safety does not rest on prepare:
 // by A2 two servers' accepting majorities would share an acceptor that
 // accepted one only after the other's protection, which outlasts that
 // server's deadline, had ended; prepare is for learning the holder before
-// leaving records, and promises are what order tokens.
+// leaving records, and promises are what order tokens (a fast propose
+// checks the promise too, so "Fencing tokens" covers it unchanged).
+// What teaching costs: a fast propose that reaches an empty acceptor
+// leaves a record there even when S's renewal fails (a propose that went
+// out; error 0 says so), exactly as a two-phase propose can. What it buys:
+// an acceptor that protects S's lease refuses other servers' prepares
+// without promising them (step 2 below), so a restarted acceptor stops
+// taking a standby's promises, which S's renewals would otherwise have to
+// outbid, one duel per renewal, while another acceptor is down
+// (rolling_test.go).
+//
+// The holder goes first. Grants and renews of one chunk run one at a time
+// at each node (below), so a request waits behind the one running. A
+// request of a server known to hold a live lease of the chunk (this
+// node's acceptor protects it, or the running attempt's prepare answers
+// report it) takes the place of another server's request that has sent
+// no propose in its running attempt; that attempt is set aside as a
+// round timeout would (its answers ignored, its sticky promises
+// cancelled) and starts afresh behind it. Safety is untouched: nothing
+// is sent that a timeout would not send. Liveness of the holder: another
+// server's grant cannot win while the holder's lease is live, yet it may
+// wait a whole round (the round timeout, 1 s by default) for an acceptor
+// that is down, since that acceptor's answer could be open; a renewal
+// waiting behind it outlived leases of a second or two. And a chunk's
+// queue holds one request slot (admission.go), passed on from request to
+// request, so requests waiting in it cannot take the slots the holder's
+// renewal needs.
 //
 // Sticky promises (sticky.go): when a lease ends, every node with a grant
 // in hand prepares at once, and each newer ballot would pre-empt the older
@@ -534,6 +563,11 @@
 //     single-acceptor mode), several run a second time with a rule
 //     switched off to show the violation.
 //     Regenerate with: go test ./lease -run TestTranscripts -rewrite
+//   - rolling_test.go: rolling restarts of three cores, one member at a
+//     time with its boot wait, while a holder renews as client.Session
+//     does (failing over within its lease) and a standby asks for the
+//     chunk every 1 to 20 ms through every member: the holder must never
+//     lose its lease, the standby never get the chunk.
 //   - sim*_test.go: a seeded simulation of whole clusters under the fault
 //     model, with the lease workload's clients; every history is written
 //     in history.jsonl format and checked by the workloads lease checker,
