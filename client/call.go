@@ -244,8 +244,17 @@ func (a *attempt) read(resp *http.Response, out *reply) {
 
 // decode judges a complete answer with a.status: an error body's code and
 // text (and the member's Retry-After), or the 200 reply into out, which
-// makes the attempt broken when it is no reply body.
+// makes the attempt broken when it is no reply body. A 409 that carries
+// a grant's reply (the chunk stays with the server it names) is that
+// reply: an answer, as a 200 is.
 func (a *attempt) decode(b []byte, retryAfter time.Duration, out *reply) {
+	if a.status == http.StatusConflict {
+		var g reply
+		if g.decode(b) == nil && g.Type == opGrant.okType() {
+			*out, a.status = g, http.StatusOK
+			return
+		}
+	}
 	if a.status != http.StatusOK {
 		a.retryAfter = retryAfter
 		var e reply

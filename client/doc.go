@@ -33,6 +33,8 @@
 //	401       ErrUnauthorized  refused: the bearer token          IsRefused
 //	404, 405  ErrNotFound      refused: not a member's URL        IsRefused
 //	409       ErrHeld          refused: another server holds it   IsRefused
+//	          (a grant's 409 carries its lease_grant_ok body naming the
+//	          holder: Grant returns it as an answer, Granted false)
 //	503, 429, connection refused, deadline before sending
 //	          ErrUnavailable   nothing was done; retry            IsRefused
 //	504, other 5xx, a connection broken after the request was written,

@@ -142,18 +142,20 @@ func (n *Node) onPrepare(now time.Duration, chunk string, a *acceptor, b Ballot,
 // onPropose accepts (server, T) at ballot b only if b keeps the promise
 // AND no other server's lease is live here (rule 4, the revision's A2): an
 // accept left in flight by an abandoned attempt must never replace a lease
-// somebody holds. A fast (prepare-less) propose is accepted only over a
-// live lease of the same server: it extends a protection, never creates
-// one. An instance of the server that holds the record is merged (rule
-// 10). Accepting raises the promise.
+// somebody holds. A fast (prepare-less) propose is accepted under the
+// same two conditions: over a live lease of the same server it extends
+// the protection; on an acceptor that protects no live lease (one that
+// restarted, or missed the last renewals) it teaches it the lease, so
+// that it stops promising other servers' prepares, which the holder
+// would otherwise have to outbid (doc.go, "The renewal fast path"). An
+// instance of the server that holds the record is merged (rule 10).
+// Accepting raises the promise.
 func (n *Node) onPropose(now time.Duration, a *acceptor, b Ballot, server uint32, leaseLen time.Duration, fast bool) bool {
 	w := n.cfg.weaken
 	switch {
 	case w != weakNoPromiseCheck && !(fast && w == weakFastNoPromise) && !keeps(b, n.promiseOf(a)):
 		return false
 	case w != weakOverwrite && a.live(now) && a.server() != server:
-		return false
-	case fast && !a.holds(now, server):
 		return false
 	case a.accepted(b, server):
 		// A duplicate: already done, unless released since.

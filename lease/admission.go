@@ -33,6 +33,17 @@ import (
 // times out entirely, every request after its propose went out. A node
 // whose requests run at most minLimit at a time never notices the limit.
 //
+// A chunk's grants and renews run one at a time at a node (proposer.go,
+// enqueue), so its queue holds one slot, passed from request to request:
+// a grant or renew that finds a request of its chunk running here waits
+// in the chunk's queue without a slot, and takes one when its turn comes.
+// Only rounds need slots; a request in a chunk's queue sends nothing.
+// Before, a standby polling lease_grant for a held chunk every few
+// milliseconds, while the grant at the head of that chunk's queue waited
+// a round for an acceptor that was down, filled every slot with its
+// queued grants, and the holder's renewal waited behind them for a slot
+// until its lease ran out (rolling_test.go).
+//
 // The master lease's own requests and master_* requests take no slot: a
 // burst of client requests must not cost the node its master lease.
 
@@ -64,8 +75,15 @@ func (n *Node) congested(now time.Duration) {
 	n.cutUntil = now + ms(n.cfg.QuorumTimeoutMs)
 }
 
-// admit starts client request r now if a slot is free, else queues it.
+// admit starts client request r now if a slot is free, else queues it;
+// a grant or renew of a chunk with a request running here goes to that
+// chunk's queue.
 func (n *Node) admit(now time.Duration, r *request) {
+	if (r.Op == OpGrant || r.Op == OpRenew) && len(n.queues[r.Chunk]) > 0 {
+		r.admitted = now
+		n.enqueue(now, r)
+		return
+	}
 	if n.inFlight >= n.limit {
 		r.waiting = true
 		n.waiting = append(n.waiting, r)
@@ -77,8 +95,8 @@ func (n *Node) admit(now time.Duration, r *request) {
 // begin1 starts a client grant, renew, check or release in a slot: its
 // first round, or its place in its chunk's queue.
 func (n *Node) begin1(now time.Duration, r *request) {
-	r.waiting, r.slot, r.admitted = false, true, now
-	n.inFlight++
+	r.waiting = false
+	n.takeSlot(now, r)
 	switch r.Op {
 	case OpGrant, OpRenew:
 		n.enqueue(now, r)
@@ -86,6 +104,16 @@ func (n *Node) begin1(now time.Duration, r *request) {
 		n.startRead(now, r)
 	case OpRelease:
 		n.startRelease(now, r)
+	}
+}
+
+// takeSlot gives r a slot now, whatever the limit: a request admitted,
+// or the next of a chunk's queue taking the slot its predecessor gave
+// back.
+func (n *Node) takeSlot(now time.Duration, r *request) {
+	if !r.slot && !r.internal {
+		r.slot, r.admitted = true, now
+		n.inFlight++
 	}
 }
 

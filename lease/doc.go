@@ -95,14 +95,43 @@
 // The renewal fast path: a renew, or a grant, for S through a node whose
 // own acceptor protects a live lease of S sends propose(ballot, S, T,
 // fast) at once, with d = now + T: one round trip. An acceptor accepts a
-// fast propose only if the ballot keeps its promise and it protects a live
-// lease of S, so the fast path only extends a protection a majority
-// already gives S, never creates one; it falls back to prepare at once
+// fast propose under the same two conditions as any propose: the ballot
+// keeps its promise, and it protects no live lease of another server
+// (A2). Over S's own lease that extends the protection; at an acceptor
+// that protects nothing (it restarted after S's lease was granted, or
+// missed the last renewals) it teaches it S's lease, which it then
+// protects like any other. The request falls back to prepare at once
 // when a majority can no longer accept. Safety does not rest on prepare:
 // by A2 two servers' accepting majorities would share an acceptor that
 // accepted one only after the other's protection, which outlasts that
 // server's deadline, had ended; prepare is for learning the holder before
-// leaving records, and promises are what order tokens.
+// leaving records, and promises are what order tokens (a fast propose
+// checks the promise too, so "Fencing tokens" covers it unchanged).
+// What teaching costs: a fast propose that reaches an empty acceptor
+// leaves a record there even when S's renewal fails (a propose that went
+// out; error 0 says so), exactly as a two-phase propose can. What it buys:
+// an acceptor that protects S's lease refuses other servers' prepares
+// without promising them (step 2 below), so a restarted acceptor stops
+// taking a standby's promises, which S's renewals would otherwise have to
+// outbid, one duel per renewal, while another acceptor is down
+// (rolling_test.go).
+//
+// The holder goes first. Grants and renews of one chunk run one at a time
+// at each node (below), so a request waits behind the one running. A
+// request of a server known to hold a live lease of the chunk (this
+// node's acceptor protects it, or the running attempt's prepare answers
+// report it) takes the place of another server's request that has sent
+// no propose in its running attempt; that attempt is set aside as a
+// round timeout would (its answers ignored, its sticky promises
+// cancelled) and starts afresh behind it. Safety is untouched: nothing
+// is sent that a timeout would not send. Liveness of the holder: another
+// server's grant cannot win while the holder's lease is live, yet it may
+// wait a whole round (the round timeout, 1 s by default) for an acceptor
+// that is down, since that acceptor's answer could be open; a renewal
+// waiting behind it outlived leases of a second or two. And a chunk's
+// queue holds one request slot (admission.go), passed on from request to
+// request, so requests waiting in it cannot take the slots the holder's
+// renewal needs.
 //
 // Sticky promises (sticky.go): when a lease ends, every node with a grant
 // in hand prepares at once, and each newer ballot would pre-empt the older
@@ -230,6 +259,39 @@
 //     their high-water marks and raises the floor with each answer, before
 //     and after it serves; it never holds serving back, so a dead peer
 //     never stalls a live majority.
+//
+// What readiness waits for. The core serves once the boot wait is over;
+// readiness (a shell's /readyz: what routers and operators wait for
+// before they send a member traffic or restart the next one) must not
+// keep out of service a member that, with the acceptors it reaches, forms
+// a majority. Recovery completes with the marks of n-q+1 acceptors not
+// restarting (or of q-1 restarting ones: then a majority restarted and
+// nothing remembers more than the floors). For n odd that is q others,
+// one more than the q-1 that make a majority with this node: with
+// exactly a majority up (n1 and n3 of three down, n1 restarted), recovery
+// cannot complete until a member that is down returns, and a readiness
+// that waited for it would keep the cluster's only majority out of
+// service. So AwaitingRecovery ends when recovery completes, or once the
+// boot wait is over, the marks of a majority are in (this node's and q-1
+// others', restarting or not) and a round timeout has passed since the
+// first round went out: every acceptor that answers within a round has
+// answered, and the ones that have not are down, paused or cut off.
+// Why order still holds: let A complete before x's restart (majority
+// Q_A, token t_A) and B run after x serves (majority Q_B). If Q_A and
+// Q_B share an acceptor other than x, the proof sketch above applies to
+// it unchanged. If they share only x, B's ballot exceeds x's floor,
+// which is above t_A when x heard the mark of a member of Q_A besides
+// itself that did not restart since A (its promise is at least t_A; one
+// that restarted passes on its own floor, ordered by the clock bound),
+// and otherwise above t_A by the wall-clock floor under the clock bound.
+// What rests on the clock bound alone is therefore the order after
+// tokens that only x and acceptors that did not answer took part in, the
+// same bound every whole-cluster restart rests on; and each late mark
+// still raises the floor when it comes. Leases themselves are not at
+// stake: the boot wait outlasted every lease x may have accepted, so at
+// most one holder holds whatever recovery learnt. When fewer than a
+// majority answer, the member stays unready (it could not serve anyway),
+// and readiness says why.
 //
 // Proof sketch. Let A's token t_A be accepted by a majority Q_A, and B's
 // ballot t_B be promised (prepare) or accepted (fast path) by a majority
@@ -722,6 +784,11 @@
 //     single-acceptor mode), several run a second time with a rule
 //     switched off to show the violation.
 //     Regenerate with: go test ./lease -run TestTranscripts -rewrite
+//   - rolling_test.go: rolling restarts of three cores, one member at a
+//     time with its boot wait, while a holder renews as client.Session
+//     does (failing over within its lease) and a standby asks for the
+//     chunk every 1 to 20 ms through every member: the holder must never
+//     lose its lease, the standby never get the chunk.
 //   - sim*_test.go: a seeded simulation of whole clusters under the fault
 //     model, with the lease workload's clients; every history is written
 //     in history.jsonl format and checked by the workloads lease checker,

@@ -44,3 +44,7 @@ func WithBallotUnit(c Config, unit time.Duration) Config {
 	c.ballotUnit = unit
 	return c
 }
+
+// SlotsTaken is how many client requests hold a request slot
+// (admission.go), and how many wait for one.
+func (n *Node) SlotsTaken() int { return n.inFlight + len(n.waiting) }

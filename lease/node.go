@@ -177,12 +177,13 @@ func (n *Node) finish(now time.Duration) *Output {
 		n.loop = n.loop[:0]
 	}
 	n.bootTimer(now)
+	n.settleRecovery(now)
 	n.chunks.names.endCall()
 	n.out.Logs = append(n.out.Logs, n.logs...)
 	n.logs = n.logs[:0]
 	n.pending = slices.DeleteFunc(n.pending, func(r *request) bool { return r.done })
 	n.afterBurst()
-	n.out.Wake = min(n.syncWake(), n.bootWake(), n.sweepWake(), n.masterWake(), n.changerWake())
+	n.out.Wake = min(n.syncWake(), n.bootWake(), n.settleWake(now), n.sweepWake(), n.masterWake(), n.changerWake())
 	for _, r := range n.pending {
 		n.out.Wake = min(n.out.Wake, r.nextEvent())
 	}

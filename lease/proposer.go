@@ -49,15 +49,74 @@ type sample struct {
 }
 
 // enqueue runs grant and renew requests of one chunk one at a time at this
-// node, so a node never duels with itself for a chunk.
+// node, so a node never duels with itself for a chunk. The holder goes
+// first: a request of a server known to hold a live lease of the chunk
+// takes the place of another server's request still preparing
+// (holderFirst), which waits again behind it.
 func (n *Node) enqueue(now time.Duration, r *request) {
 	q := n.queues[r.Chunk]
+	if len(q) > 0 && n.holderFirst(now, r, q[0]) {
+		head := q[0]
+		n.sendCancel(head)
+		head.att, head.queued = nil, true
+		n.queues[r.Chunk] = append([]*request{r}, q...)
+		n.passSlot(now, head, r)
+		n.startAttempt(now, r)
+		return
+	}
 	n.queues[r.Chunk] = append(q, r)
 	if len(q) > 0 {
 		r.queued = true
 		return
 	}
 	n.startAttempt(now, r)
+}
+
+// holderFirst reports whether r goes before head, the request running on
+// its chunk: head is another server's, has sent no propose in its running
+// attempt, and r's server holds a live lease of the chunk, as this node's
+// acceptor protects it or as the answers head's attempt collected report
+// it. Another server's grant cannot win while that lease is live, yet it
+// may wait a whole round for an acceptor that is down (its answer could
+// be open); behind it, the holder's renewal outlived the lease (during a
+// rolling restart, a standby polling lease_grant through the same member
+// took the chunk that way: rolling_test.go). Setting head's attempt
+// aside is what a round timeout does to it: its late answers are
+// ignored, its sticky promises cancelled, and it starts afresh after r.
+// When r wins, head is answered at once with the holder
+// (answerQueuedHeld).
+func (n *Node) holderFirst(now time.Duration, r, head *request) bool {
+	if head.Server == r.Server || head.queued || head.att != nil && head.att.phase == proposing || !n.serving(now) {
+		return false
+	}
+	if head.att != nil && head.att.reportsLive(now, r.Server) {
+		return true
+	}
+	a, ok := n.chunks.get(r.Chunk)
+	idx, known := n.chunks.names.lookup(r.Server)
+	return ok && known && a.holds(now, idx)
+}
+
+// reportsLive reports whether an answer to the attempt's prepare reported
+// a lease of server that still runs at now (its remaining time counted
+// from when the prepare was sent).
+func (a *attempt) reportsLive(now time.Duration, server string) bool {
+	for _, s := range a.samples {
+		if s.server == server && a.sentAt+ms(s.remainingMs) > now {
+			return true
+		}
+	}
+	return false
+}
+
+// passSlot gives the slot of from, set aside in its chunk's queue, to to,
+// which runs in its place (admission.go: a chunk's queue holds one slot).
+func (n *Node) passSlot(now time.Duration, from, to *request) {
+	if from.slot {
+		from.slot = false
+		n.inFlight--
+	}
+	n.takeSlot(now, to)
 }
 
 func (n *Node) newTally() tally { return tally{perMessage: n.cfg.weaken == weakPerMessage} }
@@ -120,11 +179,12 @@ func (n *Node) fastApplies(now time.Duration, r *request) bool {
 
 // startFast is the renewal fast path: one round trip instead of two. The
 // deadline starts now, before any acceptor can accept (rule 1), and an
-// acceptor accepts only if the ballot keeps its promise and it holds a
-// live lease of the same server; so the fast path only extends a
-// protection a majority already gives the server, never creates one,
-// and its token still exceeds every promise of its majority. If it cannot
-// reach a majority, the request falls back to the two-phase path at once.
+// acceptor accepts only if the ballot keeps its promise and it protects
+// no live lease of another server (rule 4's A2, as for any propose): it
+// extends the server's protection, or teaches the lease to an acceptor
+// that missed it; its token still exceeds every promise of its majority.
+// If it cannot reach a majority, the request falls back to the two-phase
+// path at once.
 func (n *Node) startFast(now time.Duration, r *request, b Ballot) {
 	r.fastTried = true
 	a := n.newAttempt(now, r, b)
@@ -425,6 +485,7 @@ func (n *Node) finishAttempts(now time.Duration, r *request, err *Error) {
 	}
 	n.queues[r.Chunk] = q
 	if i == 0 && q[0].queued {
+		n.takeSlot(now, q[0])
 		n.startAttempt(now, q[0])
 	}
 }

@@ -29,6 +29,14 @@ import (
 //     have granted, whatever the clocks say. It is a guard, not a gate:
 //     the acceptor serves once the boot wait is over, whoever answered,
 //     so a dead peer never stalls a live majority.
+//   - what readiness waits for (AwaitingRecovery): recovery complete, or
+//     the boot wait over, the marks of a majority of the acceptors in
+//     (this node counted) and a round timeout passed since the first
+//     round went out, so that every acceptor that could answer in a round
+//     has. The others are down, paused or cut off; what only they
+//     remember is ordered by the wall-clock floor (doc.go "Fencing
+//     tokens", "What readiness waits for"), and their marks still raise
+//     the floor whenever they answer.
 //
 // The node logs each step: the boot wait, each raise of the floor and
 // from whom, the start of serving (and whether recovery is complete by
@@ -37,9 +45,10 @@ import (
 // syncRound is a recovering node's collection of high-water marks.
 type syncRound struct {
 	roundEnd   time.Duration
-	ready      tally  // acceptors that answered and are not restarting
-	restarting tally  // acceptors that answered and are restarting too
-	high       uint64 // the largest counter heard
+	firstAsked time.Duration // when the first round went out (Never before)
+	ready      tally         // acceptors that answered and are not restarting
+	restarting tally         // acceptors that answered and are restarting too
+	high       uint64        // the largest counter heard
 	// parts: which cores of each acceptor that runs several have
 	// answered, by acceptor index (cores.go); nil while none has.
 	parts map[int]*coreAnswers
@@ -50,6 +59,9 @@ type syncRound struct {
 	// restarting too, from each of its cores (membership: the fallback
 	// needs all of them).
 	restartingIDs map[string]*restartAnswers
+	// settled: readiness no longer waits for recovery (settleRecovery),
+	// though it goes on until complete.
+	settled bool
 }
 
 // bootState is where a restarted node is in its boot wait.
@@ -81,7 +93,7 @@ func (n *Node) startRecovery(now time.Duration) {
 		return
 	}
 	n.recovering = true
-	n.sync = syncRound{roundEnd: now, ready: n.newTally(), restarting: n.newTally()}
+	n.sync = syncRound{roundEnd: now, firstAsked: Never, ready: n.newTally(), restarting: n.newTally()}
 	if n.cfg.Membership {
 		n.logf("recovery: asking %s for their configurations and ballot high-water marks; the acceptor votes once "+
 			"%d members of the configuration that are not restarting answered", joinNames(n.syncTargets()), n.syncNeed())
@@ -150,6 +162,7 @@ func (n *Node) syncTimer(now time.Duration) {
 		return
 	}
 	n.sync.roundEnd = now + ms(n.cfg.RoundTimeoutMs)
+	n.sync.firstAsked = min(n.sync.firstAsked, now)
 	if now >= n.bootUntil && !n.cfg.Membership {
 		n.sync.roundEnd = now + n.sweepInterval()
 	}
@@ -265,6 +278,53 @@ func (n *Node) maybeRecovered(now time.Duration) {
 		return
 	}
 	n.logf("recovery complete: high-water marks from %s; ballot floor %s", n.namesOf(n.sync.ready.set|n.sync.restarting.set), n.counterText(n.floor))
+}
+
+// settleRecovery stops readiness from waiting for a recovery that cannot
+// complete with the acceptors that answer: once the boot wait is over, a
+// round timeout has passed since the first round (every acceptor that
+// could answer within a round has), and the marks of a majority are in
+// (this node's own and q-1 others', restarting or not). It is checked at
+// every call; settleWake makes sure there is a call when the time comes.
+// The lead core sends the rounds at its first call (syncTimer); a
+// member's other cores, started with it, count their first call as the
+// first round's, since they count the answers to it.
+func (n *Node) settleRecovery(now time.Duration) {
+	s := &n.sync
+	if !n.recovering || s.settled || n.cfg.Membership {
+		return // with membership a node votes and is ready once recovered (doc.go "Membership")
+	}
+	if s.firstAsked == Never && !n.lead() {
+		s.firstAsked = now
+	}
+	if now < n.settleAt() || s.ready.count()+s.restarting.count() < n.quorum-1 {
+		return
+	}
+	s.settled = true
+	heard := s.ready.set | s.restarting.set
+	n.coreLogf("recovery: ready with the high-water marks of a majority (this node, %s); %s did not answer within a round "+
+		"(down, paused or cut off): tokens issued before this restart that only they took part in stay below new ones "+
+		"as long as the nodes' wall clocks agree within %d ms, and each of their marks still raises the floor when it comes",
+		n.namesOf(heard), n.namesOf(n.othersSet()&^heard), n.clockBoundMs())
+}
+
+// settleAt is the earliest time settleRecovery may settle: the end of the
+// boot wait, and a round timeout after the first round (Never before it).
+func (n *Node) settleAt() time.Duration {
+	if n.sync.firstAsked == Never {
+		return Never
+	}
+	return max(n.bootUntil, n.sync.firstAsked+ms(n.cfg.RoundTimeoutMs))
+}
+
+// settleWake is when settleRecovery needs a call: at settleAt while
+// recovery still holds readiness back. Once that has passed, only an
+// answer can settle it, and each answer is a call.
+func (n *Node) settleWake(now time.Duration) time.Duration {
+	if at := n.settleAt(); n.recovering && !n.sync.settled && at > now {
+		return at
+	}
+	return Never
 }
 
 // bootWake is when the end of the boot wait is to be logged.

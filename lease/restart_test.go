@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -302,6 +303,100 @@ func requestIDRounds(seed uint64, w weakening, rounds int) error {
 					Token: m.Token, ReqID: m.ReqID, Nonce: m.Nonce, OK: true})
 			}
 			inc = max(inc+rng.Int64N(2000)-1000, 0) // the wall clock may have stepped back
+		}
+	}
+	return nil
+}
+
+// TestReadinessWaitsForNoUnreachableAcceptor is what readiness waits for
+// of recovery (AwaitingRecovery, doc.go "What readiness waits for"): a
+// restarted acceptor among n (3 to 7) whose peers in a random set R
+// answer every sync round at once, some of them restarting too, and the
+// others never. It awaits an incomplete recovery throughout its boot
+// wait (readiness waits for the boot wait anyway); after the
+// boot wait and a round past its first sync round it does not, whenever
+// R holds q-1 or more (with this node, a majority: it must not stay out
+// of service for an acceptor it cannot reach); with fewer it still does.
+// The same holds for each core of a member that runs two.
+func TestReadinessWaitsForNoUnreachableAcceptor(t *testing.T) {
+	if err := readinessRounds(propSeed(t), 300); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readinessRounds(seed uint64, rounds int) error {
+	rng := rand.New(rand.NewPCG(seed, 0x4ead))
+	for round := range rounds {
+		size := 3 + rng.IntN(5)
+		var acc []string
+		for i := range size {
+			acc = append(acc, fmt.Sprintf("n%d", i+1))
+		}
+		reach := map[string]bool{}
+		for _, a := range acc[1:] {
+			reach[a] = rng.IntN(2) == 0
+		}
+		bootMs := 200 + rng.Int64N(2000)
+		cfg := Config{ID: "n1", Acceptors: acc, MaxLeaseMs: bootMs, BootWaitMs: bootMs, QuorumTimeoutMs: 200 + rng.Int64N(1800),
+			Incarnation: 9, Nonce: 9, Rand: rand.New(rand.NewPCG(1, 2))}
+		// Half the rounds, the member runs two cores: the lead sends the
+		// rounds, the other only counts the answers (Route hands it every
+		// one) and is called only at its own wake-ups and for them.
+		var other *Node
+		if rng.IntN(2) == 0 {
+			cfg.Cores = 2
+			oc := cfg
+			oc.Core, oc.Rand = 1, rand.New(rand.NewPCG(1, 3))
+			var err error
+			if other, err = NewNode(oc, 0); err != nil {
+				return err
+			}
+		}
+		n, err := NewNode(cfg, 0)
+		if err != nil {
+			return err
+		}
+		cores := []*Node{n}
+		otherWake := Never
+		if other != nil {
+			cores = append(cores, other)
+			otherWake = other.Tick(0).Wake
+		}
+		settleBy := max(n.bootUntil, ms(n.cfg.RoundTimeoutMs))
+		out, now := n.Tick(0), time.Duration(0)
+		for now < settleBy+time.Millisecond {
+			for _, m := range slices.Clone(out.Msgs) {
+				if m.Type == MsgSync && reach[m.To] {
+					resp := Msg{Type: MsgSyncResp, From: m.To, To: "n1", ReqID: m.ReqID, Nonce: m.Nonce,
+						Counter: uint64(rng.Int64N(1 << 40)), Recovering: rng.IntN(3) == 0}
+					n.Receive(now, resp)
+					if other != nil {
+						otherWake = other.Receive(now, resp).Wake
+					}
+				}
+			}
+			for _, c := range cores {
+				if now < c.bootUntil && !c.AwaitingRecovery() && c.Recovering() {
+					return fmt.Errorf("seed %d round %d: core %d no longer awaiting an incomplete recovery %v into a boot wait of %v", seed, round, c.cfg.Core, now, c.bootUntil)
+				}
+			}
+			now = min(max(out.Wake, now+time.Millisecond), settleBy+time.Millisecond)
+			out = n.Tick(now)
+			if other != nil && now >= otherWake {
+				otherWake = other.Tick(now).Wake
+			}
+		}
+		answering := 0
+		for _, r := range reach {
+			if r {
+				answering++
+			}
+		}
+		for _, c := range cores {
+			if want := answering < n.quorum-1; c.AwaitingRecovery() != want {
+				return fmt.Errorf("seed %d round %d: %d acceptors, %d of the others answering, quorum %d, core %d of %d: awaiting recovery %v at %v (boot wait until %v, round %v), want %v",
+					seed, round, size, answering, n.quorum, c.cfg.Core, len(cores), c.AwaitingRecovery(), now, n.bootUntil, ms(n.cfg.RoundTimeoutMs), want)
+			}
 		}
 	}
 	return nil

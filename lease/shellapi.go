@@ -66,6 +66,15 @@ func (n *Node) Stats(now time.Duration) Stats {
 func (n *Node) BootUntil() time.Duration { return n.bootUntil }
 
 // Recovering reports whether the restarted acceptor is still learning the
-// ballot high-water mark from a majority (recovery.go). It serves
-// meanwhile, under its floor; a shell's readiness waits for it to end.
+// ballot high-water marks recovery needs to order tokens whatever the
+// clocks (n-q+1 acceptors not restarting, recovery.go). It serves
+// meanwhile, under its floor.
 func (n *Node) Recovering() bool { return n.recovering }
+
+// AwaitingRecovery reports whether a shell's readiness must still wait
+// for recovery: until it completes, or until the boot wait is over, the
+// marks of a majority (this node counted) are in and the others had a
+// round to answer (recovery.go, doc.go "What readiness waits for"). It
+// never waits for an acceptor that does not answer, so a member that,
+// with the acceptors it reaches, forms a majority becomes ready.
+func (n *Node) AwaitingRecovery() bool { return n.recovering && !n.sync.settled }

@@ -141,7 +141,10 @@
 // accumulates. After(d, f) runs f on the loop after d; its cancel removes
 // the timer at once. Timers with the same deadline run in the order they
 // were set; a timer set by a timer runs on a later turn of the loop, so a
-// self-rearming timer cannot starve input. Now is the monotonic time since
+// self-rearming timer cannot starve input; and input already waiting when
+// a timer is due is handled first, so a process starved of CPU reads the
+// answers that arrived meanwhile before their round times out
+// (TestInputBeforeDueTimers). Now is the monotonic time since
 // New; under testing/synctest it is virtual, like every timer here.
 //
 // # End of input

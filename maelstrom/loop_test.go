@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -239,4 +240,45 @@ func TestRunTwiceAndHandlePanics(t *testing.T) {
 	if err := n.Run(); err == nil {
 		t.Fatal("second Run did not fail")
 	}
+}
+
+// TestInputBeforeDueTimers: a process starved of CPU wakes with a due
+// timer and input already waiting; the loop must handle the waiting input
+// first (an answer that completes a round must not lose to the round's
+// timeout). Each "arm" sets a timer due at once and holds its handler
+// until the next line ("answer") is in the inbox, so both are ready when
+// the loop next chooses; the timer must find the answer handled. Before
+// the fix the loop's select chose at random: about half the rounds failed.
+func TestInputBeforeDueTimers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const rounds = 64
+		answered, late := 0, 0
+		tn := startNode(t, func(n *Node) {
+			n.Handle("arm", func(req Message) error {
+				want := answered + 1
+				n.After(0, func() {
+					if answered < want {
+						late++
+					}
+				})
+				for len(n.inbox) == 0 { // until the answer is decoded and waiting
+					runtime.Gosched()
+				}
+				return nil
+			})
+			n.Handle("answer", func(req Message) error { answered++; return nil })
+		})
+		tn.initNode()
+		for i := range rounds {
+			tn.send(fmt.Sprintf(`{"src":"c1","dest":"n1","body":{"type":"arm","msg_id":%d}}`, 2*i+1) + "\n" +
+				fmt.Sprintf(`{"src":"c1","dest":"n1","body":{"type":"answer","msg_id":%d}}`, 2*i+2))
+			synctest.Wait()
+		}
+		if err := tn.finish(); err != nil {
+			t.Fatal(err)
+		}
+		if answered != rounds || late != 0 {
+			t.Fatalf("%d of %d due timers ran before the input waiting beside them (%d answers handled)", late, rounds, answered)
+		}
+	})
 }

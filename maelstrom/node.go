@@ -249,10 +249,22 @@ func (n *Node) serve() {
 			}
 			n.dispatch(m)
 		case <-n.armWake():
+			n.inputBeforeTimers()
 			n.fireDue()
 		case <-n.clock.Changed():
 			// the rate changed: the next turn re-arms the timer
 		}
+	}
+}
+
+// inputBeforeTimers dispatches the messages already waiting in the inbox
+// (as many as wait on entry, so it never blocks) before due timers run.
+// A process starved of CPU wakes with its timer due and the answers that
+// arrived meanwhile waiting; select would pick either, and a round timeout
+// that runs first gives up a round those answers complete.
+func (n *Node) inputBeforeTimers() {
+	for range len(n.inbox) {
+		n.dispatch(<-n.inbox)
 	}
 }
 

@@ -6,7 +6,8 @@
 #                                                   the last line is ENDPOINTS=<client URLs>
 #   scripts/cluster.sh down                         stop exactly those processes (SIGTERM, then
 #                                                   SIGKILL after 10 s) and wait for them
-#   scripts/cluster.sh pids                         print "id pid", one member a line
+#   scripts/cluster.sh pids                         print "id pid", one member a line, and
+#                                                   "id pid dead" for one that is not running
 #   scripts/cluster.sh restart ID                   stop member ID and start it again with the
 #                                                   default boot wait (the longest lease), as an
 #                                                   operator restarts one node
@@ -32,7 +33,7 @@ state=${CLUSTER_STATE_DIR:-$PWD/.cluster}
 bin=$state/lease-node
 pidfile=$state/pids
 
-usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # alive PID: the process runs and is our binary.
 alive() {
@@ -191,9 +192,14 @@ down() {
   echo "cluster: stopped"
 }
 
+# pids: every member as "id pid"; one whose process is gone (killed,
+# crashed, or its PID now names another program) as "id pid dead".
 pids() {
-  [ -f "$pidfile" ] && cat "$pidfile"
-  return 0
+  [ -f "$pidfile" ] || return 0
+  local id pid
+  while read -r id pid; do
+    if alive "$pid"; then echo "$id $pid"; else echo "$id $pid dead"; fi
+  done <"$pidfile"
 }
 
 restart() {

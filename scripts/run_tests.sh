@@ -130,6 +130,16 @@ real_members_tests
 step "holders and storage end to end: scripts/fence_check.sh (3 serve members, 5 holders, the example chunk server, faults; about 100 s)"
 scripts/fence_check.sh || fail "scripts/fence_check.sh"
 
+step "abuse check, short form: slowloris, a greedy client and silent connects against a member while a well-behaved client calls (scripts/abuse_check.sh --short), and its negative control"
+scripts/abuse_check.sh --short || fail "scripts/abuse_check.sh --short: the well-behaved client was not served (its last line says how)"
+control=$(go run ./scripts/abusecheck -control -slowloris 0 -greedy 0 -churn 0 -calls 20 -min-ok 19 -warmup 0s 2>&1) && {
+  echo "$control"
+  fail "the abuse check passed against a listener that closes every connection unanswered (its negative control)"
+}
+echo "${control##*$'\n'}"
+grep -q "resets-to-well-behaved=[1-9]" <<<"$control" || { echo "$control"; fail "the abuse check's negative control did not count the resets"; }
+echo "negative control: the abuse check failed against a listener that closes every connection unanswered"
+
 step "membership on 3 real serve members: replace a dead n3 by n4 under 8 Sessions (scripts/member_check.sh, about 20 s)"
 scripts/member_check.sh
 

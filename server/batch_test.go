@@ -33,13 +33,14 @@ func TestServeBatch(t *testing.T) {
 		`{"op":"lease_steal"},` +
 		`{"op":"lease_renew","body":{"chunk_handle":"held","server":"cs9"}},` +
 		`{"op":"lease_check","body":{"chunk_handle":"held"}},` +
-		`{"op":"lease_check","body":null}]`
+		`{"op":"lease_check","body":null},` +
+		`{"op":"lease_grant","body":{"chunk_handle":"held","server":"cs9"}}]`
 	status, reply, _, err := c.post(0, batchPath, []byte(calls))
 	if err != nil || status != http.StatusOK {
 		t.Fatalf("batch: %d %v %v", status, reply, err)
 	}
 	results, _ := reply["results"].([]any)
-	want := []int{200, 200, 400, 404, 404, 409, 200, 400}
+	want := []int{200, 200, 400, 404, 404, 409, 200, 400, 409}
 	if len(results) != len(want) {
 		t.Fatalf("batch answered %d results, want %d: %v", len(results), len(want), reply)
 	}
@@ -65,6 +66,9 @@ func TestServeBatch(t *testing.T) {
 	}
 	if b := bodies[6]; b["primary"] != "cs1" || b["expired"] != false {
 		t.Errorf("check of held in the batch: %v, want cs1, live", b)
+	}
+	if b := bodies[8]; b["type"] != "lease_grant_ok" || b["primary"] != "cs1" {
+		t.Errorf("grant of held to cs9 in the batch: %v, want 409 with the grant's reply naming cs1", b)
 	}
 	if _, single, _, _ := c.post(2, "/v1/lease_check", []byte("null")); bodies[7]["text"] != single["text"] || single["text"] == nil {
 		t.Errorf("a null body in the batch: %v; POST /v1/lease_check answers %v", bodies[7], single)

@@ -33,6 +33,7 @@ type serveConfig struct {
 	clientCert      *tls.Certificate // nil: clients speak plain HTTP
 	token           string           // "": no token is asked for
 	maxClientConns  int              // client connections open at once (conns.go)
+	maxPerAddr      int              // of those, from one client address
 	loops           int              // event loops, one lease core each (loop.go)
 	files           map[string]string
 	// join: this node is new to a running cluster (membership): it learns
@@ -56,7 +57,8 @@ var serveSettings = []nodeconfig.Setting{
 	{Flag: "client-tls-cert", Env: "LEASE_CLIENT_TLS_CERT", Usage: "optional: PEM certificate for HTTPS to clients (with -client-tls-key); unset, clients speak plain HTTP", Def: ""},
 	{Flag: "client-tls-key", Env: "LEASE_CLIENT_TLS_KEY", Usage: "optional: its key", Def: ""},
 	{Flag: "client-token-file", Env: "LEASE_CLIENT_TOKEN_FILE", Usage: "optional: a file holding the bearer token every client request must carry (Authorization: Bearer TOKEN); " + tokenEnv + " may hold the token itself instead", Def: ""},
-	{Flag: "max-client-conns", Env: "LEASE_MAX_CLIENT_CONNS", Usage: "client connections open at once; at the limit a new one takes the place of the longest-idle keep-alive connection, or of the oldest silent one (each quiet for 1 s or more), or is closed at once when there is none", Def: strconv.Itoa(defaultMaxClientConns)},
+	{Flag: "max-client-conns", Env: "LEASE_MAX_CLIENT_CONNS", Usage: "client connections open at once; at the limit a new one takes the place of a quiet one (one that never completed a request, open 250 ms or more, oldest first; else one idle 1 s or more), or is answered 503 with Retry-After when none is quiet", Def: strconv.Itoa(defaultMaxClientConns)},
+	{Flag: "max-client-conns-per-addr", Env: "LEASE_MAX_CLIENT_CONNS_PER_ADDR", Usage: "client connections open at once from one client address (at most -max-client-conns); at the limit a new one takes the place of a quiet one of that address, or is answered 503 with Retry-After", Def: strconv.Itoa(defaultMaxPerAddr)},
 	{Flag: "loops", Env: "LEASE_LOOPS", Usage: fmt.Sprintf("event loops that run this member's lease state, 1..%d: each serves the chunks a hash of the handle gives it, with its own timers and admission (-max-in-flight is shared out); members with different numbers work together. Unset: GOMAXPROCS (the machine's cores, or the GOMAXPROCS environment variable)", lease.MaxCores), Def: ""},
 	{Flag: "join", Env: "LEASE_JOIN", Usage: "on | off: this node is new to a running cluster whose acceptor set changes (needs -membership on): it learns the configuration from the other -cluster members and votes once a member_add names it; list the running members and then this node in -cluster (its place there is its ballot lane: never reuse a place another node had)", Def: "off"},
 }
@@ -90,7 +92,7 @@ func parseServeConfig(args []string, getenv func(string) string) (serveConfig, e
 	c.id = strings.TrimSpace(*raw["id"])
 	errs := []error{c.parseCluster(strings.TrimSpace(*raw["cluster"])), c.parseJoin(strings.TrimSpace(*raw["join"]))}
 	errs = append(errs, c.checkAddrs(strings.TrimSpace(*raw["client-addr"])), c.checkBootWait(), c.resolveAcceptors(),
-		c.parseMaxClientConns(strings.TrimSpace(*raw["max-client-conns"])), c.parseLoops(strings.TrimSpace(*raw["loops"])))
+		c.parseMaxClientConns(strings.TrimSpace(*raw["max-client-conns"]), strings.TrimSpace(*raw["max-client-conns-per-addr"])), c.parseLoops(strings.TrimSpace(*raw["loops"])))
 	if err := errors.Join(errs...); err != nil {
 		return c, err
 	}
@@ -125,14 +127,23 @@ func (c *serveConfig) coreAcceptors() []string {
 // defaultMaxClientConns: far more than a lease service's clients need
 // (each keeps a few keep-alive connections), far below the file limit Go
 // raises at start, and about 20 MiB of buffers when all are open.
-const defaultMaxClientConns = 1024
+// defaultMaxPerAddr: a quarter of them for one address, so that no one
+// client host takes the node's connections from the others.
+const (
+	defaultMaxClientConns = 1024
+	defaultMaxPerAddr     = 256
+)
 
-func (c *serveConfig) parseMaxClientConns(v string) error {
-	n, err := strconv.Atoi(v)
+func (c *serveConfig) parseMaxClientConns(total, perAddr string) error {
+	n, err := strconv.Atoi(total)
 	if err != nil || n < 1 || n > 1<<20 {
-		return fmt.Errorf("-max-client-conns (LEASE_MAX_CLIENT_CONNS) is %q; give a whole number in 1..1048576 (default %d)", v, defaultMaxClientConns)
+		return fmt.Errorf("-max-client-conns (LEASE_MAX_CLIENT_CONNS) is %q; give a whole number in 1..1048576 (default %d)", total, defaultMaxClientConns)
 	}
-	c.maxClientConns = n
+	p, err := strconv.Atoi(perAddr)
+	if err != nil || p < 1 || p > 1<<20 {
+		return fmt.Errorf("-max-client-conns-per-addr (LEASE_MAX_CLIENT_CONNS_PER_ADDR) is %q; give a whole number in 1..1048576 (default %d)", perAddr, defaultMaxPerAddr)
+	}
+	c.maxClientConns, c.maxPerAddr = n, min(p, n)
 	return nil
 }
 
@@ -370,17 +381,29 @@ The boot wait defaults to the longest lease: a node restarted with the
 defaults is safe. -boot-wait-ms 0 is for a first start of the whole
 cluster only (nothing to forget); the log says so.
 
-/readyz is 200 once the boot wait and recovery are over and a majority of
-the acceptors (this node counted) answered a peer ping sent within the
-last 1.5 s (pings every 250 ms) and are past their boot wait; a paused,
-partitioned or restarting majority turns it 503. At -max-client-conns,
-a new client connection replaces the longest-idle one, or the oldest
-silent one (each quiet for 1 s or more), or is closed at once if there
-is none.
+/readyz is 200 once the boot wait is over, a restarted member has heard
+the ballot high-water marks of a majority of the acceptors (the others
+get one round: a member that is down never holds it back), and a
+majority of the acceptors (this node counted) answered a peer ping sent
+within the last 500 ms (pings every 100 ms) and are past their boot wait;
+a paused, partitioned or restarting majority turns it 503.
 
-SIGTERM or SIGINT: the node stops taking requests (/readyz and new
-requests answer 503), answers the requests in flight, closes its peer
-connections and exits 0.
+Client connections: at -max-client-conns, or -max-client-conns-per-addr
+from one address, a new connection replaces a quiet one (no complete
+request being answered): first one that never completed a request and
+is 250 ms old (a silent or trickling one, however many bytes it sent),
+then one idle for 1 s, oldest first (of that address at its own limit).
+When none is quiet, the new one is answered 503 with Retry-After: 1 and
+Connection: close (at most a quarter of -max-client-conns such answers at
+once; beyond, it is closed at once). A request the node has read is
+never cut. -max-client-conns is lowered, and the log says so, when the
+process may not open that many files (ulimit -n).
+
+SIGTERM or SIGINT: the node drains. Every request answers 503 with
+Connection: close and Retry-After (so /readyz does), idle connections
+are closed first, requests in flight are answered, then each connection
+is let finish its answer; the listener and the peers close and the node
+exits 0.
 
 Example (three members; lease-node certs -dir certs -members n1,n2,n3):
   lease-node serve -id n1 -cluster n1=127.0.0.1:7101,n2=127.0.0.1:7102,n3=127.0.0.1:7103 \

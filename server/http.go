@@ -104,29 +104,39 @@ func (n *serveNode) serveHTTP() error {
 	return n.http.Serve(n.httpLn)
 }
 
-// ServeHTTP routes every client request.
+// ServeHTTP routes every client request. While the node drains, every
+// answer closes its connection (Connection: close), so that clients go
+// to other members without a request cut on a closed connection.
 func (n *serveNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if n.inflight.isDraining() {
+		w.Header().Set("Connection", "close")
+	}
 	switch path := r.URL.Path; {
 	case path == batchPath:
 		n.serveBatch(w, r)
 	case strings.HasPrefix(path, "/v1/"):
 		n.serveV1(w, r, strings.TrimPrefix(path, "/v1/"))
 	case path == "/healthz":
-		if n.onlyGet(w, r) {
+		if n.onlyGet(w, r) && n.begin(r) {
 			writeJSON(w, http.StatusOK, []byte(`{"status":"up","node":`+string(jsonstr.Append(nil, n.cfg.id))+`}`))
 		}
 	case path == "/readyz":
-		if n.onlyGet(w, r) {
+		if n.onlyGet(w, r) && n.begin(r) {
 			n.serveReady(w)
 		}
 	case path == "/metrics":
-		if n.onlyGet(w, r) && n.authorized(w, r, "metrics") {
+		if n.onlyGet(w, r) && n.authorized(w, r, "metrics") && n.begin(r) {
 			n.metrics.handler.ServeHTTP(w, r)
 		}
 	default:
 		n.refuse(w, "other", refusalFor(lease.CodeNotSupported), fmt.Sprintf("no endpoint %s; the endpoints are %s", path, endpoints))
 	}
 }
+
+// begin marks r's connection busy, a complete request in hand, so that
+// the connection limits never shed it (conns.go); false if the limiter
+// shed it first: the request is not served (its connection is closed).
+func (n *serveNode) begin(r *http.Request) bool { return n.conns == nil || n.conns.begin(r) }
 
 func (n *serveNode) onlyGet(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
@@ -191,6 +201,10 @@ func (n *serveNode) openPost(w http.ResponseWriter, r *http.Request, label, usag
 	if b, ok = n.readBody(w, r, label); !ok {
 		return nil, nil, false
 	}
+	if !n.begin(r) {
+		putBody(b)
+		return nil, nil, false
+	}
 	if !n.inflight.enter() {
 		putBody(b)
 		w.Header().Set("Connection", "close")
@@ -220,8 +234,9 @@ func (n *serveNode) serveCall(w http.ResponseWriter, r *http.Request, op lease.O
 func (n *serveNode) awaitReply(r *http.Request, op lease.Op, c *call, start time.Duration) (status int, b []byte, ok bool) {
 	select {
 	case rep := <-c.done:
+		server := c.req.Server
 		callPool.Put(c)
-		status, b = n.rendered(op, rep)
+		status, b = n.rendered(op, server, rep)
 		n.metrics.observe(op, n.clock.Now()-start)
 		return status, b, true
 	case <-r.Context().Done():
@@ -234,16 +249,13 @@ func (n *serveNode) awaitReply(r *http.Request, op lease.Op, c *call, start time
 	}
 }
 
-// answer writes the core's reply.
-func (n *serveNode) answer(w http.ResponseWriter, op lease.Op, rep lease.Reply) {
-	status, b := n.rendered(op, rep)
-	writeAnswer(w, status, b)
-}
-
-// rendered is the core's reply as the client API answers it (status and
-// body), counted in the metrics: the single endpoints and the batch
-// endpoint answer alike.
-func (n *serveNode) rendered(op lease.Op, rep lease.Reply) (int, []byte) {
+// rendered is the core's reply to a request for server as the client API
+// answers it (status and body), counted in the metrics: the single
+// endpoints and the batch endpoint answer alike. A grant that leaves the
+// chunk with another server is 409 with its lease_grant_ok body naming
+// the holder (heldStatus), so that a client reading only the status
+// (curl --fail) sees the refusal.
+func (n *serveNode) rendered(op lease.Op, server string, rep lease.Reply) (int, []byte) {
 	if rep.Err != nil {
 		if rep.Err.Code == lease.CodeTimeout || rep.Err.Code == lease.CodeTemporarilyUnavailable {
 			n.metrics.quorumTimeout(rep.Err.Code)
@@ -259,9 +271,19 @@ func (n *serveNode) rendered(op lease.Op, rep lease.Reply) (int, []byte) {
 		n.log.Printf("cannot encode %s: %v", rep.Type, err)
 		return n.refusal(op.String(), refusal{code: 13, status: http.StatusInternalServerError, outcome: "encode_error"}, "the reply could not be encoded")
 	}
+	if g, ok := rep.Body.(lease.GrantOK); ok && g.Primary != server {
+		n.metrics.count(op.String(), "held")
+		return heldStatus, b
+	}
 	n.metrics.count(op.String(), "ok")
 	return http.StatusOK, b
 }
+
+// heldStatus answers a grant of a chunk another server holds: the
+// status of a renew's error 22 (another server holds the chunk), with
+// the grant's own reply as the body (primary names the holder, with its
+// remaining time and token), as the Maelstrom node answers it.
+const heldStatus = http.StatusConflict
 
 // appendReply renders {"type":typ, ...body's fields}.
 func appendReply(dst []byte, typ string, body any) ([]byte, error) {
@@ -395,9 +417,10 @@ func (n *serveNode) readBody(w http.ResponseWriter, r *http.Request, label strin
 }
 
 // serveReady answers /readyz: 200 once the boot wait is over, recovery
-// is done, and a majority of the acceptors (this node counted) answered
+// no longer holds it back (it heard a majority's high-water marks and
+// gave the others a round), and a majority of the acceptors (this node counted) answered
 // a ping sent within the peer transport's readiness window (internal/peer
-// liveness.go; 1.5 s by default), else 503 with the reason.
+// liveness.go; 500 ms by default), else 503 with the reason.
 func (n *serveNode) serveReady(w http.ResponseWriter) {
 	ready, reason, reachable := n.readiness()
 	conf := n.config.Load()
@@ -463,7 +486,7 @@ func (n *serveNode) readiness() (ready bool, reason string, reachable int) {
 		return false, "recovering: the restarted acceptor has not yet learnt the configuration from n-q+1 members that did not restart " +
 			"(membership: it votes once they answered; it asks again each round)", reachable
 	case n.recovering():
-		return false, "recovering: the acceptor has not yet learnt the ballot high-water mark from a majority (it asks again each sweep)", reachable
+		return false, "recovering: the acceptor is learning the ballot high-water marks of a majority of the acceptors (this node counted), and gives the others a round to answer", reachable
 	}
 	return true, "", reachable
 }

@@ -52,6 +52,7 @@ type peerEdge interface {
 type member struct {
 	loops    []*coreLoop
 	stopLoop chan struct{}
+	stopOnce sync.Once
 	loopDone chan struct{} // closed once every loop has returned
 }
 
@@ -63,7 +64,7 @@ func newMember(cores []*lease.Node, clk *clock.Clock, peers peerEdge, inbox func
 		l := &coreLoop{index: i, clock: clk, peers: peers, log: logger, inbox: inbox(i), stop: m.stopLoop,
 			calls: make(chan *call, 1024), batches: make(chan []*call, 64), queries: make(chan func())}
 		l.drv = shell.New[*call](core, l)
-		l.recoveringNow.Store(core.Recovering())
+		l.recoveringNow.Store(core.AwaitingRecovery())
 		m.loops = append(m.loops, l)
 	}
 	return m
@@ -78,9 +79,13 @@ func (m *member) start() {
 	go func() { wg.Wait(); close(m.loopDone) }()
 }
 
+// signalStop tells every loop to stop (once, whoever asks first); the
+// handlers still waiting for a loop answer 504 (awaitReply).
+func (m *member) signalStop() { m.stopOnce.Do(func() { close(m.stopLoop) }) }
+
 // stopLoops stops every loop and waits for them.
 func (m *member) stopLoops() {
-	close(m.stopLoop)
+	m.signalStop()
 	<-m.loopDone
 }
 
@@ -190,7 +195,7 @@ type coreLoop struct {
 	inbox   <-chan lease.Msg
 	stop    <-chan struct{}
 	timer   loopTimer
-	// recoveringNow is the core's Recovering, published by the loop after
+	// recoveringNow is the core's AwaitingRecovery, published by the loop after
 	// every event for readiness.
 	recoveringNow atomic.Bool
 	// adopted is told every configuration the core adopts (membership:
@@ -212,28 +217,43 @@ func (l *coreLoop) loop() {
 	// message, which an idle cluster may never send while /readyz waits
 	// for the recovery.
 	l.drv.Schedule(l.clock.Now())
-	l.recoveringNow.Store(l.drv.Core().Recovering())
-	for {
-		select {
-		case c := <-l.calls:
-			l.drv.Request(l.clock.Now(), c.req, c)
-		case cs := <-l.batches:
-			l.requestAll(cs)
-		case m := <-l.inbox:
-			l.drv.Receive(l.clock.Now(), m)
-		case <-l.wakeC():
-			l.fire()
-		case <-l.clock.Changed():
-			l.timer.rearm = true // the rate changed: the real delay did too
-		case q := <-l.queries:
-			q()
-		case <-l.stop:
-			return
-		}
-		l.drainReady()
+	l.recoveringNow.Store(l.drv.Core().AwaitingRecovery())
+	for l.turn() {
 		l.peers.Flush()
-		l.recoveringNow.Store(l.drv.Core().Recovering())
+		l.recoveringNow.Store(l.drv.Core().AwaitingRecovery())
 	}
+}
+
+// turn waits for one event, handles it and the input already waiting
+// after it; false once the loop is told to stop.
+func (l *coreLoop) turn() bool {
+	select {
+	case c := <-l.calls:
+		l.drv.Request(l.clock.Now(), c.req, c)
+	case cs := <-l.batches:
+		l.requestAll(cs)
+	case m := <-l.inbox:
+		l.drv.Receive(l.clock.Now(), m)
+	case <-l.wakeC():
+		l.fireAfterInput()
+	case <-l.clock.Changed():
+		l.timer.rearm = true // the rate changed: the real delay did too
+	case q := <-l.queries:
+		q()
+	case <-l.stop:
+		return false
+	}
+	l.drainReady()
+	return true
+}
+
+// fireAfterInput runs a due timer after the input already waiting. A
+// process starved of CPU wakes with its timer due and the peers' answers
+// that arrived meanwhile waiting; select picks either, and a round
+// timeout that runs first gives up the round those answers complete.
+func (l *coreLoop) fireAfterInput() {
+	l.drainReady()
+	l.fire()
 }
 
 // drainReady handles the client requests and peer messages that are
@@ -373,6 +393,7 @@ type inflight struct {
 	n        int
 	draining bool
 	idle     chan struct{} // closed when draining and n reaches 0
+	drained  atomic.Bool   // draining, for readers that take no lock
 }
 
 // enter admits a request, unless the node is draining.
@@ -402,6 +423,7 @@ func (f *inflight) drain() <-chan struct{} {
 	defer f.mu.Unlock()
 	if !f.draining {
 		f.draining, f.idle = true, make(chan struct{})
+		f.drained.Store(true)
 		if f.n == 0 {
 			close(f.idle)
 		}
@@ -409,11 +431,7 @@ func (f *inflight) drain() <-chan struct{} {
 	return f.idle
 }
 
-func (f *inflight) isDraining() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.draining
-}
+func (f *inflight) isDraining() bool { return f.drained.Load() }
 
 func (f *inflight) count() int {
 	f.mu.Lock()

@@ -28,7 +28,7 @@ type serveMetrics struct {
 func newServeMetrics(n *serveNode) *serveMetrics {
 	m := &serveMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chunklease_requests_total",
-			Help: "Client requests by type (the endpoint; other for unknown paths) and outcome (ok, or the refusal: malformed, not_supported, precondition_failed, unavailable, timeout, unauthorized, wrong_method, too_large, abandoned when the client left first)."},
+			Help: "Client requests by type (the endpoint; other for unknown paths) and outcome (ok; held: a grant answered 409 naming another primary; or the refusal: malformed, not_supported, precondition_failed, unavailable, timeout, unauthorized, wrong_method, too_large, abandoned when the client left first)."},
 			[]string{"type", "outcome"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "chunklease_request_duration_seconds",
 			Help:    "Time from reading a lease request to answering it, by type (requests the core answered).",
@@ -99,7 +99,7 @@ var (
 	descReady      = prometheus.NewDesc("chunklease_ready", "1 when /readyz answers 200.", nil, nil)
 	descPeerAnswer = prometheus.NewDesc("chunklease_peer_answering", "1 while a peer answers pings within the readiness window (it counts for /readyz).", []string{"peer"}, nil)
 	descClientConn = prometheus.NewDesc("chunklease_client_connections", "Client connections open now (at most -max-client-conns).", nil, nil)
-	descConnLimit  = prometheus.NewDesc("chunklease_client_connections_closed_total", "Client connections closed at the connection limit, by reason: idle_shed (a quiet one, idle or silent for 1 s or more, to make room), refused (a new one, none being quiet).", []string{"reason"}, nil)
+	descConnLimit  = prometheus.NewDesc("chunklease_client_connections_closed_total", "Client connections closed at the connection limits (-max-client-conns, -max-client-conns-per-addr), by reason: shed (a quiet one, to make room for a new one), overloaded (a new one answered 503 with Retry-After, none being quiet), refused (a new one closed at once, beyond the overload answers running at once).", []string{"reason"}, nil)
 	descEpoch      = prometheus.NewDesc("chunklease_membership_epoch", "The epoch of this node's configuration of the acceptor set (0: the start set; each membership change adds one).", nil, nil)
 	descMembers    = prometheus.NewDesc("chunklease_membership_members", "The members of this node's configuration, one series each, value 1 (member=\"<id>\").", []string{"member"}, nil)
 	descIsMember   = prometheus.NewDesc("chunklease_membership_is_member", "1 when this node is a member of its configuration (it votes once past its boot wait and recovery), 0 for a learner.", nil, nil)
@@ -131,9 +131,10 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descPeerAnswer, prometheus.GaugeValue, float64(b2i(n.peers.Reachable(l.ID))), l.ID)
 	}
 	if n.conns != nil {
-		open, shed, refused := n.conns.counts()
+		open, shed, overloaded, refused := n.conns.counts()
 		ch <- prometheus.MustNewConstMetric(descClientConn, prometheus.GaugeValue, float64(open))
-		ch <- prometheus.MustNewConstMetric(descConnLimit, prometheus.CounterValue, float64(shed), "idle_shed")
+		ch <- prometheus.MustNewConstMetric(descConnLimit, prometheus.CounterValue, float64(shed), "shed")
+		ch <- prometheus.MustNewConstMetric(descConnLimit, prometheus.CounterValue, float64(overloaded), "overloaded")
 		ch <- prometheus.MustNewConstMetric(descConnLimit, prometheus.CounterValue, float64(refused), "refused")
 	}
 	ch <- prometheus.MustNewConstMetric(descPeersUp, prometheus.GaugeValue, float64(out), "out")

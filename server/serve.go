@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log"
@@ -32,9 +31,11 @@ import (
 // readers and writers move frames.
 //
 // Readiness (/readyz, http.go): 200 only while the boot wait is
-// over, the acceptor's recovery is done, and a majority of the acceptors,
+// over, the acceptor's recovery no longer holds it back (lease
+// AwaitingRecovery: complete, or the marks of a majority in and a round
+// for the others), and a majority of the acceptors,
 // this node counted, answered a peer ping sent within the transport's
-// readiness window (6 ping intervals of 250 ms: 1.5 s; internal/peer
+// readiness window (5 ping intervals of 100 ms: 500 ms; internal/peer
 // liveness.go) and are past their boot wait (their pongs say so; one in
 // its boot wait votes on nothing: TestServeReadyzLeavesOutBootingAcceptors).
 // An established TCP connection is no evidence: a paused member or a
@@ -43,21 +44,25 @@ import (
 // (TestServeReadyzFollowsAMajority), and 200 again at the first answered
 // ping after they come back.
 //
-// Connections (conns.go, http.go): at most -max-client-conns
-// client connections (default 1024). At the limit a new one takes the
-// place of the longest-idle keep-alive connection idle for 1 s or more,
-// else of the oldest connection that has sent nothing for 1 s or more
-// since it was accepted; when there is none, it is closed at once. A
-// request the node has read is never cut by this: a shed connection's
-// unread bytes are dropped, never handled; a client that sends on a
-// connection just as it is shed sees it closed (unknown outcome to it,
-// though nothing was done). Idle ones close after 30 s (IdleTimeout),
-// headers must arrive within 5 s (ReadHeaderTimeout), a request within
-// 10 s. Peers: at most 64 + 4 per member incoming connections in their
-// TLS handshake (5 s each; at the cap the oldest, if 1 s old, gives way),
-// one admitted connection per member, and any peer connection silent for
-// 10 s is closed (TestServeClientConnLimit, serve_conns_test.go,
+// Connections (conns.go, overload.go, http.go): at most
+// -max-client-conns client connections (default 1024), at most
+// -max-client-conns-per-addr from one address (256). A connection is
+// busy from a complete request to its answer, else quiet, keyed by its
+// last complete request. At a limit a new one takes the place of a quiet
+// one (250 ms old if it never completed a request, idle 1 s otherwise;
+// oldest first), or is answered 503 with Retry-After when none is
+// quiet. A request the node has read is never cut by this. Idle ones
+// close after 30 s (IdleTimeout), headers must arrive within 5 s
+// (ReadHeaderTimeout), a request within 10 s. Peers: at most 64 + 4 per
+// member incoming connections in their TLS handshake (5 s each; at the
+// cap the oldest, if 1 s old, gives way), one admitted connection per
+// member, and any peer connection silent for 10 s is closed
+// (conns_test.go, TestServeClientConnLimit, scripts/abuse_check.sh,
 // internal/peer liveness tests).
+//
+// Drain (run): every answer closes its connection, quiet connections are
+// closed first, requests in flight are answered, then the connections
+// finish (TestServeDrainUnderKeepAliveClients).
 type serveNode struct {
 	cfg   serveConfig
 	clock *clock.Clock
@@ -183,15 +188,47 @@ func (n *serveNode) listen() error {
 		n.peers.Close(time.Second)
 		return fmt.Errorf("client address %s: %w", n.cfg.clientAddr, err)
 	}
-	n.conns = newConnLimiter(ln, n.cfg.maxClientConns)
+	limit := n.fitDescriptors()
+	text := fmt.Sprintf("node %s is at its client connection limits (-max-client-conns %d, -max-client-conns-per-addr %d) with every connection busy; "+
+		"retry after a second, or through another member", n.cfg.id, limit, min(n.cfg.maxPerAddr, limit))
+	n.conns = newConnLimiter(ln, limit, n.cfg.maxPerAddr, n.http.TLSConfig, text)
 	n.http.ConnState = n.conns.connState
+	n.http.ConnContext = n.conns.connContext
 	n.httpLn = n.conns
 	return nil
 }
 
+// fitDescriptors is -max-client-conns, lowered (and logged) when the
+// process may not open enough files for it: each client connection is a
+// descriptor, and so is each overload answer, each peer connection and
+// handshake, and the log and listeners (descReserve). Go raises the soft
+// limit to the hard one at start; ulimit -n raises the hard one.
+func (n *serveNode) fitDescriptors() int {
+	var rl syscall.Rlimit
+	want := n.cfg.maxClientConns
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur > 1<<30 {
+		return want
+	}
+	reserve := descReserve + 6*len(n.cfg.members)
+	need := want + overflowFor(want) + reserve
+	if uint64(need) <= rl.Cur {
+		return want
+	}
+	fit := max(1, (int(rl.Cur)-reserve)*4/5)
+	n.log.Printf("the process may open %d files (ulimit -n), and -max-client-conns %d needs about %d with its overload answers and the peers: "+
+		"serving at most %d client connections; raise the limit (ulimit -n, LimitNOFILE=) to keep %d", rl.Cur, want, need, fit, want)
+	return fit
+}
+
+// descReserve is the descriptors a node needs beside its client and peer
+// connections: listeners, the log, the peers' handshakes (64), spare.
+const descReserve = 128
+
 // run serves until a signal, then drains: readiness and new requests
-// answer 503, the requests in flight are answered (they end within the
-// quorum timeout), the peers are closed. It returns the exit status.
+// answer 503 with Connection: close, idle connections are closed first
+// (drainClose), the requests in flight are answered (they end within the
+// quorum timeout), then every connection is let finish, the listener
+// closed and the peers too. It returns the exit status.
 func (n *serveNode) run(sigs <-chan os.Signal) int {
 	n.member.start()
 	served := make(chan error, 1)
@@ -204,23 +241,66 @@ func (n *serveNode) run(sigs <-chan os.Signal) int {
 		n.stop()
 		return 1
 	}
+	idle := n.inflight.drain()
+	closing := n.drainClose()
 	bound := time.Duration(n.cfg.node.QuorumTimeoutMs)*time.Millisecond + 2*time.Second
 	select {
-	case <-n.inflight.drain():
+	case <-idle:
 		n.log.Printf("every request in flight was answered")
 	case <-time.After(bound):
-		n.log.Printf("%d requests still in flight after %v; closing their connections", n.inflight.count(), bound)
+		// Stopping the loop answers them (504: they may have taken
+		// effect) while their connections are still open.
+		n.log.Printf("%d requests still in flight after %v; answering them 504", n.inflight.count(), bound)
+		n.member.signalStop()
 	}
-	// The last answers may still sit in their connections' buffers:
-	// Shutdown waits until every connection has written its response.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	if err := n.http.Shutdown(ctx); err != nil {
-		n.log.Printf("closing client connections: %v", err)
-	}
-	cancel()
+	closing <- 2 * time.Second
+	<-closing
 	n.stop()
 	n.log.Printf("stopped")
 	return 0
+}
+
+// drainPoll and drainGrace: while draining, every drainPoll the client
+// connections that have been quiet for drainGrace and read nothing since
+// are closed. A client that sends its next request at once (within
+// drainGrace of its last answer) gets it answered, 503 with Connection:
+// close, instead of finding its connection closed under it.
+const (
+	drainPoll  = 20 * time.Millisecond
+	drainGrace = 100 * time.Millisecond
+)
+
+// drainClose closes quiet client connections as the drain goes on. Send
+// it how long the connections may take to finish once the requests in
+// flight are answered: it then waits that long at most for every
+// connection to end (each answer while draining closes its connection),
+// closes the listener, and answers on the same channel when it is done.
+func (n *serveNode) drainClose() chan time.Duration {
+	ch := make(chan time.Duration)
+	go func() {
+		tick := time.NewTicker(drainPoll)
+		defer tick.Stop()
+		var limit time.Duration
+		var deadline <-chan time.Time
+	closing:
+		for {
+			left := n.conns.closeQuiet(drainGrace)
+			if deadline != nil && left == 0 {
+				break
+			}
+			select {
+			case limit = <-ch:
+				deadline = time.After(limit)
+			case <-tick.C:
+			case <-deadline:
+				n.log.Printf("%d client connections still open %v after the last request in flight; closing them", left, limit)
+				break closing
+			}
+		}
+		n.httpLn.Close()
+		ch <- 0
+	}()
+	return ch
 }
 
 // stop closes the client side, the loop and the peers.

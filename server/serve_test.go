@@ -72,8 +72,8 @@ func TestServeLeasesThroughDifferentNodes(t *testing.T) {
 	status, g2 := c.op(1, 1, "grant", lv("b", "cs2"))
 	wantStatus(t, "grant b via n2", status, 200, g2)
 	status, other := c.op(1, 2, "grant", lv("a", "cs2"))
-	if status != 200 || other["primary"] != "cs1" {
-		t.Fatalf("grant of a held chunk via n3 answered %d %v, want 200 naming cs1", status, other)
+	if status != http.StatusConflict || other["type"] != "lease_grant_ok" || other["primary"] != "cs1" || tokenOf(t, other) != t1 {
+		t.Fatalf("grant of a held chunk via n3 answered %d %v, want 409 with the grant's reply naming cs1 and its token %d", status, other, t1)
 	}
 	status, r := c.op(0, 1, "renew", lv("a", "cs1", "lease_ms", 5000))
 	wantStatus(t, "renew a via n2", status, 200, r)

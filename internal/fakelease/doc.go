@@ -17,7 +17,8 @@
 // instance (a new, larger token) lasting lease_ms (default
 // Options.DefaultLeaseMs) from when the member performs the request;
 // protection never shrinks (the end is the later of the old and the new).
-// Held by another server: no change, the answer names the holder. renew:
+// Held by another server: no change, the answer names the holder, with
+// status 409 as the service answers it. renew:
 // the same, but 409 (code 22) when another server holds it. check: the
 // record. release(server, token): ends the server's lease when its latest
 // token is <= token. expires_in_ms is measured when the member performs

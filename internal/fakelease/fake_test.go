@@ -35,7 +35,7 @@ func TestModel(t *testing.T) {
 		want     map[string]any
 	}{
 		{"lease_grant", `{"chunk_handle":"a","server":"s1","lease_ms":5000}`, 200, map[string]any{"primary": "s1", "token": 1001.0, "expires_in_ms": 5000.0}},
-		{"lease_grant", `{"chunk_handle":"a","server":"s2"}`, 200, map[string]any{"primary": "s1", "token": 1001.0}},
+		{"lease_grant", `{"chunk_handle":"a","server":"s2"}`, 409, map[string]any{"type": "lease_grant_ok", "primary": "s1", "token": 1001.0}},
 		{"lease_renew", `{"chunk_handle":"a","server":"s2"}`, 409, map[string]any{"code": 22.0}},
 		{"lease_renew", `{"chunk_handle":"a","server":"s1","lease_ms":300}`, 200, map[string]any{"token": 1002.0, "new_expires_in_ms": 300.0}},
 		{"lease_renew", `{"chunk_handle":"a","server":"s1","lease_ms":300}`, 200, map[string]any{"token": 1003.0}},

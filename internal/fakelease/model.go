@@ -76,7 +76,9 @@ func (c *Cluster) grantOrRenew(r req, now time.Time) answer {
 		if r.op == "lease_renew" {
 			return refuse(409, 22, "chunk %q is held by %s for about %d ms more; %s cannot renew it (grant it after it expires)", r.chunk, rec.server, remaining, r.server)
 		}
-		return ok("lease_grant_ok", map[string]any{"chunk_handle": r.chunk, "primary": rec.server, "expires_in_ms": remaining, "token": rec.token})
+		held := ok("lease_grant_ok", map[string]any{"chunk_handle": r.chunk, "primary": rec.server, "expires_in_ms": remaining, "token": rec.token})
+		held.status = 409 // the chunk stays with the holder: 409, the grant's own body
+		return held
 	}
 	c.nextToken++
 	end := now.Add(c.realDuration(leaseMs))

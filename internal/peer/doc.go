@@ -64,15 +64,15 @@
 //
 // # Liveness and limits
 //
-// Each outgoing connection carries a ping every PingInterval (250 ms by
+// Each outgoing connection carries a ping every PingInterval (100 ms by
 // default); the member answers with a pong on its own connection, echoing
 // the ping's send time. Reachable(id) is true while id answered a ping
-// sent within ReadyWindow (6 intervals, 1.5 s): a round trip both ways,
+// sent within ReadyWindow (5 intervals, 500 ms): a round trip both ways,
 // recently, not merely an ESTABLISHED socket, which a paused process or a
 // silently dropping partition keeps open. A member in its boot wait
 // (Config.Booting) marks its pongs, so Serving(id) is false for it while
 // Reachable(id) is true: readiness counts only acceptors that can vote.
-// An outgoing connection with no answer for 40 intervals (10 s), or an
+// An outgoing connection with no answer for 100 intervals (10 s), or an
 // incoming one that carried nothing for as long, is closed; the dialler
 // dials again. Pings and pongs are
 // frames whose payload starts with type code 0xF0 or 0xF1 (liveness.go);

@@ -31,9 +31,13 @@ import (
 
 // Defaults of the liveness settings in Config.
 const (
-	DefaultPingInterval = 250 * time.Millisecond
-	readyPings          = 6  // ReadyWindow = readyPings * PingInterval
-	deadPings           = 40 // DeadAfter = deadPings * PingInterval
+	// DefaultPingInterval and readyPings make the readiness window 500
+	// ms: /readyz follows a member cut off within half a second, and a
+	// member stays reachable through pongs delayed by up to 400 ms (a
+	// loaded machine), each ping answered in time being enough.
+	DefaultPingInterval = 100 * time.Millisecond
+	readyPings          = 5   // ReadyWindow = readyPings * PingInterval
+	deadPings           = 100 // DeadAfter = deadPings * PingInterval: 10 s
 )
 
 // Control frame payloads: a type code, then the ping's send time in

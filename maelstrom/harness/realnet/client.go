@@ -201,6 +201,7 @@ func SplitRequest(req json.RawMessage) (typ string, body []byte, err error) {
 // as the contract's section 3 maps error codes to statuses:
 //
 //	200                         the _ok body, as it is
+//	409 with lease_grant_ok     a grant that left the chunk with the primary it names: ok, as a 200
 //	400 401 404 405 409 413 503 the {type:"error",code,text} body, as it is (503 is code 11: fail)
 //	504                         harness.ErrTimeout: the request may have taken effect (info)
 //
@@ -219,6 +220,8 @@ func Reply(node, typ string, status int, data []byte) (json.RawMessage, error) {
 	switch {
 	case err != nil || b.Type == "":
 		return nil, fmt.Errorf("node %s answered POST /v1/%s with HTTP %d and a body that is not a reply object with a type: %.300q", node, typ, status, data)
+	case status == http.StatusConflict && typ == "lease_grant" && b.Type == "lease_grant_ok":
+		return json.RawMessage(data), nil // the chunk stays with the primary the body names
 	case (status == http.StatusOK) != (b.Type != "error"):
 		return nil, fmt.Errorf("node %s answered POST /v1/%s with HTTP %d and a %q body: a success is 200, an error body any other status", node, typ, status, b.Type)
 	}

@@ -55,6 +55,7 @@
 // Maelstrom client numbers its msg_id):
 //
 //	HTTP 200                         the _ok body: ok
+//	409 with a lease_grant_ok body   a grant naming another primary: ok, as a 200
 //	400 401 404 405 409 413 503      the {type:"error",code,text} body
 //	                                 (503 is code 11: fail; 409 is 22: fail; ...)
 //	504                              harness.ErrTimeout: may have happened (info;
