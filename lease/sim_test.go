@@ -81,6 +81,9 @@ func runSchedule(sc scenario) outcome {
 	for _, text := range w.definite {
 		o.violations = append(o.violations, leasewl.Violation{Kind: "definite-after-propose", Text: text})
 	}
+	for _, text := range checkAcceptorProtection(ops, w.accepts, w.ids) {
+		o.violations = append(o.violations, leasewl.Violation{Kind: "acceptor-protection", Text: text})
+	}
 	return o
 }
 

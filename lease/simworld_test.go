@@ -139,6 +139,8 @@ type world struct {
 	unrecovered    bool            // a restarted acceptor served before it recovered
 	proposed       map[uint64]bool // client requests a propose went out for
 	definite       []string        // error 11 answers to requests that proposed
+	accepts        []acceptance    // first propose_ok of each instance (simaccept_test.go)
+	acceptSeen     map[acceptance]bool
 }
 
 func newWorld(sc scenario) *world {
@@ -250,6 +252,8 @@ func (w *world) drawRate() int64 {
 	switch {
 	case rho == 0:
 		return 0
+	case w.sc.clockFast:
+		return rho
 	case w.sc.clockEdge:
 		return []int64{-rho, rho}[w.rng.IntN(2)]
 	}
@@ -356,6 +360,7 @@ func (w *world) absorb(i int, out *lease.Output) {
 		if m.Type == lease.MsgPropose && m.Request != 0 {
 			w.proposed[m.Request] = true
 		}
+		w.observe(i, m)
 		w.send(m)
 	}
 	for _, r := range out.Replies {

@@ -106,6 +106,11 @@ const (
 	// of them: its other cores' promises, on chunks that may be this
 	// core's, are then not under the floor (cores.go).
 	weakSyncOneCore
+	// weakA2Unstretched judges A2 on the lease's unstretched end: another
+	// server's propose is accepted from T on the acceptor's clock instead
+	// of T·(1+rho)/(1-rho) (drops rule 5 for A2 only; prepare is still
+	// refused until the stretched end).
+	weakA2Unstretched
 )
 
 var weakeningNames = map[weakening]string{
@@ -136,6 +141,7 @@ var weakeningNames = map[weakening]string{
 	weakReleaseExact:    "release-exact-token",
 	weakCheckNoMargin:   "check-no-margin",
 	weakSyncOneCore:     "sync-one-core",
+	weakA2Unstretched:   "a2-unstretched",
 }
 
 func (w weakening) String() string { return weakeningNames[w] }
