@@ -155,7 +155,7 @@ func (n *Node) onPropose(now time.Duration, a *acceptor, b Ballot, server uint32
 	switch {
 	case w != weakNoPromiseCheck && !(fast && w == weakFastNoPromise) && !keeps(b, n.promiseOf(a)):
 		return false
-	case w != weakOverwrite && a.live(now) && a.server() != server:
+	case w != weakOverwrite && a.live(now) && a.server() != server && !(w == weakA2Unstretched && now >= a.lease.total().end):
 		return false
 	case a.accepted(b, server):
 		// A duplicate: already done, unless released since.

@@ -54,7 +54,10 @@ func weakenedMargined(name string) control {
 // order tokens through promises and recovery, "sequential" (restarts one
 // at a time, clocks at the bound) for the restart floor, "load" (a
 // coarse counter unit, whole-cluster restarts) for pacing, "bootedge"
-// for the boot wait's stretch, "clocks" with a margin for the margin
+// for the boot wait's stretch, "stretch" (clocks at 1+rho, proposes
+// held back) for A2 judged on the stretched end (a2-unstretched, caught
+// by the acceptors' protection property, simaccept_test.go, since no
+// client can see it), "clocks" with a margin for the margin
 // (of grants and renews, and of checks, whose clients believe them on
 // their own clocks too), "twice" (quick restarts, held answers) for
 // request ids; "amnesia" with every member on 2-4 cores for a recovery
@@ -82,6 +85,7 @@ var controls = []control{
 	weakened("no-lanes"),
 	weakenedMargined("no-drift-margin"),
 	weakenedMargined("check-no-margin"),
+	weakenedIn("a2-unstretched", (*scenario).stretchEdge),
 	{"restart-without-boot-wait", func(seed uint64) scenario {
 		s := drawScenario(seed, "none")
 		s.noBootWait = true

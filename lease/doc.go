@@ -807,8 +807,11 @@
 //     partitions and pauses, wall clocks at the bound), "load" (a coarse
 //     counter unit so tens of ballots a second press on pacing, and
 //     whole-cluster restarts), "bootedge" (restarts within milliseconds
-//     with clocks 5-10% off) and "twice" (one node restarted again and
-//     again while its answers are held back); an eighth of the
+//     with clocks 5-10% off), "twice" (one node restarted again and
+//     again while its answers are held back) and "stretch" (every clock
+//     5-10% fast, proposes held back up to an eighth of a lease, so that
+//     a competitor's propose reaches an acceptor inside the drift
+//     stretch of the lease it accepted last); an eighth of the
 //     schedules (every one with -membership) add the member nemesis
 //     (simmember_test.go): members added and removed through any node,
 //     two changes at once, changes of two members (refused), brand-new
@@ -821,6 +824,13 @@
 //     (skew and drift, measured over the run) stayed within the bound, or
 //     every restarted acceptor recovered before serving. Clients believe
 //     every time they are told on their own clocks, a check's included.
+//     Beside the history, each acceptor is held to its answers
+//     (simaccept_test.go): after propose_ok to S for T it answers
+//     propose_ok to no other server for T/(1-rho) of real time, unless
+//     S's release or a restart came between. No history shows an A2
+//     judged on the unstretched end (the a2-unstretched control): prepare
+//     is refused until the stretched end too, and either keeps the
+//     clients' promise alone.
 //     It prints
 //     "lease-sim: schedules=N ops=M violations=V fencing-unasserted=K
 //     seed=S"; replay a failing schedule with -seed S -schedules 1, soak

@@ -23,6 +23,7 @@ var propertyControls = []struct {
 	{"shrink-protection", func(seed uint64, w weakening) error { return releaseModelRounds(seed, w, 2000) }},
 	{"no-drift-stretch", func(seed uint64, w weakening) error { return releaseModelRounds(seed, w, 2000) }},
 	{"overwrite-live", func(seed uint64, w weakening) error { return releaseModelRounds(seed, w, 2000) }},
+	{"a2-unstretched", func(seed uint64, w weakening) error { return releaseModelRounds(seed, w, 2000) }},
 	{"boot-wait-no-stretch", func(seed uint64, w weakening) error { return bootEdgeRounds(seed, w, 200) }},
 	{"no-drift-margin", func(seed uint64, w weakening) error { return checkTimeRounds(seed, w, 1000) }},
 	{"read-max-remaining", func(seed uint64, w weakening) error { return checkTimeRounds(seed, w, 1000) }},

@@ -86,6 +86,9 @@ func runSchedule(sc scenario) outcome {
 	}
 	o.violations = append(o.violations, w.membershipViolations()...)
 	o.memberChanges = w.mw.changes
+	for _, text := range checkAcceptorProtection(ops, w.accepts, w.ids) {
+		o.violations = append(o.violations, leasewl.Violation{Kind: "acceptor-protection", Text: text})
+	}
 	return o
 }
 

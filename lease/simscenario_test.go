@@ -73,6 +73,7 @@ type scenario struct {
 	minorityCrashes bool
 	driftPPM        int64 // clock rates lie in [1-rho, 1+rho]
 	clockEdge       bool  // every clock rate is exactly 1-rho or 1+rho
+	clockFast       bool  // every node's clock rate is exactly 1+rho (simstretch_test.go)
 	self            bool  // every node its own sole acceptor (unsafe)
 	// Negative controls that are faults, not weakened rules: restarts
 	// without the boot wait, and clients whose clocks run slower than the
@@ -125,9 +126,10 @@ func (l latency) draw(rng *rand.Rand) time.Duration {
 // symmetric and one-directional partitions, crash and restart with state
 // loss, clock-rate error, wall clocks that disagree, and messages delayed
 // past lease lengths (the stale proposes and releases the safety rules
-// exist for). An eighth of the schedules are "mixed"; the other profiles
+// exist for). A tenth of the schedules are "mixed"; the other profiles
 // aim faults where a rule is needed (stale 15%, sites 20%, clocks 12.5%,
-// amnesia 12.5%, sequential 10%, load 7.5%, bootedge 5%, twice 5%), and
+// amnesia 12.5%, sequential 10%, load 7.5%, bootedge 5%, twice 5%,
+// stretch 2.5%), and
 // the negative controls that need one draw it alone (controls_test.go).
 func drawScenario(seed uint64, weakening string) scenario {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
@@ -157,7 +159,8 @@ func pickProfile(r int) (func(*scenario, *rand.Rand), bool) {
 		upTo    int
 		profile func(*scenario, *rand.Rand)
 	}{{6, (*scenario).stale}, {14, (*scenario).sites}, {19, (*scenario).clocks}, {24, (*scenario).amnesia},
-		{28, (*scenario).sequential}, {31, (*scenario).load}, {33, (*scenario).bootEdge}, {35, (*scenario).twice}} {
+		{28, (*scenario).sequential}, {31, (*scenario).load}, {33, (*scenario).bootEdge}, {35, (*scenario).twice},
+		{36, (*scenario).stretchEdge}} {
 		if r < p.upTo {
 			return p.profile, true
 		}

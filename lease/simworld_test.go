@@ -148,6 +148,8 @@ type world struct {
 	proposed       map[uint64]bool // client requests a propose went out for
 	definite       []string        // error 11 answers to requests that proposed
 	mw             memberWorld     // membership (simmember_test.go)
+	accepts        []acceptance    // first propose_ok of each instance (simaccept_test.go)
+	acceptSeen     map[acceptance]bool
 }
 
 func newWorld(sc scenario) *world {
@@ -263,6 +265,8 @@ func (w *world) drawRate() int64 {
 	switch {
 	case rho == 0:
 		return 0
+	case w.sc.clockFast:
+		return rho
 	case w.sc.clockEdge:
 		return []int64{-rho, rho}[w.rng.IntN(2)]
 	}
@@ -375,6 +379,7 @@ func (w *world) absorb(i int, out *lease.Output) {
 		if m.Type == lease.MsgPropose && m.Request != 0 {
 			w.proposed[m.Request] = true
 		}
+		w.observe(i, m)
 		w.send(m)
 	}
 	w.noteAdopted(i, out.Adopted)

@@ -128,6 +128,11 @@ const (
 	// once its own waiting rule is over, without the shell's word that
 	// every other core adopted the configuration.
 	weakCoresNoConfirm
+	// weakA2Unstretched judges A2 on the lease's unstretched end: another
+	// server's propose is accepted from T on the acceptor's clock instead
+	// of T·(1+rho)/(1-rho) (drops rule 5 for A2 only; prepare is still
+	// refused until the stretched end).
+	weakA2Unstretched
 )
 
 var weakeningNames = map[weakening]string{
@@ -164,6 +169,7 @@ var weakeningNames = map[weakening]string{
 	weakLearnerVotes:    "membership-learner-votes",
 	weakChangeOneCore:   "membership-one-core-mark",
 	weakCoresNoConfirm:  "membership-cores-no-confirm",
+	weakA2Unstretched:   "a2-unstretched",
 }
 
 func (w weakening) String() string { return weakeningNames[w] }
