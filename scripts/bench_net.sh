@@ -155,7 +155,7 @@ for part in "${order[@]}"; do
   echo
   echo "=== bench_net $part (load average $(cut -d' ' -f1-3 /proc/loadavg))"
   started=$SECONDS
-  eval "part_flags=(${flags[$part]})"
+  eval "part_flags=(${flags[$part]:-})"
   # In the background, so that a signal to this script ends the wait at
   # once and its cleanup stops the program.
   "$work/benchnet" "$part" -repo "$repo" -work "$work" -store "$store" -pidfile "$pidfile" \
