@@ -49,9 +49,9 @@ type peerEdge interface {
 // (lease.CoreOf; the master_* calls, which name no chunk, to loop 0,
 // whose core serves the master lease), a peer message to the loop the
 // transport's Route picks (its chunk's, or every loop for the
-// node-level ones). The loops share nothing but the clock, the peers'
-// send queues (which lock) and the log, so a member of n loops keeps n
-// cores busy.
+// node-level ones). The loops share nothing but the clock (read without
+// a lock), the peers' send queues (which lock) and the log, so a member
+// of n loops keeps n cores busy.
 type member struct {
 	loops    []*coreLoop
 	stopLoop chan struct{}
