@@ -313,7 +313,23 @@ func (n *Node) propose(now time.Duration, a *acceptor, m Msg) bool {
 	return n.onPropose(now, a, m.Ballot, n.intern(m.Server), ms(m.LeaseMs), m.Fast)
 }
 
-func respType(t MsgType) MsgType { return t + "_ok" }
+func respType(t MsgType) MsgType {
+	switch t { // the constants, so that the hot path builds no string
+	case MsgPrepare:
+		return MsgPrepareResp
+	case MsgPropose:
+		return MsgProposeResp
+	case MsgRead:
+		return MsgReadResp
+	case MsgRelease:
+		return MsgReleaseResp
+	case MsgCancel:
+		return MsgCancelResp
+	case MsgSync:
+		return MsgSyncResp
+	}
+	return t + "_ok"
+}
 
 // refuseEpoch answers a lease request of another epoch than the node's,
 // doing nothing else: a lower one with the node's configuration, which

@@ -2,6 +2,7 @@ package server
 
 import (
 	"log"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,7 +36,9 @@ type loopTimer struct {
 
 // peerEdge is where a member's loops send peer messages: the TLS
 // transport (internal/peer), or a benchmark's fake peers. Both methods
-// may be called from every loop at once.
+// may be called from every loop at once. Send must not keep m past its
+// return (the transport encodes it into its queue at once): the loop
+// reuses it.
 type peerEdge interface {
 	Send(m *lease.Msg)
 	Flush()
@@ -46,9 +49,9 @@ type peerEdge interface {
 // (lease.CoreOf; the master_* calls, which name no chunk, to loop 0,
 // whose core serves the master lease), a peer message to the loop the
 // transport's Route picks (its chunk's, or every loop for the
-// node-level ones). The loops share nothing but the clock, the peers'
-// send queues (which lock) and the log, so a member of n loops keeps n
-// cores busy.
+// node-level ones). The loops share nothing but the clock (read without
+// a lock), the peers' send queues (which lock) and the log, so a member
+// of n loops keeps n cores busy.
 type member struct {
 	loops    []*coreLoop
 	stopLoop chan struct{}
@@ -183,30 +186,60 @@ func (m *member) recovering() bool {
 
 // coreLoop is one loop of a member: one lease core, its Driver, its one
 // timer and its inputs (client calls, batches, peer messages, queries).
+//
+// Its fields fall in three parts, each on cache lines of its own: what
+// other goroutines read (the channels) and never write; what only the
+// loop touches, written at every event; and recoveringNow, written by
+// the loop when it changes and read by readiness. A write of one loop
+// never invalidates what another loop's clients read (false sharing of
+// neighbouring loops would make the loops pay for each other's events).
 type coreLoop struct {
+	_ cacheLinePad
+	// Read by the clients' goroutines, written once by newMember.
 	index   int
-	clock   *clock.Clock
-	peers   peerEdge
-	log     *log.Logger
-	drv     *shell.Driver[*call]
 	calls   chan *call   // client requests for this loop's chunks
 	batches chan []*call // a batch request's calls for this loop, at once
 	queries chan func()  // read-only questions the loop answers (metrics, onEveryLoop)
-	inbox   <-chan lease.Msg
-	stop    <-chan struct{}
-	timer   loopTimer
-	// recoveringNow is the core's AwaitingRecovery, published by the loop after
-	// every event for readiness.
-	recoveringNow atomic.Bool
+	_       cacheLinePad
+	// The loop's own.
+	clock *clock.Clock
+	peers peerEdge
+	log   *log.Logger
+	drv   *shell.Driver[*call]
+	inbox <-chan lease.Msg
+	stop  <-chan struct{}
+	timer loopTimer
+	// replies are the burst's replies, not yet handed out (deliver).
+	replies []pendingReply
+	sending lease.Msg // Send's scratch
 	// adopted is told every configuration the core adopts (membership:
 	// the Driver calls Adopted); nil when nothing listens.
 	adopted func(lease.Membership)
+	_       cacheLinePad
+	// recoveringNow is the core's AwaitingRecovery, published by the loop
+	// after an event that changed it, for readiness.
+	recoveringNow atomic.Bool
+	_             cacheLinePad
+}
+
+// cacheLinePad keeps what precedes it and what follows it off one cache
+// line (two lines: x86 fetches lines in adjacent pairs).
+type cacheLinePad [128]byte
+
+// publishRecovering stores the core's AwaitingRecovery for readiness, only when
+// it changed: an atomic store at every event would make the line bounce
+// between the loop's core and a reader's.
+func (l *coreLoop) publishRecovering() {
+	if r := l.drv.Core().AwaitingRecovery(); r != l.recoveringNow.Load() {
+		l.recoveringNow.Store(r)
+	}
 }
 
 // loop owns the core: every event reads the clock once and goes through
 // the Driver, which carries the output to the peers' queues, the waiting
-// handlers and the timer. The peers' writers are woken only when no
-// other input is ready, so that the frames of a burst leave together.
+// handlers and the timer. The peers' writers are woken, and the burst's
+// replies handed out, only when no other input is ready, so that the
+// frames of a burst leave together and its handlers wake together.
 func (l *coreLoop) loop() {
 	l.timer.t = time.NewTimer(time.Hour)
 	l.timer.t.Stop()
@@ -217,10 +250,11 @@ func (l *coreLoop) loop() {
 	// message, which an idle cluster may never send while /readyz waits
 	// for the recovery.
 	l.drv.Schedule(l.clock.Now())
-	l.recoveringNow.Store(l.drv.Core().AwaitingRecovery())
+	l.publishRecovering()
 	for l.turn() {
 		l.peers.Flush()
-		l.recoveringNow.Store(l.drv.Core().AwaitingRecovery())
+		l.publishRecovering()
+		l.deliver()
 	}
 }
 
@@ -256,18 +290,66 @@ func (l *coreLoop) fireAfterInput() {
 	l.fire()
 }
 
+// deliver hands out the replies of the burst just handled, together and
+// after its peer messages left: the handlers they wake then run while
+// the loop yields once (runtime.Gosched), and their next calls are
+// likely waiting when the loop looks again, so the loop need not park
+// and be woken for each (on several cores, every park and wake-up is a
+// trip through the scheduler and often a futex).
+func (l *coreLoop) deliver() {
+	if len(l.replies) == 0 {
+		return
+	}
+	for i := range l.replies {
+		r := &l.replies[i]
+		r.c.done <- r.r
+		*r = pendingReply{}
+	}
+	l.replies = l.replies[:0]
+	if cap(l.replies) > maxKeptReplies {
+		l.replies = nil // a huge batch's burst: give the memory back
+	}
+	runtime.Gosched()
+}
+
+// maxKeptReplies is the most replies' room a loop keeps between bursts.
+const maxKeptReplies = 1024
+
+// pendingReply is a reply the loop holds until the end of its burst.
+type pendingReply struct {
+	c *call
+	r lease.Reply
+}
+
 // drainReady handles the client requests and peer messages that are
 // already waiting (at most a bounded number, so timers are not starved).
+// Each channel is looked at alone: a receive that finds its channel
+// empty takes no lock, where a select over all three would lock each.
 func (l *coreLoop) drainReady() {
-	for range 256 {
+	for n := 0; n < 256; {
+		got := false
 		select {
 		case c := <-l.calls:
 			l.drv.Request(l.clock.Now(), c.req, c)
-		case cs := <-l.batches:
-			l.requestAll(cs)
+			got = true
+			n++
+		default:
+		}
+		select {
 		case m := <-l.inbox:
 			l.drv.Receive(l.clock.Now(), m)
+			got = true
+			n++
 		default:
+		}
+		select {
+		case cs := <-l.batches:
+			l.requestAll(cs)
+			got = true
+			n++
+		default:
+		}
+		if !got {
 			return
 		}
 	}
@@ -319,9 +401,17 @@ func (l *coreLoop) After(d time.Duration, f func()) func() {
 	return t.cancel
 }
 
-func (l *coreLoop) Send(m lease.Msg) { l.peers.Send(&m) }
+// Send passes m through the loop's scratch message, so that handing a
+// pointer to the peers' edge (an interface: the compiler cannot see that
+// it keeps nothing) costs no allocation per message.
+func (l *coreLoop) Send(m lease.Msg) {
+	l.sending = m
+	l.peers.Send(&l.sending)
+	l.sending = lease.Msg{}
+}
 
-func (l *coreLoop) Reply(c *call, r lease.Reply) { c.done <- r }
+// Reply keeps r for deliver, at the end of the loop's burst.
+func (l *coreLoop) Reply(c *call, r lease.Reply) { l.replies = append(l.replies, pendingReply{c, r}) }
 
 // Log writes one of the core's lines for the operator (boot wait,
 // recovery, serving).

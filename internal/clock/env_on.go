@@ -37,7 +37,7 @@ func FromEnv(getenv func(string) string) (c *Clock, notes []string, err error) {
 		return nil, nil, err
 	}
 	c = Real()
-	c.changed = make(chan struct{}) // this clock can change: timers must watch it
+	c.skew.Store(&skew{rate: 1, changed: make(chan struct{})}) // this clock can change: timers must watch it
 	c.set(time.Duration(s.OffsetMs)*time.Millisecond, s.Rate)
 	notes = append(notes, fmt.Sprintf("clockfault build: wall clock offset %d ms, rate %g", s.OffsetMs, s.Rate))
 	if path := getenv(EnvFile); path != "" {

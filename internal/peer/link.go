@@ -91,7 +91,10 @@ func (l *link) pushCtl(code byte, stamp time.Duration) {
 
 // flush wakes the writer if frames were queued since the last flush.
 func (l *link) flush() {
-	if l.dirty.Swap(false) {
+	// Load before Swap: every loop of the member flushes every link
+	// after each event, and a Swap writes the line even when nothing was
+	// queued, which would bounce it between the loops' cores.
+	if l.dirty.Load() && l.dirty.Swap(false) {
 		select {
 		case l.signal <- struct{}{}:
 		default:

@@ -271,6 +271,7 @@ func (t *Transport) put(in chan<- lease.Msg, m lease.Msg) bool {
 // every core answers, and the answers, which go to the lead) goes
 // straight into the inboxes Route picks, without blocking: dropped when
 // one is full (lost).
+// m is encoded or copied at once and not kept: the caller may reuse it.
 func (t *Transport) Send(m *lease.Msg) {
 	if m.To == t.cfg.Self {
 		t.deliverLocal(*m)
