@@ -12,12 +12,18 @@ import (
 
 // The simulated clients. Each worker holds one call at a time; its
 // request reaches its node at once (Maelstrom's clients have zero latency)
-// and, with probability dupClientP, a copy reaches a random node again
-// later, possibly long after the client gave up and moved on: the
-// duplicated and late requests a real network and a retrying client
-// produce. A worker's clock runs at its own rate: what it believes about
-// a lease it was granted is what its clock makes of the reply, so the
-// history records its belief in real time (scaleBelief).
+// and, with probability dupClientP, a copy reaches a node again later,
+// possibly long after the client gave up and moved on: the duplicated and
+// late requests a real network and a retrying client produce. A copy of a
+// chunk-lease request reaches a random node (any node answers it alike,
+// and a retrying client may go through another); a copy of a master
+// request reaches the call's own node (copiesHome), since master_start,
+// master_stop and master_status speak for the node that gets them: a
+// status answered by another node and recorded as the call's node's
+// would claim that node was master. A worker's clock runs at its own
+// rate: what it believes about a lease it was granted is what its clock
+// makes of the reply, so the history records its belief in real time
+// (scaleBelief).
 
 type simCall struct {
 	id     uint64
@@ -129,7 +135,11 @@ func (c *clients) invoke(worker int, inv workloads.Invocation) {
 	w.arrive(event{kind: evRequest, node: call.node, call: call.id})
 	if w.rng.Float64() < w.sc.dupClientP {
 		late := time.Duration(w.rng.Int64N(int64(2 * clientTimeout)))
-		w.push(event{at: w.now + late, kind: evRequest, node: w.rng.IntN(w.sc.nodes), call: call.id})
+		to := w.rng.IntN(w.sc.nodes) // drawn either way: the rest of the schedule stays the same
+		if w.sc.copiesHome {
+			to = call.node
+		}
+		w.push(event{at: w.now + late, kind: evRequest, node: to, call: call.id})
 	}
 }
 

@@ -90,6 +90,10 @@ type scenario struct {
 	// master runs the master workload (master_start, master_stop,
 	// master_status) instead of the chunk-lease workload.
 	master bool
+	// copiesHome sends a client request's copy (dupClientP) to the node
+	// the call went to; otherwise the copy reaches a random node, as a
+	// client retrying through another node would (simclient_test.go).
+	copiesHome bool
 	// maxInFlight is the nodes' admission cap (0: the default). A third
 	// of the schedules draw a cap of 1 to 4, so that requests wait for a
 	// slot and some time out waiting (admission.go), under every fault.
