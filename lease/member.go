@@ -84,13 +84,7 @@ func (n *Node) acceptChange(now time.Duration, m Msg) {
 		resp.Core, resp.Cores = n.cfg.Core, n.cfg.Cores
 	}
 	switch {
-	case !n.known:
-		resp.Learner = true
-	case m.Epoch < n.conf.Epoch:
-		resp.Conf = n.confMsg()
-	case m.Epoch > n.conf.Epoch:
-	case !n.serving(now):
-		resp.Learner = true
+	case n.notVoting(now, m, &resp):
 	case m.Type == MsgChangePrepare:
 		n.promiseChange(now, m, &resp)
 	default:
@@ -111,18 +105,28 @@ func (n *Node) acceptChange(now time.Duration, m Msg) {
 func (n *Node) answerChangePart(now time.Duration, m Msg) {
 	resp := Msg{Type: MsgChangePrepareResp, To: m.From, Ballot: m.Ballot, Epoch: n.conf.Epoch,
 		Core: n.cfg.Core, Cores: n.cfg.Cores, Promised: n.changePromise()}
+	if !n.notVoting(now, m, &resp) {
+		resp.OK, resp.Counter = true, n.highWater()
+	}
+	n.send(resp)
+}
+
+// notVoting fills resp for a change message this node does not vote on
+// and reports whether it did: a learner (no configuration yet, or not yet
+// serving) says so, a node at a later epoch sends its configuration, and
+// a message from a later epoch is refused without one (this node learns
+// it elsewhere).
+func (n *Node) notVoting(now time.Duration, m Msg, resp *Msg) bool {
 	switch {
-	case !n.known:
+	case !n.known, !n.serving(now) && m.Epoch == n.conf.Epoch:
 		resp.Learner = true
 	case m.Epoch < n.conf.Epoch:
 		resp.Conf = n.confMsg()
 	case m.Epoch > n.conf.Epoch:
-	case !n.serving(now):
-		resp.Learner = true
 	default:
-		resp.OK, resp.Counter = true, n.highWater()
+		return false
 	}
-	n.send(resp)
+	return true
 }
 
 // promiseChange promises ballot b in the change instance if the changer
