@@ -10,7 +10,9 @@
 #                                                   "id pid dead" for one that is not running
 #   scripts/cluster.sh restart ID                   stop member ID and start it again with the
 #                                                   default boot wait (the longest lease), as an
-#                                                   operator restarts one node
+#                                                   operator restarts one node; returns once it is
+#                                                   ready and every running member reaches it (the
+#                                                   next of a rolling restart may then be stopped)
 #   scripts/cluster.sh join ID [extra serve flags]  start a brand-new node ID for a cluster started
 #                                                   with -membership on: a certificate from the
 #                                                   cluster's CA, every node started so far and
@@ -33,7 +35,7 @@ state=${CLUSTER_STATE_DIR:-$PWD/.cluster}
 bin=$state/lease-node
 pidfile=$state/pids
 
-usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # alive PID: the process runs and is our binary.
 alive() {
@@ -102,6 +104,31 @@ wait_ready() {
     fi
     if [ $SECONDS -ge $deadline ]; then
       echo "cluster: $id is not ready after 60 s; see $state/$id.log" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+}
+
+# wait_reached ID URL: until ID's /readyz counts every acceptor whose
+# process runs (60 s at most). /readyz alone says ID serves with a
+# majority, which ID and one other member make; a rolling restart that
+# stopped that other one next would leave ID and a member that does not
+# reach it yet, no majority that talks.
+wait_reached() {
+  local id=$1 url=$2 deadline=$((SECONDS + 60)) body members want got live
+  while :; do
+    body=$(curl -s --max-time 2 --cacert "$state/certs/ca.crt" "$url/readyz" || true)
+    members=$(printf '%s' "$body" | sed -n 's/.*"members":\[\([^]]*\)\].*/\1/p')
+    got=$(printf '%s' "$body" | sed -n 's/.*"acceptors_reachable":\([0-9]*\).*/\1/p')
+    want=0 live=""
+    while read -r mid _ dead; do
+      if [ -z "$dead" ] && [[ $members == *"\"$mid\""* ]]; then want=$((want + 1)); live="$live $mid"; fi
+    done < <(pids)
+    if [ -n "$got" ] && [ "$got" -ge "$want" ]; then return 0; fi
+    if [ $SECONDS -ge $deadline ]; then
+      echo "cluster: $id is ready, but after 60 s it counts ${got:-?} of the $want running acceptors ($live) as answering;" \
+        "stopping another member now could leave no majority that reaches itself; see $state/*.log" >&2
       return 1
     fi
     sleep 0.1
@@ -215,7 +242,8 @@ restart() {
   url=$(awk 'prev == "-client-addr" {print; exit} {prev = $0}' "$state/$id.args")
   start_member "$id" "${args[@]}"
   wait_ready "$id" "$(scheme)://$url"
-  echo "cluster: $id restarted with the default boot wait and is ready"
+  wait_reached "$id" "$(scheme)://$url"
+  echo "cluster: $id restarted with the default boot wait and is ready; every running member reaches it"
 }
 
 # join ID FLAGS...: start a new node for a running cluster with

@@ -13,7 +13,11 @@
 // starts again from 50 ms only after the member accepted a connection
 // (answered a ping on it): one that refuses us after the TLS handshake
 // (other settings, another protocol version) is redialled at most every
-// 2 s, and the same failure is logged once, then counted.
+// 2 s, and the same failure is logged once, then counted. A member whose
+// own connection to us is admitted is up: the wait towards it ends at
+// once, so a restarted member is reached both ways a handshake after it
+// starts, not up to 2 s later (past the boot wait of a short lease, when
+// a rolling restart may already stop the next member).
 //
 // Identity: both sides present a certificate of the cluster CA. A member
 // is the one member id among its certificate's DNS names (no IP address
@@ -92,7 +96,8 @@
 // Tests: codec_test.go (round trip, damaged input, a fuzz target, a
 // benchmark), identity_test.go, transport_test.go (in-process members on
 // loopback: identity of senders, other settings refused, an oversized
-// frame, reconnection, queue bounds), liveness_test.go (a member that
+// frame, reconnection, a member dialling in ending the backoff towards
+// it, queue bounds), liveness_test.go (a member that
 // never answers pings is not reachable and is redialled; the handshake
 // cap under a flood; a refused dialler backs off); the serve cluster tests of the root
 // package run it between real processes.

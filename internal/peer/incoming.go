@@ -76,6 +76,7 @@ func (t *Transport) serveIncoming(raw net.Conn, h *handshake) {
 	if !t.register(c) {
 		return
 	}
+	t.comeBack(id)
 	defer t.unregister(c)
 	err = t.readFrames(c, r)
 	if t.ctx.Err() == nil {

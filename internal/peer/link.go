@@ -31,8 +31,11 @@ type link struct {
 	limit  int
 	conn   net.Conn // the established connection, nil while down
 	signal chan struct{}
-	dirty  atomic.Bool // frames were queued since the last flush
-	up     atomic.Bool
+	// back is poked when the member's own connection to us is admitted:
+	// it is up again, so a dial loop waiting out its backoff dials now.
+	back  chan struct{}
+	dirty atomic.Bool // frames were queued since the last flush
+	up    atomic.Bool
 	// answered is the send time (Transport.since) of the latest ping the
 	// member answered; 0 before the first answer.
 	answered atomic.Int64
@@ -44,7 +47,7 @@ type link struct {
 
 func newLink(m Member, limit int, seed uint64) *link {
 	return &link{id: m.ID, addr: m.Addr, limit: limit, signal: make(chan struct{}, 1),
-		rng: rand.New(rand.NewPCG(seed, 0x6c6e70))}
+		back: make(chan struct{}, 1), rng: rand.New(rand.NewPCG(seed, 0x6c6e70))}
 }
 
 // push encodes m at the end of the queue, or drops it when the link is
@@ -139,10 +142,19 @@ func countFrames(b []byte) int {
 // a connection (answered a ping on it): a member that refuses us after the
 // TLS handshake (other cluster settings, another protocol version) is
 // redialled at the pace of a failed dial, not at once, and the same
-// refusal is logged once, with a count when it changes.
+// refusal is logged once, with a count when it changes. A member that
+// dials us meanwhile is up again (it restarted), so the wait ends at once
+// (comeBack): otherwise the backoff, grown to its cap while the member
+// was down, kept this direction closed for up to maxBackoff after it was
+// back, beyond the boot wait of a short lease. A restarted member is ready
+// once it and one other member answer each other; in a rolling restart
+// the operator then stops that other one, and the survivors, unable to
+// reach each other one way, could renew nothing until the backoff ran
+// out (TestServeRollingRestartAfterADowntime).
 func (t *Transport) dialLoop(l *link) {
 	defer t.wg.Done()
-	backoff := minBackoff
+	first, most := t.cfg.backoffBounds()
+	backoff := first
 	var r redialLog
 	for t.ctx.Err() == nil {
 		conn, err := t.dial(l)
@@ -151,6 +163,10 @@ func (t *Transport) dialLoop(l *link) {
 				r.note(t, l, "cannot connect: "+err.Error())
 			}
 		} else {
+			select {
+			case <-l.back: // a poke from before this connection: spent
+			default:
+			}
 			if !r.repeating {
 				t.cfg.Logf("peer %s at %s: connected", l.id, l.addr)
 			}
@@ -162,15 +178,41 @@ func (t *Transport) dialLoop(l *link) {
 			if l.answered.Load() >= int64(upAt) {
 				r.reset(t, l)
 				t.cfg.Logf("peer %s at %s: connection lost: %v", l.id, l.addr, err)
-				backoff = minBackoff
+				backoff = first
 			} else {
 				r.note(t, l, "refused before it answered a ping: "+refusalText(err))
 			}
 		}
-		if !t.sleep(l.jitter(backoff)) {
+		if !t.waitRedial(l, l.jitter(backoff)) {
 			return
 		}
-		backoff = min(2*backoff, maxBackoff)
+		backoff = min(2*backoff, most)
+	}
+}
+
+// comeBack tells member id's dial loop that the member dialled us: if it
+// is waiting out a backoff, it dials now.
+func (t *Transport) comeBack(id string) {
+	if l := t.members.Load().links[id]; l != nil {
+		select {
+		case l.back <- struct{}{}:
+		default: // a poke is pending already
+		}
+	}
+}
+
+// waitRedial waits d before the next dial, or less if the member dialled
+// us meanwhile (comeBack); false when the transport closes.
+func (t *Transport) waitRedial(l *link, d time.Duration) bool {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-l.back:
+		return true
+	case <-t.ctx.Done():
+		return false
 	}
 }
 

@@ -161,7 +161,7 @@ func (c *testCluster) startWith(id string, extra Config) *Transport {
 	c.mu.Unlock()
 	tr := New(Config{Self: id, Members: c.members, Cert: c.cert(id), CAs: c.pool, Hello: "h",
 		PingInterval: extra.PingInterval, MaxHandshakes: extra.MaxHandshakes, Booting: extra.Booting,
-		Inboxes: extra.Inboxes, Route: extra.Route, Logf: c.logf(id)})
+		Inboxes: extra.Inboxes, Route: extra.Route, Logf: c.logf(id), redialMin: extra.redialMin, redialMax: extra.redialMax})
 	if err := tr.Start(); err != nil {
 		c.t.Fatal(err)
 	}

@@ -64,6 +64,22 @@ type Config struct {
 	Inboxes int
 	Route   func(m *lease.Msg) (inbox int, every bool)
 	Logf    func(format string, args ...any)
+
+	// redialMin and redialMax bound the redial backoff (0: minBackoff and
+	// maxBackoff); tests lengthen it to see what ends a wait early.
+	redialMin, redialMax time.Duration
+}
+
+// backoffBounds are the redial backoff's first and longest wait.
+func (c *Config) backoffBounds() (first, most time.Duration) {
+	first, most = minBackoff, maxBackoff
+	if c.redialMin > 0 {
+		first = c.redialMin
+	}
+	if c.redialMax > 0 {
+		most = c.redialMax
+	}
+	return first, most
 }
 
 func (c *Config) memberIDs() []string {

@@ -258,6 +258,30 @@ func TestReconnectAfterRestart(t *testing.T) {
 	}
 }
 
+// TestRestartedMemberIsDialledBackAtOnce: a member that lost another
+// waits out a backoff before it dials again, and while the other is down
+// that backoff grows to its cap (2 s). When the other comes back and
+// dials in, the wait ends at once: both directions are up within a
+// handshake, not a backoff later. Here the backoff is an hour, so only
+// the member dialling in can end it: n2 starts after n1's first dial
+// failed, and restarts later; both times n1 must dial it back. Without
+// that (the wait ended by its timer alone), a restarted member
+// whose boot wait is shorter than the cap (leases of 2 s or less) turned
+// ready while a survivor still could not reach it, and the next member
+// of a rolling restart took the only working majority with it
+// (TestServeRollingRestartAfterADowntime).
+func TestRestartedMemberIsDialledBackAtOnce(t *testing.T) {
+	c := newTestCluster(t, 2)
+	long := Config{redialMin: time.Hour, redialMax: time.Hour}
+	c.startWith("n1", long)
+	c.startWith("n2", long)
+	eventually(t, "n1 dialling n2 back when n2 started", c.allReachable("n1", "n2"))
+	c.ts["n2"].Close(5 * time.Second)
+	eventually(t, "n1's connection to n2 lost", func() bool { return !c.ts["n1"].Stats().Links[0].OutUp })
+	c.startWith("n2", long)
+	eventually(t, "n1 dialling the restarted n2 back", c.allReachable("n1", "n2"))
+}
+
 // TestQueueBounds: a link that is down drops and counts; a full queue
 // drops the new frame and keeps the queue within its bound; an oversized
 // frame is never queued.
