@@ -165,14 +165,20 @@ func (n *Node) onPropose(now time.Duration, a *acceptor, b Ballot, server uint32
 	if w == weakNoStretch {
 		own.live = own.end
 	}
-	p := &protection{own: own}
+	p := protection{own: own}
 	if a.holds(now, server) && w != weakShrink {
 		old := a.lease
 		p.prev, p.rest = old.own, old.prev.span.union(old.rest)
 		p.restToken = max(old.prev.token, old.restToken)
 	}
 	a.promiseBallot(b)
-	a.meta, a.lease = server, p
+	// The chunk's protection is rewritten in place (nothing else keeps a
+	// pointer to it; onRelease writes through it too): an accept, the
+	// one event of every renewal, then allocates nothing.
+	if a.lease == nil {
+		a.lease = new(protection)
+	}
+	a.meta, *a.lease = server, p
 	return true
 }
 

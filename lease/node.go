@@ -55,6 +55,8 @@ type Node struct {
 	queues  map[string][]*request // grant and renew requests per chunk; the head runs
 	byReq   map[uint64]*request   // check and release requests by request id
 	pending []*request            // every unanswered request, in arrival order
+	// spareQueues are emptied queues kept for reuse (keepQueue).
+	spareQueues [][]*request
 	// waiting holds requests that found every slot taken, inFlight counts
 	// the slots taken (admission.go).
 	waiting  []*request

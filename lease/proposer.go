@@ -31,6 +31,9 @@ type attempt struct {
 	answered tally // acceptors that answered propose
 	accepted tally // ... and accepted
 	samples  []sample
+	// sampleBuf holds the first samples, so that a round of a usual
+	// cluster adds no allocation of its own.
+	sampleBuf [inlineSamples]sample
 	// outbid is set once an acceptor answered with a promise this ballot
 	// does not keep: only a fresh ballot can go on. Until then a round that
 	// times out is sent again, with the same ballot, to the acceptors that
@@ -40,6 +43,10 @@ type attempt struct {
 	// starts again above it at once instead of waiting out the round.
 	outbid, floored bool
 }
+
+// inlineSamples is how many acceptors' samples a round keeps without an
+// allocation of their own: every cluster of up to 5 members.
+const inlineSamples = 5
 
 // sample is one acceptor's report of the live lease it holds.
 type sample struct {
@@ -63,6 +70,9 @@ func (n *Node) enqueue(now time.Duration, r *request) {
 		n.passSlot(now, head, r)
 		n.startAttempt(now, r)
 		return
+	}
+	if q == nil {
+		q = n.spareQueue()
 	}
 	n.queues[r.Chunk] = append(q, r)
 	if len(q) > 0 {
@@ -130,6 +140,7 @@ func (n *Node) newAttempt(now time.Duration, r *request, b Ballot) *attempt {
 		roundEnd: now + ms(n.cfg.RoundTimeoutMs),
 		prepared: n.newTally(), open: n.newTally(), answered: n.newTally(), accepted: n.newTally(),
 	}
+	a.samples = a.sampleBuf[:0]
 	r.att = a
 	return a
 }
@@ -481,6 +492,7 @@ func (n *Node) finishAttempts(now time.Duration, r *request, err *Error) {
 	q = slices.Delete(q, i, i+1)
 	if len(q) == 0 {
 		delete(n.queues, r.Chunk)
+		n.keepQueue(q)
 		return
 	}
 	n.queues[r.Chunk] = q
@@ -525,7 +537,8 @@ func protectedMs(samples []sample, server string, n, q int) int64 {
 // kthLargest is the k-th largest remaining time reported for server, 0
 // when fewer than k acceptors reported it.
 func kthLargest(samples []sample, server string, k int) int64 {
-	var rem []int64
+	var buf [inlineSamples]int64 // on the stack for the usual cluster
+	rem := buf[:0]
 	for _, s := range samples {
 		if s.server == server {
 			rem = append(rem, s.remainingMs)
@@ -574,4 +587,28 @@ func latestToken(samples []sample, server string) int64 {
 		}
 	}
 	return t
+}
+
+// maxSpareQueues is how many emptied chunk queues a node keeps for reuse.
+const maxSpareQueues = 64
+
+// keepQueue keeps q, emptied (slices.Delete cleared what it held), for
+// the next chunk whose queue starts: a renewal, which queues alone on its
+// chunk, then allocates no queue.
+func (n *Node) keepQueue(q []*request) {
+	if len(n.spareQueues) < maxSpareQueues && cap(q) <= 4 {
+		n.spareQueues = append(n.spareQueues, q[:0])
+	}
+}
+
+// spareQueue is an empty queue to start a chunk's with (nil if none is kept).
+func (n *Node) spareQueue() []*request {
+	k := len(n.spareQueues)
+	if k == 0 {
+		return nil
+	}
+	q := n.spareQueues[k-1]
+	n.spareQueues[k-1] = nil
+	n.spareQueues = n.spareQueues[:k-1]
+	return q
 }

@@ -11,6 +11,8 @@ type readRound struct {
 	roundEnd time.Duration
 	heard    tally
 	samples  []sample
+	// sampleBuf holds the first samples (attempt.sampleBuf).
+	sampleBuf [inlineSamples]sample
 	// last is the record seen with the highest promise, live or expired:
 	// the "most recent holder" a check names when nobody holds the chunk.
 	last        *Record
@@ -19,11 +21,14 @@ type readRound struct {
 	// prove (protectedMs 0): the check waits for more answers until the
 	// round ends, then answers it with 0 ms.
 	weak string
+	// holder is the holder a decided check names (its answer points here).
+	holder string
 }
 
 // startRead begins a new read round for a check.
 func (n *Node) startRead(now time.Duration, r *request) {
 	rd := &readRound{id: n.nextReqID(), sentAt: now, roundEnd: now + ms(n.cfg.RoundTimeoutMs), heard: n.newTally()}
+	rd.samples = rd.sampleBuf[:0]
 	if r.rd != nil {
 		delete(n.byReq, r.rd.id)
 	}
@@ -84,7 +89,8 @@ func (n *Node) answerCheck(now time.Duration, r *request, holder string) {
 			margin = 0
 		}
 		left := floorMs(rd.sentAt + ms(rem) - now - margin)
-		n.reply(r, "lease_check_ok", CheckOK{Primary: &holder, RemainingMs: left})
+		rd.holder = holder // the answer points into the round: no allocation of its own
+		n.reply(r, "lease_check_ok", CheckOK{Primary: &rd.holder, RemainingMs: left})
 		return
 	}
 	body := CheckOK{Expired: true}

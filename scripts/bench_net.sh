@@ -2,8 +2,8 @@
 # The lease service against etcd on the same machine (a benchmark, not a
 # test: it never runs the test suite).
 #
-#   scripts/bench_net.sh [PART [FLAGS...]]...     PART: table, latency, openloop, failover, memory
-#                                                 (default: table latency openloop failover)
+#   scripts/bench_net.sh [PART [FLAGS...]]...     PART: table, latency, openloop, failover, cores, memory
+#                                                 (default: table latency openloop failover cores)
 #
 # The anchor is etcd 3.7: this script builds go.etcd.io/etcd/server/v3
 # v3.7.3 from the Go module proxy as a main module of its own (its
@@ -29,6 +29,11 @@
 # failover  SIGKILL the member a Session renews through (ours, 300 ms
 #           leases) or etcd's leader, 10 times each; the time until a
 #           renewal succeeds again, p50 and max. About 2 minutes.
+# cores     one member's cores without sockets (server's
+#           BenchmarkMemberCores: fake peers, 64 clients renewing or
+#           checking their own chunks) at GOMAXPROCS 1 and 2, alternating,
+#           -rounds (5) of -benchtime (2s) each; the median ops/s of each
+#           and their ratio, goal >= 1.7x. About 1 minute.
 # memory    heap and VmRSS of each member at 1 000 000 chunks: live, idle,
 #           reclaimed; bytes per chunk. About 8 minutes; only when named.
 #
@@ -59,16 +64,16 @@ declare -A flags=()
 current=""
 for arg in "$@"; do
   case "$arg" in
-    table | latency | openloop | failover | memory) current=$arg; order+=("$arg"); flags[$arg]="" ;;
+    table | latency | openloop | failover | cores | memory) current=$arg; order+=("$arg"); flags[$arg]="" ;;
     *)
       if [ -z "$current" ]; then
-        echo "bench_net: $arg: name a part first (table, latency, openloop, failover, memory); see the top of $0" >&2
+        echo "bench_net: $arg: name a part first (table, latency, openloop, failover, cores, memory); see the top of $0" >&2
         exit 2
       fi
       flags[$current]+=" $(printf '%q' "$arg")" ;;
   esac
 done
-[ ${#order[@]} -gt 0 ] || order=(table latency openloop failover)
+[ ${#order[@]} -gt 0 ] || order=(table latency openloop failover cores)
 
 # etcd 3.7.3 from the Go module proxy, built once with this Go.
 etcd_version=v3.7.3
@@ -150,7 +155,64 @@ wait_quiet() {
   done
 }
 
+# cores_part [-rounds N] [-benchtime D]: BenchmarkMemberCores at
+# GOMAXPROCS 1 and 2, alternating (the order flips each round, so that
+# a drift of the machine falls on both alike); medians and their ratio.
+cores_part() {
+  local rounds=5 benchtime=2s
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      -rounds) rounds=$2; shift 2 ;;
+      -benchtime) benchtime=$2; shift 2 ;;
+      *) echo "bench_net: cores: unknown flag $1 (-rounds N, -benchtime D)" >&2; return 2 ;;
+    esac
+  done
+  go test -c -o "$work/server.test" ./server
+  local out=$store/cores.txt r cpu
+  : >"$out"
+  for r in $(seq "$rounds"); do
+    for cpu in $([ $((r % 2)) -eq 1 ] && echo 1 2 || echo 2 1); do
+      "$work/server.test" -test.run '^$' -test.bench MemberCores -test.cpu "$cpu" \
+        -test.benchtime "$benchtime" -test.count 1 | grep '^BenchmarkMemberCores' | tee -a "$out"
+    done
+  done
+  # Median ops/s per op and core count; the ratio against 1.7.
+  awk -v goals="$store/goals.txt" '
+    function median(key,   n, i, j, t, v) {
+      n = count[key]
+      for (i = 1; i <= n; i++) v[i] = val[key, i]
+      for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j-1] > v[j]; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
+      return n % 2 ? v[(n+1)/2] : (v[n/2] + v[n/2+1]) / 2
+    }
+    {
+      split($1, name, "/"); op = name[2]; sub(/^op=/, "", op); cpu = 1
+      if (match(op, /-[0-9]+$/)) { cpu = substr(op, RSTART+1); op = substr(op, 1, RSTART-1) }
+      for (i = 2; i < NF; i++) if ($(i+1) == "ops/s") { k = op SUBSEP cpu; val[k, ++count[k]] = $i }
+      ops[op] = 1
+    }
+    END {
+      for (op in ops) {
+        one = median(op SUBSEP 1); two = median(op SUBSEP 2)
+        ratio = one > 0 ? two / one : 0
+        printf "cores: %s  GOMAXPROCS=1 %.0f ops/s  GOMAXPROCS=2 %.0f ops/s  (medians of %d)  %.2fx\n", op, one, two, count[op SUBSEP 1], ratio
+        line = sprintf("%s  member cores: %s 1 -> 2 cores %.2fx (goal >= 1.7x; medians of %d runs each)", ratio >= 1.7 ? "PASS" : "MISS", op, ratio, count[op SUBSEP 1])
+        print line
+        print line >> goals
+      }
+    }' "$out"
+}
+
 for part in "${order[@]}"; do
+  if [ "$part" = cores ]; then
+    wait_quiet
+    echo
+    echo "=== bench_net cores (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+    started=$SECONDS
+    eval "part_flags=(${flags[$part]:-})"
+    cores_part "${part_flags[@]}"
+    echo "bench_net: cores took $((SECONDS - started)) s (load average now $(cut -d' ' -f1-3 /proc/loadavg)); its runs are in $store/cores.txt"
+    continue
+  fi
   wait_quiet
   echo
   echo "=== bench_net $part (load average $(cut -d' ' -f1-3 /proc/loadavg))"

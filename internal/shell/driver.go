@@ -78,8 +78,10 @@ func (d *Driver[H]) Apply(out *lease.Output) {
 	for _, l := range out.Logs {
 		d.edges.Log(l)
 	}
-	if a, ok := d.edges.(Adopter); ok && out.Adopted != nil {
-		a.Adopted(*out.Adopted)
+	if out.Adopted != nil {
+		if a, ok := d.edges.(Adopter); ok {
+			a.Adopted(*out.Adopted)
+		}
 	}
 	for _, m := range out.Msgs {
 		d.edges.Send(m)
