@@ -86,7 +86,14 @@ func startEtcd(bin, dir, name string, fsync bool, env []string, place etcdPlace,
 	}
 	for _, m := range c.members {
 		m.log = filepath.Join(dir, m.name+".log")
-		m.args = []string{"--name", m.name, "--data-dir", filepath.Join(dir, m.name+".data"),
+		data := filepath.Join(dir, m.name+".data")
+		// A new cluster each time: a data directory left by an earlier
+		// part's cluster (other addresses, another cluster token) would
+		// keep the member from ever becoming healthy.
+		if err := os.RemoveAll(data); err != nil {
+			return nil, err
+		}
+		m.args = []string{"--name", m.name, "--data-dir", data,
 			"--listen-client-urls", m.clientURL, "--advertise-client-urls", m.clientURL,
 			"--listen-peer-urls", m.peerURL, "--initial-advertise-peer-urls", m.peerURL,
 			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new",

@@ -133,9 +133,14 @@ cleanup() {
       fi
     done <"$pidfile"
   fi
+  # The members' logs outlive a failed run (an error names them).
+  if [ "$status" -ne 0 ] && [ -n "${store:-}" ] && [ -d "$store" ]; then
+    (cd "$work" && find . -name '*.log' -exec cp --parents {} "$repo/$store/" \; 2>/dev/null) || true
+    echo "bench_net: the members' logs are in $store/" >&2
+  fi
   rm -rf "$work"
 }
-trap cleanup EXIT
+trap 'status=$?; cleanup' EXIT
 
 (cd benchnet && go build -o "$work/benchnet" .)
 store=store/bench_net/$(date +%Y%m%d-%H%M%S)
