@@ -42,6 +42,10 @@ type attempt struct {
 	// incarnation 0), which no competing proposer holds, so the attempt
 	// starts again above it at once instead of waiting out the round.
 	outbid, floored bool
+	// cancelled: the attempt's sticky promises were dropped while it
+	// still runs, because an answer reported another server's lease that
+	// outlasts them (dropStickyForHolder).
+	cancelled bool
 }
 
 // inlineSamples is how many acceptors' samples a round keeps without an
@@ -232,7 +236,36 @@ func (n *Node) onPrepareResp(now time.Duration, m Msg, idx int) {
 	if m.OK && (s.server == "" || s.server == r.Server) {
 		a.open.add(idx)
 	}
+	n.dropStickyForHolder(now, r)
 	n.decidePrepare(now, r)
+}
+
+// dropStickyForHolder cancels the running prepare's sticky promises, while
+// the attempt goes on, once an acceptor promised it and an answer
+// reports another server's lease that runs longer than a sticky window.
+// A sticky promise exists so that the first proposer on a chunk that has
+// just become free gets its propose in (sticky.go). While another
+// server's lease runs, one that ends before that lease holds off one
+// proposer only: the holder, whose renewal must prepare at an acceptor
+// that holds no record of its lease (one that restarted) and that
+// promised this prepare. With a second acceptor down, the renewal then
+// waited a whole round for an open majority and outlived the lease
+// (rolling_test.go). Cancelling drops stickiness, never a promise: it is
+// what the attempt sends anyway when it gives up, so safety is untouched.
+// When no acceptor promised (every one protects the lease, the common
+// case of a grant for a held chunk), there is nothing to cancel.
+func (n *Node) dropStickyForHolder(now time.Duration, r *request) {
+	a := r.att
+	if a.cancelled || a.open.count() == 0 {
+		return
+	}
+	for _, s := range a.samples {
+		if s.server != "" && s.server != r.Server && a.sentAt+ms(s.remainingMs) > now+n.stickyWindow() {
+			a.cancelled = true
+			n.broadcast(Msg{Type: MsgCancel, Chunk: r.Chunk, Ballot: a.ballot})
+			return
+		}
+	}
 }
 
 // decidePrepare proposes once a majority is open, answers "held by
@@ -347,7 +380,14 @@ func (n *Node) onProposeResp(now time.Duration, m Msg, idx int) {
 		n.abandon(now, r)
 		return
 	}
-	if a.accepted.count()+len(n.voters())-a.answered.count() < n.quorum {
+	// A fast propose refused for a higher promise falls back at once: that
+	// acceptor will never accept its ballot (a competitor prepared there,
+	// at an acceptor that does not protect the server's lease, or it
+	// would have refused that prepare), so the ballot needs every other
+	// acceptor, and with one of them down it waited a whole round
+	// (rolling_test.go). The fallback's prepare climbs above the promise
+	// and its propose teaches the lease to that acceptor.
+	if a.accepted.count()+len(n.voters())-a.answered.count() < n.quorum || a.fast && !m.OK && !keeps(a.ballot, m.Promised) {
 		n.proposeFailed(now, r)
 	}
 }

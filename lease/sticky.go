@@ -92,10 +92,11 @@ func (n *Node) cancelSticky(chunk string, b Ballot) bool {
 // sendCancel tells the acceptors that the running prepare gave up:
 // every acceptor, since one whose promise has not come back yet may hold
 // a sticky promise for it, unless all answered and none promised (a
-// grant that found the chunk held, the common case under contention).
+// grant that found the chunk held, the common case under contention), or
+// it cancelled them already (dropStickyForHolder).
 func (n *Node) sendCancel(r *request) {
 	a := r.att
-	if a == nil || a.phase != preparing || a.fast {
+	if a == nil || a.phase != preparing || a.fast || a.cancelled {
 		return
 	}
 	if a.open.count() == 0 && a.prepared.count() == len(n.voters()) {
