@@ -32,7 +32,9 @@ type masterState struct {
 	terms, lastToken int64
 	// promised is the latest end of mastership any master_status answer
 	// told a client, stretched by the drift factor: the lease is given
-	// back no earlier than that.
+	// back no earlier than that. A restarted node starts it at the end of
+	// its boot wait (restartPromise): what its earlier incarnation told
+	// clients is lost with its memory, but not with its lease.
 	promised  time.Duration
 	releaseAt time.Duration // when a stopped node gives the lease back; Never if not due
 	known     string        // the node last learned to hold it
@@ -74,6 +76,22 @@ func (n *Node) handleMaster(now time.Duration, r *request) {
 		n.reply(r, "master_status_ok", n.masterStatus(now))
 	}
 }
+
+// restartPromise is what a new incarnation must assume its earlier ones
+// promised: mastership until the end of its boot wait. A release names
+// the node, not the incarnation, and ends every instance of it with a
+// token up to its own (rule 6), the instances an earlier incarnation held
+// and announced included: a restarted node that gets master_start while
+// its old lease is live renews that lease (rule 3 opens it to the same
+// node, and rule 10 keeps its end), and a master_stop then gives it all
+// back. So a stop takes effect at once, but the lease goes back only once
+// every announcement an earlier incarnation can have made has run out:
+// each was made before the restart, for at most the longest lease, and
+// counted by its client for at most that stretched by the drift factor
+// in true time, which the boot wait (BootWaitMs >= MaxLeaseMs, stretched
+// the same way, counted from the restart) outlasts. A first start
+// (BootWaitMs 0) has no earlier incarnation and releases at once.
+func restartPromise(bootUntil time.Duration) time.Duration { return bootUntil }
 
 // masterStatus reads the node's own timer: is_master only while its own
 // latest lease is live (rule 1's deadline, less the drift margin), with

@@ -114,6 +114,7 @@ func NewNode(cfg Config, now time.Duration) (*Node, error) {
 	}
 	n.setConf(Membership{Members: slices.Clone(cfg.Acceptors)})
 	n.master.nextAt, n.master.releaseAt = Never, Never
+	n.master.promised = restartPromise(n.bootUntil)
 	n.startRecovery(now)
 	return n, nil
 }
