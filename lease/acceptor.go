@@ -282,7 +282,7 @@ func (n *Node) accept(now time.Duration, m Msg) {
 		return
 	}
 	n.ballots.observe(now, m.Ballot.Counter)
-	resp := Msg{Type: respType(m.Type), To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID, Nonce: m.Nonce, Epoch: n.conf.Epoch}
+	resp := Msg{Type: m.Type.Answer(), To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID, Nonce: m.Nonce, Epoch: n.conf.Epoch}
 	a, known := n.chunks.get(m.Chunk)
 	switch m.Type {
 	case MsgRead:
@@ -319,7 +319,9 @@ func (n *Node) propose(now time.Duration, a *acceptor, m Msg) bool {
 	return n.onPropose(now, a, m.Ballot, n.intern(m.Server), ms(m.LeaseMs), m.Fast)
 }
 
-func respType(t MsgType) MsgType {
+// Answer is the type of an acceptor's answer to a message of type t
+// (prepare -> prepare_ok, ...).
+func (t MsgType) Answer() MsgType {
 	switch t { // the constants, so that the hot path builds no string
 	case MsgPrepare:
 		return MsgPrepareResp
@@ -352,7 +354,7 @@ func (n *Node) refuseEpoch(m Msg) bool {
 	case m.Epoch == n.conf.Epoch:
 		return false
 	}
-	resp := Msg{Type: respType(m.Type), To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID, Nonce: m.Nonce, Epoch: n.conf.Epoch}
+	resp := Msg{Type: m.Type.Answer(), To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID, Nonce: m.Nonce, Epoch: n.conf.Epoch}
 	if m.Epoch < n.conf.Epoch {
 		resp.Conf = n.confMsg()
 	}

@@ -79,7 +79,7 @@ func (n *Node) acceptChange(now time.Duration, m Msg) {
 		n.answerChangePart(now, m)
 		return
 	}
-	resp := Msg{Type: respType(m.Type), To: m.From, Ballot: m.Ballot, Epoch: n.conf.Epoch}
+	resp := Msg{Type: m.Type.Answer(), To: m.From, Ballot: m.Ballot, Epoch: n.conf.Epoch}
 	if m.Type == MsgChangePrepare && n.cfg.Cores > 1 {
 		resp.Core, resp.Cores = n.cfg.Core, n.cfg.Cores
 	}

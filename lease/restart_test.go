@@ -192,7 +192,7 @@ func syncAnswerRound(rng *rand.Rand, w weakening) error {
 			m.Type, m.LeaseMs = MsgPropose, 1+rng.Int64N(maxMs)
 		}
 		for _, out := range n.Receive(now, m).Msgs {
-			if out.Type == respType(m.Type) && out.OK {
+			if out.Type == m.Type.Answer() && out.OK {
 				promised = max(promised, b.Counter)
 			}
 		}
@@ -250,7 +250,7 @@ func bootEdgeRound(rng *rand.Rand, w weakening) error {
 					got = append(got, out.Type)
 				}
 			}
-			want := respType(typ)
+			want := typ.Answer()
 			if at < end {
 				want = MsgBooting
 			}
@@ -299,7 +299,7 @@ func requestIDRounds(seed uint64, w weakening, rounds int) error {
 				}
 			}
 			for _, m := range sent {
-				old = append(old, Msg{Type: respType(m.Type), From: m.To, To: m.From, Chunk: m.Chunk, Server: m.Server,
+				old = append(old, Msg{Type: m.Type.Answer(), From: m.To, To: m.From, Chunk: m.Chunk, Server: m.Server,
 					Token: m.Token, ReqID: m.ReqID, Nonce: m.Nonce, OK: true})
 			}
 			inc = max(inc+rng.Int64N(2000)-1000, 0) // the wall clock may have stepped back

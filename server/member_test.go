@@ -36,7 +36,7 @@ func newFakePeers() *fakePeers {
 
 // Send answers m as an acceptor that promises and accepts every ballot.
 func (f *fakePeers) Send(m *lease.Msg) {
-	r := lease.Msg{Type: answerType(m.Type), From: m.To, To: m.From, Chunk: m.Chunk, Ballot: m.Ballot,
+	r := lease.Msg{Type: m.Type.Answer(), From: m.To, To: m.From, Chunk: m.Chunk, Ballot: m.Ballot,
 		ReqID: m.ReqID, Nonce: m.Nonce, OK: true, Promised: m.Ballot}
 	switch m.Type {
 	case lease.MsgPrepare:
@@ -60,27 +60,6 @@ func (f *fakePeers) Send(m *lease.Msg) {
 		r = lease.Msg{Type: lease.MsgSyncResp, From: m.To, To: m.From, ReqID: m.ReqID, Nonce: m.Nonce}
 	}
 	f.inbox <- r
-}
-
-// answerType is the type of the answer to a message of type t, without
-// building the string per message (the fake peers stand for other
-// machines: what they cost is not the member's).
-func answerType(t lease.MsgType) lease.MsgType {
-	switch t {
-	case lease.MsgPrepare:
-		return lease.MsgPrepareResp
-	case lease.MsgPropose:
-		return lease.MsgProposeResp
-	case lease.MsgRead:
-		return lease.MsgReadResp
-	case lease.MsgRelease:
-		return lease.MsgReleaseResp
-	case lease.MsgCancel:
-		return lease.MsgCancelResp
-	case lease.MsgSync:
-		return lease.MsgSyncResp
-	}
-	return t + "_ok"
 }
 
 func (f *fakePeers) Flush() {}
