@@ -76,7 +76,10 @@
 //     the arrows (node, client, error, dropped, undelivered, the
 //     violation's ops); around the first violation (only the messages
 //     about its chunk, the request and reply of each op it names marked
-//     "[op N]" and underlaid in red) and the first seconds of the test.
+//     "[op N]" and underlaid in red), the first seconds of the test, and
+//     for each type of request those panels answer ok nowhere the first
+//     such request answered ok (its chunk's messages), so a run that
+//     began under faults still shows how each kind is served.
 //     It exists only where the network keeps a journal (the simulated
 //     one).
 //   - latency-raw.png, rate.png (plot.go): latency of every op at its

@@ -32,7 +32,7 @@ var fileNotes = []struct{ name, note string }{
 	{lease.LeaseDetailsFile, "every chunk's op counts, holdings and violations (each op with the node that answered it), one JSON object a line (results.json has the summary)"},
 	{MasterTimelineFile, "master timeline: when each node believed it was master, the faults, every violation"},
 	{master.MasterDetailsFile, "every violation, history problem and anomaly of the master checker, one JSON object a line (results.json has the first 20 of each)"},
-	{MessagesFile, "message diagram (Lamport): the first seconds of the test, and around a lease violation the messages about its chunk, its ops marked"},
+	{MessagesFile, "message diagram (Lamport): the first seconds of the test, the first request of each type answered ok, and around a lease violation the messages about its chunk, its ops marked"},
 	{latencyGraphFile, "latency of every op at its invoke time, faults shaded"},
 	{rateGraphFile, "throughput per op and outcome, faults shaded"},
 	{"history.jsonl", "the history: one op a line (invoke, ok, fail, info; nemesis ops)"},

@@ -97,6 +97,8 @@ func WriteMessageDiagram(dir string, entries []netsim.Entry, start time.Time, in
 	panels := diagramPanels(focus)
 	if initOnly {
 		panels = []diagramPanel{{title: "The run's first seconds, init included (the run failed before its main phase)", toNs: int64(2 * diagramHead)}}
+	} else {
+		panels = append(panels, answeredPanels(entries, start, panels)...)
 	}
 	return writeMessageDiagram(filepath.Join(dir, MessagesFile), entries, start, nemesis, nodes, panels)
 }
@@ -168,6 +170,65 @@ func selectMessages(entries []netsim.Entry, start time.Time, p diagramPanel) ([]
 		out = append(out, m)
 	}
 	return out, false
+}
+
+// maxAnsweredPanels bounds the panels answeredPanels adds.
+const maxAnsweredPanels = 4
+
+// answeredPanels returns, for each type of client request (init aside)
+// that panels answer ok nowhere, a panel around the first
+// request of that type answered ok in the run (its chunk's messages only,
+// when it names one), in the order of those answers, at most
+// maxAnsweredPanels. A run whose first seconds went to faults (every
+// node paused, say) thus still shows how each kind of request is served.
+func answeredPanels(entries []netsim.Entry, start time.Time, panels []diagramPanel) []diagramPanel {
+	covered := map[string]bool{}
+	for _, p := range panels {
+		msgs, _ := selectMessages(entries, start, p)
+		for _, m := range msgs {
+			if netsim.IsClient(m.e.Dest) && strings.HasSuffix(m.body.Type, "_ok") {
+				covered[strings.TrimSuffix(m.body.Type, "_ok")] = true
+			}
+		}
+	}
+	type request struct {
+		body   msgBody
+		sentNs int64
+		node   string
+	}
+	asked := map[[2]string]request{} // (client, msg_id) -> its request
+	var out []diagramPanel
+	for _, e := range entries {
+		if len(out) == maxAnsweredPanels {
+			break
+		}
+		if e.SentAt.Before(start) {
+			continue
+		}
+		var b msgBody
+		_ = json.Unmarshal(e.Body, &b)
+		sent := e.SentAt.Sub(start).Nanoseconds()
+		if netsim.IsClient(e.Src) && b.MsgID != nil && b.Type != "init" { // init: the harness's, to a restarted node
+			asked[[2]string{e.Src, fmt.Sprint(*b.MsgID)}] = request{body: b, sentNs: sent, node: e.Dest}
+			continue
+		}
+		if !netsim.IsClient(e.Dest) || b.InReplyTo == nil || e.DoneAt.IsZero() {
+			continue
+		}
+		req, ok := asked[[2]string{e.Dest, fmt.Sprint(*b.InReplyTo)}]
+		if !ok || b.Type != req.body.Type+"_ok" || covered[req.body.Type] {
+			continue
+		}
+		covered[req.body.Type] = true
+		p := diagramPanel{title: fmt.Sprintf("The first %s answered ok: sent by %s to %s at %s",
+			req.body.Type, e.Dest, req.node, secs(req.sentNs)),
+			fromNs: max(req.sentNs-int64(diagramAround), 0), toNs: e.DoneAt.Sub(start).Nanoseconds() + int64(diagramAround), chunk: req.body.Chunk}
+		if p.chunk != "" {
+			p.title += fmt.Sprintf(" (messages about %s only)", p.chunk)
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // concerns reports whether m is about chunk: it names it, or replies to a

@@ -149,3 +149,51 @@ func TestManyClientsShareAColumn(t *testing.T) {
 		t.Errorf("label prefix %q", got)
 	}
 }
+
+// TestAnsweredPanels: a run whose first seconds answer no grant (every
+// node paused) gets a panel around the first grant answered ok, about
+// its chunk; a type the first seconds do answer gets none, and neither
+// does a request answered with an error or the init of a restarted node.
+func TestAnsweredPanels(t *testing.T) {
+	start := time.Unix(1000, 0)
+	late := int(diagramHead.Milliseconds()) + 500
+	entries := journalOf(start, []jmsg{
+		{"c1", "n1", `{"type":"lease_check","msg_id":1,"chunk_handle":"ch_1"}`, 10, 11, false},
+		{"n1", "c1", `{"type":"lease_check_ok","in_reply_to":1,"primary":null}`, 20, 21, false},
+		{"c2", "n1", `{"type":"lease_grant","msg_id":1,"chunk_handle":"ch_1","server":"cs1"}`, 30, 31, false},
+		{"n1", "c2", `{"type":"error","in_reply_to":1,"code":11,"text":"no majority"}`, late - 100, late - 99, false},
+		{"c9", "n3", `{"type":"init","msg_id":1,"node_id":"n3","node_ids":["n1","n2","n3"]}`, late - 50, late - 49, false},
+		{"n3", "c9", `{"type":"init_ok","in_reply_to":1}`, late - 40, late - 39, false},
+		{"c2", "n2", `{"type":"lease_grant","msg_id":2,"chunk_handle":"ch_2","server":"cs2"}`, late, late + 1, false},
+		{"n2", "n3", `{"type":"prepare","msg_id":5,"chunk_handle":"ch_2"}`, late + 2, late + 3, false},
+		{"n2", "n3", `{"type":"prepare","msg_id":6,"chunk_handle":"ch_9"}`, late + 2, late + 3, false},
+		{"n2", "c2", `{"type":"lease_grant_ok","in_reply_to":2,"primary":"cs2"}`, late + 9, late + 10, false},
+		{"c3", "n1", `{"type":"lease_grant","msg_id":1,"chunk_handle":"ch_3","server":"cs3"}`, late + 20, late + 21, false},
+		{"n1", "c3", `{"type":"lease_grant_ok","in_reply_to":1,"primary":"cs3"}`, late + 30, late + 31, false},
+	})
+	p := answeredPanels(entries, start, diagramPanels(nil))
+	if len(p) != 1 || p[0].chunk != "ch_2" || p[0].fromNs != int64(late)*1e6-int64(diagramAround) ||
+		p[0].toNs != int64(late+10)*1e6+int64(diagramAround) || !strings.Contains(p[0].title, "The first lease_grant answered ok: sent by c2 to n2") {
+		t.Fatalf("panels %+v: want one, around c2's grant of ch_2", p)
+	}
+	path := filepath.Join(t.TempDir(), MessagesFile)
+	if err := WriteMessageDiagram(filepath.Dir(path), entries, start, false, nil, []string{"n1", "n2", "n3"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := classCounts(t, doc); c["panel"] != 2 {
+		t.Errorf("counts %v: want 2 panels", c)
+	}
+	s := string(doc)
+	for _, want := range []string{">lease_grant server=cs2</text>", ">lease_grant_ok primary=cs2</text>", ">prepare</text>"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the diagram lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "ch_9") {
+		t.Error("the grant's panel shows a message about another chunk")
+	}
+}
