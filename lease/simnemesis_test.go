@@ -1,7 +1,9 @@
 package lease_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"testing"
 	"time"
 
 	"chunklease/history"
@@ -235,5 +237,31 @@ func (w *world) resume(i int) {
 	if n.core != nil && !n.paused {
 		n.wakeAt = -1
 		w.absorb(i, n.core.Tick(n.local(w.now)))
+	}
+}
+
+// TestLoadStormsTakeTheWholeCluster: the load profile's storms take every
+// node down at once (its point: a whole-cluster restart after load),
+// whatever crash limit the base schedule drew before the profile.
+func TestLoadStormsTakeTheWholeCluster(t *testing.T) {
+	base := baseSeed(t)
+	t.Logf("base seed %d (-seed takes it back)", base)
+	for i := range uint64(6) {
+		sc := drawProfile(base+i, "none", (*scenario).load)
+		ops, err := history.ReadHistory(bytes.NewReader(newWorld(sc).run()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := false
+		for _, op := range ops {
+			var killed []string
+			if op.Process == history.NemesisProcess && op.F == "kill" && op.Type == history.Info &&
+				json.Unmarshal(op.Value, &killed) == nil && len(killed) == sc.nodes {
+				whole = true
+			}
+		}
+		if !whole {
+			t.Errorf("schedule %d (%s): no kill took all %d nodes down at once", base+i, sc, sc.nodes)
+		}
 	}
 }

@@ -395,7 +395,7 @@ func (s *scenario) load(rng *rand.Rand) {
 	s.duration = time.Duration(6+rng.IntN(5)) * time.Second
 	s.latency = latency{kind: "uniform", mean: time.Duration(1+rng.IntN(3)) * time.Millisecond}
 	s.lossP, s.dupP, s.spikeP, s.dupClientP, s.pause, s.partition = 0, 0, 0, 0, 0, 0
-	s.crash, s.storm, s.wholeCluster = time.Duration(1500+rng.IntN(1500))*time.Millisecond, 1, true
+	s.crash, s.storm, s.wholeCluster, s.minorityCrashes = time.Duration(1500+rng.IntN(1500))*time.Millisecond, 1, true, false
 	s.downMin, s.downMax = 10*time.Millisecond, 200*time.Millisecond
 	s.driftPPM, s.clockEdge = rng.Int64N(1000), false
 	s.ballotUnit = []time.Duration{50 * time.Millisecond, 100 * time.Millisecond}[rng.IntN(2)]
