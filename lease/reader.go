@@ -21,13 +21,12 @@ type readRound struct {
 	// prove (protectedMs 0): the check waits for more answers until the
 	// round ends, then answers it with 0 ms.
 	weak string
-	// holder is the holder a decided check names (its answer points here).
-	holder string
 }
 
 // startRead begins a new read round for a check.
 func (n *Node) startRead(now time.Duration, r *request) {
-	rd := &readRound{id: n.nextReqID(), sentAt: now, roundEnd: now + ms(n.cfg.RoundTimeoutMs), heard: n.newTally()}
+	rd := n.spareRead()
+	*rd = readRound{id: n.nextReqID(), sentAt: now, roundEnd: now + ms(n.cfg.RoundTimeoutMs), heard: n.newTally()}
 	rd.samples = rd.sampleBuf[:0]
 	if r.rd != nil {
 		delete(n.byReq, r.rd.id)
@@ -89,8 +88,10 @@ func (n *Node) answerCheck(now time.Duration, r *request, holder string) {
 			margin = 0
 		}
 		left := floorMs(rd.sentAt + ms(rem) - now - margin)
-		rd.holder = holder // the answer points into the round: no allocation of its own
-		n.reply(r, "lease_check_ok", CheckOK{Primary: &rd.holder, RemainingMs: left})
+		// The answer gets a string of its own: the round is kept for
+		// reuse once the request is answered (dropAnswered).
+		primary := holder
+		n.reply(r, "lease_check_ok", CheckOK{Primary: &primary, RemainingMs: left})
 		return
 	}
 	body := CheckOK{Expired: true}
@@ -121,4 +122,17 @@ func (n *Node) expireCheck(now time.Duration, r *request) {
 	}
 	delete(n.byReq, r.rd.id)
 	n.fail(r, n.noMajority(r, "could not read a consistent majority"))
+}
+
+// spareRead is a read round to start afresh: the round of an answered
+// check kept for reuse (dropAnswered), or a new one.
+func (n *Node) spareRead() *readRound {
+	k := len(n.spareReads)
+	if k == 0 {
+		return new(readRound)
+	}
+	rd := n.spareReads[k-1]
+	n.spareReads[k-1] = nil
+	n.spareReads = n.spareReads[:k-1]
+	return rd
 }
