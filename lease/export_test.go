@@ -113,3 +113,16 @@ func (n *Node) SpareReachable() string {
 	}
 	return ""
 }
+
+// DecodeFields decodes a client request through encoding/json only, as
+// DecodeRequest does every body that decodeFlat leaves to it.
+func DecodeFields(typ string, body []byte) (Request, *Error) {
+	return decodeFields(typ, Ops[typ], body)
+}
+
+// DecodesFlat reports whether DecodeRequest reads body without
+// encoding/json (decodeFlat).
+func DecodesFlat(typ string, body []byte) bool {
+	_, ok := decodeFlat(Ops[typ], body)
+	return ok
+}
