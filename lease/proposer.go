@@ -137,7 +137,7 @@ func (n *Node) newTally() tally { return tally{perMessage: n.cfg.weaken == weakP
 
 func (n *Node) newAttempt(now time.Duration, r *request, b Ballot) *attempt {
 	r.queued = false
-	a := n.spareAttempt()
+	a := takeSpare(&n.spareAttempts)
 	*a = attempt{
 		ballot:   b,
 		d:        now + r.leaseLen,
@@ -653,49 +653,4 @@ func (n *Node) spareQueue() []*request {
 	n.spareQueues[k-1] = nil
 	n.spareQueues = n.spareQueues[:k-1]
 	return q
-}
-
-// Attempts are kept for reuse, as queues are: a renewal's attempt is the
-// largest allocation of a request, and at the rates of a busy member the
-// collector's work (and on several cores, its stops of every running
-// loop) grows with the bytes allocated. An attempt ends in
-// finishAttempts, where its request drops it, and is kept aside until
-// the end of the call (finish): no caller up the stack still holds it
-// when it is reused. Nothing else points to an attempt, and the next
-// attempt of the request, or of another, starts with a fresh ballot, so
-// a late answer to the ended one matches none (running).
-
-// maxSpareAttempts bounds the attempts a node keeps, those ended in the
-// call in progress counted.
-const maxSpareAttempts = 256
-
-// retireAttempt keeps a, which its request just dropped, for reuse after
-// the call in progress.
-func (n *Node) retireAttempt(a *attempt) {
-	if a != nil && len(n.endedAttempts)+len(n.spareAttempts) < maxSpareAttempts {
-		n.endedAttempts = append(n.endedAttempts, a)
-	}
-}
-
-// spareEnded makes the attempts ended in this call available to the next
-// ones (finish: the call is over, none of them is referenced).
-func (n *Node) spareEnded() {
-	if len(n.endedAttempts) == 0 {
-		return
-	}
-	n.spareAttempts = append(n.spareAttempts, n.endedAttempts...)
-	clear(n.endedAttempts)
-	n.endedAttempts = n.endedAttempts[:0]
-}
-
-// spareAttempt is an attempt to start afresh: a kept one, or a new one.
-func (n *Node) spareAttempt() *attempt {
-	k := len(n.spareAttempts)
-	if k == 0 {
-		return new(attempt)
-	}
-	a := n.spareAttempts[k-1]
-	n.spareAttempts[k-1] = nil
-	n.spareAttempts = n.spareAttempts[:k-1]
-	return a
 }

@@ -25,7 +25,7 @@ type readRound struct {
 
 // startRead begins a new read round for a check.
 func (n *Node) startRead(now time.Duration, r *request) {
-	rd := n.spareRead()
+	rd := takeSpare(&n.spareReads)
 	*rd = readRound{id: n.nextReqID(), sentAt: now, roundEnd: now + ms(n.cfg.RoundTimeoutMs), heard: n.newTally()}
 	rd.samples = rd.sampleBuf[:0]
 	if r.rd != nil {
@@ -122,17 +122,4 @@ func (n *Node) expireCheck(now time.Duration, r *request) {
 	}
 	delete(n.byReq, r.rd.id)
 	n.fail(r, n.noMajority(r, "could not read a consistent majority"))
-}
-
-// spareRead is a read round to start afresh: the round of an answered
-// check kept for reuse (dropAnswered), or a new one.
-func (n *Node) spareRead() *readRound {
-	k := len(n.spareReads)
-	if k == 0 {
-		return new(readRound)
-	}
-	rd := n.spareReads[k-1]
-	n.spareReads[k-1] = nil
-	n.spareReads = n.spareReads[:k-1]
-	return rd
 }

@@ -2,7 +2,6 @@ package lease
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 )
@@ -57,7 +56,7 @@ type request struct {
 
 // handleRequest validates a request and starts it.
 func (n *Node) handleRequest(now time.Duration, req Request) {
-	r := n.spareRequest()
+	r := takeSpare(&n.spareRequests)
 	*r = request{Request: req, deadline: now + ms(n.cfg.QuorumTimeoutMs)}
 	n.pending = append(n.pending, r)
 	n.taken++
@@ -234,69 +233,4 @@ func (n *Node) backoff(tries int) time.Duration {
 		return lo
 	}
 	return lo + time.Duration(n.cfg.Rand.Int64N(int64(hi-lo)))
-}
-
-// Answered requests are kept for reuse, as attempts are (retireAttempt):
-// at the end of a call (finish), a request that is answered and that
-// nothing of the node points to any more is kept, and the next client
-// request starts in it. What points to requests: the list of pending
-// ones (which finish drops them from), the chunks' queues (grant, renew),
-// the reads and releases by id (check, release), the waiting list
-// (admission: a request answered while waiting stays in it until
-// admitWaiting drops it), the change run (membership) and the master
-// controller (the node's own requests). A request answered by its quorum
-// timeout or another path that leaves it in one of these is not kept;
-// the collector takes it, as before.
-
-// maxSpareRequests bounds the answered requests a node keeps.
-const maxSpareRequests = 256
-
-// dropAnswered drops the answered requests from the pending list,
-// keeping those nothing points to for reuse.
-func (n *Node) dropAnswered() {
-	kept := n.pending[:0]
-	for _, r := range n.pending {
-		switch {
-		case !r.done:
-			kept = append(kept, r)
-		case len(n.spareRequests) < maxSpareRequests && n.unreferenced(r):
-			n.spareRequests = append(n.spareRequests, r)
-			if r.rd != nil && len(n.spareReads) < maxSpareRequests {
-				// Its answer does not point into it (answerCheck), and its
-				// id is out of byReq (unreferenced).
-				n.spareReads = append(n.spareReads, r.rd)
-				r.rd = nil
-			}
-		}
-	}
-	clear(n.pending[len(kept):])
-	n.pending = kept
-}
-
-// unreferenced reports whether answered request r, just dropped from the
-// pending list, is held by none of the node's other structures.
-func (n *Node) unreferenced(r *request) bool {
-	switch {
-	case r.internal || r.waiting:
-		return false
-	case r.Op == OpGrant || r.Op == OpRenew:
-		return !slices.Contains(n.queues[r.Chunk], r)
-	case r.Op == OpCheck:
-		return r.rd == nil || n.byReq[r.rd.id] != r
-	case r.Op == OpRelease:
-		return r.rel == nil || n.byReq[r.rel.id] != r
-	}
-	return false // the master and membership requests, and unknown ones
-}
-
-// spareRequest is a request to start afresh: a kept one, or a new one.
-func (n *Node) spareRequest() *request {
-	k := len(n.spareRequests)
-	if k == 0 {
-		return new(request)
-	}
-	r := n.spareRequests[k-1]
-	n.spareRequests[k-1] = nil
-	n.spareRequests = n.spareRequests[:k-1]
-	return r
 }
