@@ -393,7 +393,14 @@
 // goes with the last record that names it. So memory follows the live
 // chunks, each bounded by the limits on names (MaxChunkHandleBytes,
 // MaxServerBytes: 4096 bytes, error 12 beyond), and the tables of
-// requests in flight are resized at each sweep.
+// requests in flight are resized at each sweep. A node keeps up to 256
+// answered requests, ended attempts and read rounds that nothing of it
+// points to any more and starts the next ones in them (spare.go), so
+// that a renewal allocates next to nothing of its own; none is kept
+// while any structure of the node still points to it, which the
+// simulation checks after every step. Client request bodies of the usual
+// shape are read without encoding/json (wireflat.go), every other one
+// through it; both read alike.
 //
 // # Cores sharing one member
 //
@@ -870,6 +877,12 @@
 //     under random requests whose records must hold exactly one reference
 //     each, keep their names across renumbering sweeps, and leave no name
 //     once every lease ended; limits_test.go: the name limits.
+//   - spare_test.go: what a node keeps for reuse is unreferenced after
+//     every step of answered and timed-out requests, and the check the
+//     simulation runs after every step (SpareReachable, the violation
+//     kept-while-in-use) finds one planted while in use.
+//     wireflat_test.go: the flat reading of request bodies against
+//     encoding/json's over random bodies.
 //   - bench_test.go: memory per chunk (live, idle, reclaimed; 1 000 000
 //     chunks) and steps per second. simcontention_test.go (-contention):
 //     latency percentiles of the contention scenario, with and without

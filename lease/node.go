@@ -57,6 +57,14 @@ type Node struct {
 	pending []*request            // every unanswered request, in arrival order
 	// spareQueues are emptied queues kept for reuse (keepQueue).
 	spareQueues [][]*request
+	// endedAttempts are the attempts of requests finished in the call in
+	// progress, spareAttempts those of earlier calls, kept for reuse
+	// (retireAttempt).
+	endedAttempts, spareAttempts []*attempt
+	// spareRequests are answered requests kept for reuse, spareReads the
+	// read rounds of answered checks (dropAnswered).
+	spareRequests []*request
+	spareReads    []*readRound
 	// waiting holds requests that found every slot taken, inFlight counts
 	// the slots taken (admission.go).
 	waiting  []*request
@@ -184,8 +192,9 @@ func (n *Node) finish(now time.Duration) *Output {
 	n.chunks.names.endCall()
 	n.out.Logs = append(n.out.Logs, n.logs...)
 	n.logs = n.logs[:0]
-	n.pending = slices.DeleteFunc(n.pending, func(r *request) bool { return r.done })
+	n.dropAnswered()
 	n.afterBurst()
+	n.spareEnded()
 	n.out.Wake = min(n.syncWake(), n.bootWake(), n.settleWake(now), n.sweepWake(), n.masterWake(), n.changerWake())
 	for _, r := range n.pending {
 		n.out.Wake = min(n.out.Wake, r.nextEvent())

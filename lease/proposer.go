@@ -137,7 +137,8 @@ func (n *Node) newTally() tally { return tally{perMessage: n.cfg.weaken == weakP
 
 func (n *Node) newAttempt(now time.Duration, r *request, b Ballot) *attempt {
 	r.queued = false
-	a := &attempt{
+	a := takeSpare(&n.spareAttempts)
+	*a = attempt{
 		ballot:   b,
 		d:        now + r.leaseLen,
 		sentAt:   now,
@@ -523,6 +524,7 @@ func (n *Node) finishAttempts(now time.Duration, r *request, err *Error) {
 	if err != nil {
 		n.fail(r, err)
 	}
+	n.retireAttempt(r.att)
 	r.att = nil
 	q := n.queues[r.Chunk]
 	i := slices.Index(q, r)

@@ -21,13 +21,12 @@ type readRound struct {
 	// prove (protectedMs 0): the check waits for more answers until the
 	// round ends, then answers it with 0 ms.
 	weak string
-	// holder is the holder a decided check names (its answer points here).
-	holder string
 }
 
 // startRead begins a new read round for a check.
 func (n *Node) startRead(now time.Duration, r *request) {
-	rd := &readRound{id: n.nextReqID(), sentAt: now, roundEnd: now + ms(n.cfg.RoundTimeoutMs), heard: n.newTally()}
+	rd := takeSpare(&n.spareReads)
+	*rd = readRound{id: n.nextReqID(), sentAt: now, roundEnd: now + ms(n.cfg.RoundTimeoutMs), heard: n.newTally()}
 	rd.samples = rd.sampleBuf[:0]
 	if r.rd != nil {
 		delete(n.byReq, r.rd.id)
@@ -89,8 +88,10 @@ func (n *Node) answerCheck(now time.Duration, r *request, holder string) {
 			margin = 0
 		}
 		left := floorMs(rd.sentAt + ms(rem) - now - margin)
-		rd.holder = holder // the answer points into the round: no allocation of its own
-		n.reply(r, "lease_check_ok", CheckOK{Primary: &rd.holder, RemainingMs: left})
+		// The answer gets a string of its own: the round is kept for
+		// reuse once the request is answered (dropAnswered).
+		primary := holder
+		n.reply(r, "lease_check_ok", CheckOK{Primary: &primary, RemainingMs: left})
 		return
 	}
 	body := CheckOK{Expired: true}

@@ -56,7 +56,8 @@ type request struct {
 
 // handleRequest validates a request and starts it.
 func (n *Node) handleRequest(now time.Duration, req Request) {
-	r := &request{Request: req, deadline: now + ms(n.cfg.QuorumTimeoutMs)}
+	r := takeSpare(&n.spareRequests)
+	*r = request{Request: req, deadline: now + ms(n.cfg.QuorumTimeoutMs)}
 	n.pending = append(n.pending, r)
 	n.taken++
 	if err := n.validate(req); err != nil {

@@ -73,7 +73,9 @@ func runSchedule(sc scenario) outcome {
 		return outcome{sc: sc, problems: []history.Problem{{Index: -1, Text: "history does not parse: " + err.Error()}}, history: jsonl}
 	}
 	if sc.master {
-		return masterOutcome(sc, ops, jsonl)
+		o := masterOutcome(sc, ops, jsonl)
+		o.violations = append(o.violations, w.keptViolations()...)
+		return o
 	}
 	res := leasewl.CheckLease(ops)
 	o := outcome{sc: sc, ops: len(ops), problems: res.Problems, history: jsonl, overloaded: countOverloaded(ops)}
@@ -84,6 +86,7 @@ func runSchedule(sc scenario) outcome {
 	for _, text := range w.definite {
 		o.violations = append(o.violations, leasewl.Violation{Kind: "definite-after-propose", Text: text})
 	}
+	o.violations = append(o.violations, w.keptViolations()...)
 	o.violations = append(o.violations, w.membershipViolations()...)
 	o.memberChanges = w.mw.changes
 	for _, text := range checkAcceptorProtection(ops, w.accepts, w.ids) {
@@ -226,4 +229,14 @@ func TestScheduleReplays(t *testing.T) {
 			}
 		}
 	}
+}
+
+// keptViolations are the requests and attempts a node kept for reuse
+// while it still pointed to them (SpareReachable, after every step).
+func (w *world) keptViolations() []leasewl.Violation {
+	var out []leasewl.Violation
+	for _, text := range w.spares {
+		out = append(out, leasewl.Violation{Kind: "kept-while-in-use", Text: text})
+	}
+	return out
 }

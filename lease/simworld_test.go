@@ -147,6 +147,7 @@ type world struct {
 	unrecovered    bool            // a restarted acceptor served before it recovered
 	proposed       map[uint64]bool // client requests a propose went out for
 	definite       []string        // error 11 answers to requests that proposed
+	spares         []string        // requests or attempts kept for reuse while still in use (SpareReachable)
 	mw             memberWorld     // membership (simmember_test.go)
 	accepts        []acceptance    // first propose_ok of each instance (simaccept_test.go)
 	acceptSeen     map[acceptance]bool
@@ -395,6 +396,13 @@ func (w *world) absorb(i int, out *lease.Output) {
 		w.clients.reply(r)
 	}
 	n := w.nodes[i]
+	if n.core != nil {
+		for _, core := range n.core.cores {
+			if s := core.SpareReachable(); s != "" && len(w.spares) < 10 {
+				w.spares = append(w.spares, fmt.Sprintf("%s at %v: %s", w.ids[i], w.now, s))
+			}
+		}
+	}
 	if out.Wake != lease.Never {
 		at := max(n.realFor(out.Wake), w.now)
 		if n.wakeAt < 0 || at < n.wakeAt {

@@ -22,6 +22,17 @@ func DecodeRequest(typ string, body []byte) (Request, *Error) {
 	if !ok {
 		return Request{}, &Error{Code: CodeNotSupported, Text: fmt.Sprintf("%q is not a lease request type", typ)}
 	}
+	if op <= OpRelease {
+		if r, ok := decodeFlat(op, body); ok {
+			return r, nil
+		}
+	}
+	return decodeFields(typ, op, body)
+}
+
+// decodeFields is DecodeRequest through encoding/json: every body, the
+// refusals' texts included.
+func decodeFields(typ string, op Op, body []byte) (Request, *Error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 		return Request{}, malformed("%s: the body must be a JSON object", typ)

@@ -285,14 +285,52 @@ func (n *serveNode) rendered(op lease.Op, server string, rep lease.Reply) (int, 
 // remaining time and token), as the Maelstrom node answers it.
 const heldStatus = http.StatusConflict
 
-// appendReply renders {"type":typ, ...body's fields}.
+// appendReply renders {"type":typ, ...body's fields}: the replies of
+// grant, renew and check field by field (a busy member renders one per
+// request; encoding/json's reflection cost more than the rest of the
+// rendering), every other body through encoding/json. Both write the
+// same bytes (TestAppendReplyAsJSON).
 func appendReply(dst []byte, typ string, body any) ([]byte, error) {
+	switch b := body.(type) {
+	case lease.RenewOK:
+		dst = appendType(dst, typ)
+		dst = strconv.AppendInt(append(dst, `,"new_expires_in_ms":`...), b.NewExpiresInMs, 10)
+		dst = strconv.AppendInt(append(dst, `,"token":`...), b.Token, 10)
+		return append(dst, '}'), nil
+	case lease.GrantOK:
+		dst = appendType(dst, typ)
+		dst = jsonstr.Append(append(dst, `,"chunk_handle":`...), b.ChunkHandle)
+		dst = jsonstr.Append(append(dst, `,"primary":`...), b.Primary)
+		dst = strconv.AppendInt(append(dst, `,"expires_in_ms":`...), b.ExpiresInMs, 10)
+		dst = strconv.AppendInt(append(dst, `,"token":`...), b.Token, 10)
+		return append(dst, '}'), nil
+	case lease.CheckOK:
+		dst = append(appendType(dst, typ), `,"primary":`...)
+		if b.Primary == nil {
+			dst = append(dst, "null"...)
+		} else {
+			dst = jsonstr.Append(dst, *b.Primary)
+		}
+		dst = strconv.AppendInt(append(dst, `,"remaining_ms":`...), b.RemainingMs, 10)
+		dst = strconv.AppendBool(append(dst, `,"expired":`...), b.Expired)
+		return append(dst, '}'), nil
+	}
+	return appendReplyJSON(dst, typ, body)
+}
+
+// appendType opens a reply: {"type":typ (the fields follow, each with its
+// leading comma).
+func appendType(dst []byte, typ string) []byte {
+	return jsonstr.Append(append(dst, `{"type":`...), typ)
+}
+
+// appendReplyJSON renders a reply's body through encoding/json.
+func appendReplyJSON(dst []byte, typ string, body any) ([]byte, error) {
 	fields, err := json.Marshal(body)
 	if err != nil || len(fields) < 2 || fields[0] != '{' {
 		return nil, fmt.Errorf("reply body %T is not a JSON object (%v)", body, err)
 	}
-	dst = append(dst, `{"type":`...)
-	dst = jsonstr.Append(dst, typ)
+	dst = appendType(dst, typ)
 	if len(fields) > 2 {
 		dst = append(dst, ',')
 	}

@@ -99,9 +99,27 @@ func (m *member) loopOf(chunk string) *coreLoop {
 
 // call hands a client call to its chunk's loop; false when the loops
 // have stopped.
+//
+// A select of both cases locks both channels, and every call of every
+// loop shares loopDone: its lock's cache line moved between the cores
+// at every call. So the usual case looks at loopDone without a lock (a
+// receive that finds an open channel empty takes none) and puts the call
+// in the loop's buffer with a send that locks only that channel; only a
+// full buffer waits in the select of both.
 func (m *member) call(c *call) bool {
+	calls := m.loopOf(c.req.Chunk).calls
 	select {
-	case m.loopOf(c.req.Chunk).calls <- c:
+	case <-m.loopDone:
+		return false
+	default:
+	}
+	select {
+	case calls <- c:
+		return true
+	default:
+	}
+	select {
+	case calls <- c:
 		return true
 	case <-m.loopDone:
 		return false
