@@ -661,7 +661,7 @@
 //     "ask again", a commit, a sync answer); Output.Adopted carries it and
 //     the shell hands it to every other core (Node.Adopt: the serve
 //     shell's spread, on onEveryLoop; the simulation's evSpread, after 0
-//     to half a lease). Until a core has it, that core still votes under
+//     to three leases). Until a core has it, that core still votes under
 //     the older epoch for its chunks, as a member that adopted late does;
 //     each core refuses lower epochs and raises its floor on its own.
 //   - The waiting rule runs from the last core's adoption. A lease of
@@ -700,7 +700,9 @@
 // TestLeadPromisesNoChangeUntilEveryCoreAdopted pin these rules; the
 // simulation runs membership on members of 2-4 cores in a third of its
 // membership schedules (all with -loops N), with configurations reaching
-// the other cores after a delay.
+// the other cores after a delay of up to three leases, half of them with
+// every member on the same number of cores and half with an operator who
+// asks for the next change the moment the waiting rule allows it.
 //
 // # Guarantees
 //

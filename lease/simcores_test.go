@@ -18,8 +18,9 @@ import (
 // request goes to its chunk's core, a peer message to the core
 // lease.Route names or to every core, and each core wakes at its own
 // wake-up. -loops sets the number for every schedule instead. A
-// configuration one core adopts is handed to the others at once, as the
-// serve shell does (doc.go "Membership and cores").
+// configuration one core adopts is handed to the others, as the serve
+// shell does, after a delay the schedule draws (doc.go "Membership and
+// cores").
 
 var simLoops = flag.Int("loops", 0, "cores a member runs: 0 a third of the schedules draw members of several; 1 one core everywhere; "+
 	"N > 1 every member of every schedule runs 2..N, drawn at each start (the soak with several loops per member)")
@@ -47,13 +48,30 @@ func (s *scenario) withLoops() {
 	s.loops, s.minLoops = 2+rng.IntN(3), 1
 	s.chunks += rng.IntN(4)
 	s.drawSpread(rng)
+	s.drawAlike()
 }
 
 // drawSpread draws how long a configuration takes to reach a member's
 // other cores: at once, within a millisecond or ten (a loop finishing an
-// event), or within half a lease (a loop held up).
+// event), within half a lease (a loop held up), or within three leases (a
+// loop busy for seconds: a long batch, a process that the scheduler
+// starves).
 func (s *scenario) drawSpread(rng *rand.Rand) {
-	s.spreadMax = []time.Duration{0, time.Millisecond, 10 * time.Millisecond, time.Duration(s.leaseMs/2) * time.Millisecond}[rng.IntN(4)]
+	s.spreadMax = []time.Duration{0, time.Millisecond, 10 * time.Millisecond,
+		time.Duration(s.leaseMs/2) * time.Millisecond, time.Duration(3*s.leaseMs) * time.Millisecond}[rng.IntN(5)]
+}
+
+// drawAlike runs every member on the same number of cores (identical
+// machines, each serve shell on GOMAXPROCS loops) in half the schedules
+// with members of several, from a stream of its own. Then a chunk has the
+// same core index at every member, and while a configuration has reached
+// only the leads (a commit names no chunk), no proposer or acceptor of a
+// chunk served off the lead holds it: only the shell's spread or a
+// change's own prepare brings it there (doc.go "Membership and cores").
+func (s *scenario) drawAlike() {
+	if s.loops > 1 && rand.New(rand.NewPCG(s.seed, 0xa11e)).IntN(2) == 0 {
+		s.minLoops = s.loops
+	}
 }
 
 // drawCores is how many cores a member runs at one start.

@@ -38,6 +38,15 @@ type memberSettings struct {
 	// the last change is in force (a maintenance window).
 	script    []lease.Request
 	quietFrom time.Duration
+	// paced: the operator asks for the next change the moment the last
+	// answer says it may (next_change_in_ms of an ok, retry_in_ms of a
+	// waiting refusal), as docs/service.md tells operators to, and not
+	// before; the random nemesis then only stands in for answers that
+	// never came. A change asked the moment a member's lead ends its
+	// waiting rule is the one that finds the member's other cores still
+	// on the previous configuration, if the shell has not handed it to
+	// them yet (doc.go "Membership and cores").
+	paced bool
 }
 
 var simMembership = flag.Bool("membership", false,
@@ -65,6 +74,14 @@ func drawMembership(seed uint64, s *scenario) {
 	default:
 		s.membershipOn(rng)
 	}
+	s.drawPaced()
+}
+
+// drawPaced makes the operator paced (memberSettings.paced) in half the
+// schedules with a member nemesis, from a stream of its own, so that a
+// seed's other settings stay what they were.
+func (s *scenario) drawPaced() {
+	s.paced = s.member > 0 && s.script == nil && rand.New(rand.NewPCG(s.seed, 0x9aced)).IntN(2) == 0
 }
 
 // membershipOn adds the member nemesis to a scenario.
@@ -166,8 +183,8 @@ func (m memberSettings) memberText() string {
 	if !m.membership {
 		return ""
 	}
-	return fmt.Sprintf(" membership=%v concurrent=%.2f replace=%.2f force=%.2f late=%v join=%v",
-		m.member, m.concurrent, m.replaceP, m.forceP, m.late, m.join)
+	return fmt.Sprintf(" membership=%v concurrent=%.2f replace=%.2f force=%.2f late=%v join=%v paced=%v",
+		m.member, m.concurrent, m.replaceP, m.forceP, m.late, m.join, m.paced)
 }
 
 // memberWorld is what the world keeps for membership.
@@ -179,6 +196,9 @@ type memberWorld struct {
 	step    int                   // the script's next change
 	asked   bool                  // the script's next change is in flight
 	changes int                   // changes answered ok
+	// allowedAt: paced, no change is asked before it (the last answer's
+	// wait).
+	allowedAt time.Duration
 }
 
 // memberCall is one change request the nemesis made.
@@ -267,14 +287,19 @@ func (w *world) membershipViolations() []leasewl.Violation {
 // memberChange is the member nemesis: through a random live node, add a
 // node outside the newest configuration or remove a member; sometimes a
 // second node asks for another change at the same time.
-func (w *world) memberChange() {
-	w.push(event{at: w.expDelay(w.sc.member), kind: evMember})
+func (w *world) memberChange(e event) {
+	if e.call == 0 {
+		w.push(event{at: w.expDelay(w.sc.member), kind: evMember})
+	}
 	if w.now >= w.sc.duration {
 		return
 	}
 	if w.sc.script != nil {
 		w.scriptChange()
 		return
+	}
+	if w.sc.paced && (w.memberAsking() || w.now < w.mw.allowedAt) {
+		return // the operator waits for the answer, or for the time it named
 	}
 	w.issueMember()
 	if w.rng.Float64() < w.sc.concurrent {
@@ -384,6 +409,7 @@ func (w *world) memberReply(r lease.Reply) bool {
 	if r.Err == nil {
 		w.mw.changes++
 	}
+	w.paceNext(r)
 	inv := map[string]any{"op": call.req.Op.String(), "node": call.req.Member, "via": w.ids[call.via]}
 	if call.req.Replacement != "" {
 		inv["replacement"] = call.req.Replacement
@@ -400,6 +426,41 @@ func (w *world) memberReply(r lease.Reply) bool {
 	}
 	w.recordNemesis("member", inv, done)
 	return true
+}
+
+// memberAsking reports whether a change asked within the client timeout
+// is unanswered (one asked through a node that crashed is never answered;
+// its operator gives up on it).
+func (w *world) memberAsking() bool {
+	for _, c := range w.mw.calls {
+		if w.now-c.invokedAt < clientTimeout {
+			return true
+		}
+	}
+	return false
+}
+
+// paceNext: a paced operator asks for the next change when answer r
+// says it may, within a few milliseconds of it (e.call 1 marks the
+// follow-up, which schedules nothing further itself).
+func (w *world) paceNext(r lease.Reply) {
+	if !w.sc.paced {
+		return
+	}
+	var waitMs int64
+	switch {
+	case r.Err == nil:
+		if ok, isOK := r.Body.(lease.MemberOK); isOK {
+			waitMs = ok.NextChangeInMs
+		}
+	case r.Err.RetryInMs > 0:
+		waitMs = r.Err.RetryInMs
+	default:
+		return // the random nemesis asks again
+	}
+	jitter := time.Duration(w.rng.Int64N(int64(5 * time.Millisecond)))
+	w.mw.allowedAt = w.now + time.Duration(waitMs)*time.Millisecond
+	w.push(event{at: w.mw.allowedAt + jitter, kind: evMember, call: 1})
 }
 
 // mayCrash reports whether node i may crash now without a majority of

@@ -358,7 +358,7 @@ func (w *world) handle(e event) {
 	case evResume:
 		w.resume(e.node)
 	case evMember:
-		w.memberChange()
+		w.memberChange(e)
 	case evJoin:
 		w.joinLate(e.node)
 	case evSpread:
