@@ -13,9 +13,13 @@ type readRound struct {
 	samples  []sample
 	// sampleBuf holds the first samples (attempt.sampleBuf).
 	sampleBuf [inlineSamples]sample
-	// last is the record seen with the highest promise, live or expired:
-	// the "most recent holder" a check names when nobody holds the chunk.
-	last        *Record
+	// lastServer is the server of the record seen with the highest
+	// promise, live or expired (seenRecord: one was seen): the "most
+	// recent holder" a check names when nobody holds the chunk. A copy,
+	// not the answer's Record: the core keeps no pointer into a message
+	// past its handling (Msg.Lease).
+	lastServer  string
+	seenRecord  bool
 	lastPromise Ballot
 	// weak is a decided holder whose protection the answers so far do not
 	// prove (protectedMs 0): the check waits for more answers until the
@@ -43,8 +47,8 @@ func (n *Node) onReadResp(now time.Duration, m Msg, idx int) {
 		return
 	}
 	rd := r.rd
-	if rec := m.Lease; rec != nil && (rd.last == nil || rd.lastPromise.Less(m.Promised)) {
-		rd.last, rd.lastPromise = rec, m.Promised
+	if rec := m.Lease; rec != nil && (!rd.seenRecord || rd.lastPromise.Less(m.Promised)) {
+		rd.lastServer, rd.seenRecord, rd.lastPromise = rec.Server, true, m.Promised
 	}
 	rd.samples = append(rd.samples, sampleOf(m.Lease))
 	r.heard = max(r.heard, rd.heard.count())
@@ -95,8 +99,9 @@ func (n *Node) answerCheck(now time.Duration, r *request, holder string) {
 		return
 	}
 	body := CheckOK{Expired: true}
-	if rd.last != nil {
-		body.Primary = &rd.last.Server
+	if rd.seenRecord {
+		last := rd.lastServer // the round is kept for reuse, as above
+		body.Primary = &last
 	}
 	n.reply(r, "lease_check_ok", body)
 }
