@@ -137,6 +137,7 @@ func (m *member) call(c *call) bool {
 		l.mu.Unlock()
 		return ran
 	}
+	l.handedOver.Add(1)
 	calls := l.calls
 	select {
 	case <-m.loopDone:
@@ -278,6 +279,10 @@ type coreLoop struct {
 	// after an event that changed it, for readiness.
 	recoveringNow atomic.Bool
 	_             cacheLinePad
+	// handedOver counts the calls that found the loop held and went to
+	// its buffer (member.call).
+	handedOver atomic.Uint64
+	_          cacheLinePad
 }
 
 // cacheLinePad keeps what precedes it and what follows it off one cache

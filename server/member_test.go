@@ -236,6 +236,11 @@ func benchMember(b *testing.B, op lease.Op, clients int) {
 	}
 	wg.Wait()
 	wall, cpu := time.Since(start), processCPU()-cpu0
+	var handed uint64
+	for _, l := range m.loops {
+		handed += l.handedOver.Load()
+	}
+	b.ReportMetric(float64(handed)/float64(b.N), "handed-over/op")
 	b.ReportMetric(float64(b.N)/wall.Seconds(), "ops/s")
 	b.ReportMetric(float64(loops), "loops")
 	// What the process spent (every goroutine, the collector's too): with
