@@ -95,6 +95,8 @@ type Node struct {
 	// selfRecords hold the Records of the acceptor's answers in loop
 	// (attachRecord); finish empties it once loop is delivered.
 	selfRecords []Record
+	// primaryRefs are the names checks' answers point to (primaryRef).
+	primaryRefs map[string]*string
 	logs        []string // log lines not yet handed out (NewNode's go out with the first call)
 	out         Output
 	now         time.Duration // the time of the call in progress

@@ -92,16 +92,12 @@ func (n *Node) answerCheck(now time.Duration, r *request, holder string) {
 			margin = 0
 		}
 		left := floorMs(rd.sentAt + ms(rem) - now - margin)
-		// The answer gets a string of its own: the round is kept for
-		// reuse once the request is answered (dropAnswered).
-		primary := holder
-		n.reply(r, "lease_check_ok", CheckOK{Primary: &primary, RemainingMs: left})
+		n.reply(r, "lease_check_ok", CheckOK{Primary: n.primaryRef(holder), RemainingMs: left})
 		return
 	}
 	body := CheckOK{Expired: true}
 	if rd.seenRecord {
-		last := rd.lastServer // the round is kept for reuse, as above
-		body.Primary = &last
+		body.Primary = n.primaryRef(rd.lastServer)
 	}
 	n.reply(r, "lease_check_ok", body)
 }
@@ -128,3 +124,24 @@ func (n *Node) expireCheck(now time.Duration, r *request) {
 	delete(n.byReq, r.rd.id)
 	n.fail(r, n.noMajority(r, "could not read a consistent majority"))
 }
+
+// primaryRef is a pointer to server's name for a check's answer. The
+// answer may not point into the read round, which is kept for reuse once
+// the request is answered (dropAnswered); the names pointed to are never
+// written after, so answers share them instead of each allocating its
+// own (the node keeps up to maxPrimaryRefs, then starts afresh).
+func (n *Node) primaryRef(server string) *string {
+	if p, ok := n.primaryRefs[server]; ok {
+		return p
+	}
+	if n.primaryRefs == nil || len(n.primaryRefs) >= maxPrimaryRefs {
+		n.primaryRefs = make(map[string]*string)
+	}
+	p := new(string)
+	*p = server
+	n.primaryRefs[server] = p
+	return p
+}
+
+// maxPrimaryRefs bounds the names primaryRef keeps.
+const maxPrimaryRefs = 1024
