@@ -311,7 +311,7 @@ func (l *coreLoop) loop() {
 	// wait's bookkeeping at once, not at the first request or peer
 	// message, which an idle cluster may never send while /readyz waits
 	// for the recovery.
-	l.mu.Lock()
+	l.acquire()
 	l.drv.Schedule(l.clock.Now())
 	l.endBurst()
 	l.mu.Unlock()
@@ -355,12 +355,12 @@ func (l *coreLoop) turn() bool {
 	case q = <-l.queries:
 		kind = inQuery
 	case <-l.stop:
-		l.mu.Lock()
+		l.acquire()
 		l.stopped = true
 		l.mu.Unlock()
 		return false
 	}
-	l.mu.Lock()
+	l.acquire()
 	switch kind {
 	case inCall:
 		l.drv.Request(l.clock.Now(), c.req, c)
@@ -387,6 +387,21 @@ func (l *coreLoop) turn() bool {
 		runtime.Gosched()
 	}
 	return true
+}
+
+// acquire takes mu for the loop's goroutine. It does not wait in
+// mu.Lock: callers take mu with TryLock, one after another, so a Lock
+// that waits would soon put the mutex in its starvation mode, which
+// hands it to the waiter and refuses every TryLock until the waiter,
+// parked, is woken and runs; a wake-up costs tens of microseconds on a
+// virtual machine, and the member then served a call per wake-up (in
+// BenchmarkMemberCores at two cores, runs that kept less than one core
+// busy). So the loop's goroutine yields until mu is free; a holder lets
+// go within a call's work, and it drains the input waiting meanwhile.
+func (l *coreLoop) acquire() {
+	for !l.mu.TryLock() {
+		runtime.Gosched()
+	}
 }
 
 // runCall runs call c on the caller's goroutine (mu held), and the input
