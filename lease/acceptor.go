@@ -228,18 +228,33 @@ func (n *Node) promiseOf(a *acceptor) Ballot {
 	return a.promise()
 }
 
-// report renders the lease for a response; nil when there is nothing to
-// report (never accepted, or ended and onlyLive).
-func (n *Node) report(now time.Duration, a *acceptor, onlyLive bool) *Record {
+// report renders the lease for a response, and whether there is one to
+// report (none: never accepted, or ended and onlyLive).
+func (n *Node) report(now time.Duration, a *acceptor, onlyLive bool) (Record, bool) {
 	live := a.live(now)
 	if a.server() == 0 || (onlyLive && !live) {
-		return nil
+		return Record{}, false
 	}
-	rec := &Record{Server: n.serverName(a.server()), Expired: !live}
+	rec := Record{Server: n.serverName(a.server()), Expired: !live}
 	if live {
 		rec.Token, rec.RemainingMs = int64(a.lease.own.token), floorMs(a.lease.total().end-now)
 	}
-	return rec
+	return rec, true
+}
+
+// attachRecord sets resp's Lease to rec. An answer to this node's own
+// proposer is handled within the same call (send, finish), so its Record
+// takes a slot of selfRecords, which finish reuses once those answers
+// are handled, instead of an allocation each; an answer that leaves the
+// node gets a Record of its own.
+func (n *Node) attachRecord(resp *Msg, rec Record) {
+	if resp.To != n.cfg.ID || !n.handledHere(resp) {
+		resp.Lease = new(Record) // not &rec: rec would escape on both paths
+		*resp.Lease = rec
+		return
+	}
+	n.selfRecords = append(n.selfRecords, rec)
+	resp.Lease = &n.selfRecords[len(n.selfRecords)-1]
 }
 
 // serving reports whether this node's acceptor answers lease messages: it
@@ -284,17 +299,19 @@ func (n *Node) accept(now time.Duration, m Msg) {
 	n.ballots.observe(now, m.Ballot.Counter)
 	resp := Msg{Type: m.Type.Answer(), To: m.From, Chunk: m.Chunk, Ballot: m.Ballot, ReqID: m.ReqID, Nonce: m.Nonce, Epoch: n.conf.Epoch}
 	a, known := n.chunks.get(m.Chunk)
+	var rec Record
+	var has bool
 	switch m.Type {
 	case MsgRead:
-		resp.Lease = n.report(now, &a, false)
+		rec, has = n.report(now, &a, false)
 	case MsgPrepare:
 		resp.OK = n.onPrepare(now, m.Chunk, &a, m.Ballot, n.intern(m.Server))
-		resp.Lease = n.report(now, &a, true)
+		rec, has = n.report(now, &a, true)
 	case MsgPropose:
 		n.noteProposed(now, m.Chunk, m.Ballot)
 		resp.Server, resp.LeaseMs = m.Server, m.LeaseMs
 		resp.OK = n.propose(now, &a, m)
-		resp.Lease = n.report(now, &a, true)
+		rec, has = n.report(now, &a, true)
 	case MsgRelease:
 		resp.Server, resp.Token = m.Server, m.Token
 		resp.OK = known && n.onRelease(now, &a, n.intern(m.Server), m.Token)
@@ -305,6 +322,9 @@ func (n *Node) accept(now time.Duration, m Msg) {
 	n.promisedHigh = max(n.promisedHigh, resp.Promised.Counter)
 	if known || resp.OK && (m.Type == MsgPrepare || m.Type == MsgPropose) {
 		n.touch(now, m.Chunk, a)
+	}
+	if has {
+		n.attachRecord(&resp, rec)
 	}
 	n.send(resp)
 }

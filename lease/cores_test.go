@@ -415,3 +415,36 @@ func TestLeadPromisesNoChangeUntilEveryCoreAdopted(t *testing.T) {
 		t.Errorf("no promise once the wait from the shell's word is over: %+v", out.Msgs)
 	}
 }
+
+// TestSelfMessagesStayOnTheirCore: handledHere, which keeps a core's
+// message to its own node within the call without hashing the chunk
+// again, agrees with Route for every message a core may send itself:
+// those about the chunks it serves (a core refuses requests and ignores
+// peer messages of other chunks: TestACoreServesOnlyItsChunks) and those
+// that name no chunk.
+func TestSelfMessagesStayOnTheirCore(t *testing.T) {
+	types := []MsgType{MsgPrepare, MsgPrepareResp, MsgPropose, MsgProposeResp, MsgRead, MsgReadResp,
+		MsgRelease, MsgReleaseResp, MsgSync, MsgSyncResp, MsgCancel, MsgCancelResp, MsgBooting,
+		MsgChangePrepare, MsgChangePrepareResp, MsgChangePropose, MsgChangeProposeResp, MsgConfig, MsgConfigResp}
+	for _, cores := range []int{1, 2, 3, 8} {
+		for core := range cores {
+			n := &Node{}
+			n.cfg.Cores, n.cfg.Core = cores, core
+			chunks := []string{""}
+			for i := 0; len(chunks) < 6 && i < 1000; i++ {
+				if c := fmt.Sprintf("ch_%d", i); CoreOf(c, cores) == core {
+					chunks = append(chunks, c)
+				}
+			}
+			for _, typ := range types {
+				for _, chunk := range chunks {
+					m := &Msg{Type: typ, Chunk: chunk}
+					to, every := Route(m, cores)
+					if want := cores <= 1 || !every && to == core; n.handledHere(m) != want {
+						t.Errorf("%d cores, core %d, %s of %q: handled here %v, Route says core %d (every %v)", cores, core, typ, chunk, !want, to, every)
+					}
+				}
+			}
+		}
+	}
+}

@@ -487,7 +487,9 @@
 //     that began serving before it recovered says so itself.
 //
 // The serve shell runs -loops cores (default GOMAXPROCS), each on a loop
-// of its own. The Maelstrom node runs one: the protocol library reads
+// of its own, which one goroutine at a time drives: the loop's own (peer
+// messages, timers), or a client's that found the loop free and runs its
+// call itself (server/loop.go). The Maelstrom node runs one: the protocol library reads
 // stdin and writes stdout on one event loop, and a Maelstrom run's load
 // is a few hundred requests a second.
 //

@@ -111,6 +111,21 @@ func (n *Node) SpareReachable() string {
 			return s
 		}
 	}
+	return n.selfRecordLeft()
+}
+
+// selfRecordLeft reports a message of the call's output whose Lease
+// points into selfRecords (which the next call reuses), or "" when none
+// does: only answers handled within the call may (attachRecord).
+func (n *Node) selfRecordLeft() string {
+	buf := n.selfRecords[:cap(n.selfRecords)]
+	for _, m := range n.out.Msgs {
+		for i := range buf {
+			if m.Lease == &buf[i] {
+				return fmt.Sprintf("the %s to %s about %q points into the records the node reuses", m.Type, m.To, m.Chunk)
+			}
+		}
+	}
 	return ""
 }
 

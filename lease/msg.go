@@ -57,7 +57,11 @@ type Msg struct {
 	// asker's request id and its incarnation's Config.Nonce, echoed.
 	ReqID uint64
 	Nonce uint64
-	// OK, Promised and Lease: the acceptor's answer.
+	// OK, Promised and Lease: the acceptor's answer. A Node reads Lease
+	// while it handles the message and keeps no pointer to it after: a
+	// shell may reuse the Record once Receive returns, and the answers a
+	// node's acceptor gives its own proposer point into a buffer the node
+	// reuses after the call (Node.selfRecords).
 	OK       bool
 	Promised Ballot
 	Lease    *Record

@@ -91,10 +91,15 @@ type Node struct {
 	master       masterState
 	sticky       stickiness
 
-	loop []Msg    // messages to this node's own acceptor, not yet delivered
-	logs []string // log lines not yet handed out (NewNode's go out with the first call)
-	out  Output
-	now  time.Duration // the time of the call in progress
+	loop []Msg // messages to this node's own acceptor, not yet delivered
+	// selfRecords hold the Records of the acceptor's answers in loop
+	// (attachRecord); finish empties it once loop is delivered.
+	selfRecords []Record
+	// primaryRefs are the names checks' answers point to (primaryRef).
+	primaryRefs map[string]*string
+	logs        []string // log lines not yet handed out (NewNode's go out with the first call)
+	out         Output
+	now         time.Duration // the time of the call in progress
 }
 
 // NewNode builds a node's core at time now. The acceptor does nothing but
@@ -187,6 +192,7 @@ func (n *Node) finish(now time.Duration) *Output {
 		}
 		n.loop = n.loop[:0]
 	}
+	n.reuseSelfRecords()
 	n.bootTimer(now)
 	n.settleRecovery(now)
 	n.chunks.names.endCall()
@@ -213,13 +219,23 @@ func (n *Node) send(m Msg) {
 	if m.Type.leaseRequest() {
 		m.Epoch = n.conf.Epoch
 	}
-	if m.To == n.cfg.ID {
-		if core, every := Route(&m, n.cfg.Cores); n.cfg.Cores <= 1 || !every && core == n.cfg.Core {
-			n.loop = append(n.loop, m)
-			return
-		}
+	if m.To == n.cfg.ID && n.handledHere(&m) {
+		n.loop = append(n.loop, m)
+		return
 	}
 	n.out.Msgs = append(n.out.Msgs, m)
+}
+
+// handledHere reports whether a message to this node itself is for this
+// core (Route), which then handles it within the same call. A message a
+// core sends about a chunk is about one it serves (its requests and its
+// acceptor's messages reach it by CoreOf), so Route would pick this core
+// again: only the node-level messages, which go to every core, and the
+// chunkless ones of a core other than the lead leave it, and the chunk's
+// hash is not computed again for each message
+// (TestSelfMessagesStayOnTheirCore).
+func (n *Node) handledHere(m *Msg) bool {
+	return n.cfg.Cores <= 1 || !m.Type.nodeLevel() && (m.Chunk != "" || n.cfg.Core == 0)
 }
 
 // broadcast sends m to every acceptor.

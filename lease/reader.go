@@ -13,9 +13,13 @@ type readRound struct {
 	samples  []sample
 	// sampleBuf holds the first samples (attempt.sampleBuf).
 	sampleBuf [inlineSamples]sample
-	// last is the record seen with the highest promise, live or expired:
-	// the "most recent holder" a check names when nobody holds the chunk.
-	last        *Record
+	// lastServer is the server of the record seen with the highest
+	// promise, live or expired (seenRecord: one was seen): the "most
+	// recent holder" a check names when nobody holds the chunk. A copy,
+	// not the answer's Record: the core keeps no pointer into a message
+	// past its handling (Msg.Lease).
+	lastServer  string
+	seenRecord  bool
 	lastPromise Ballot
 	// weak is a decided holder whose protection the answers so far do not
 	// prove (protectedMs 0): the check waits for more answers until the
@@ -43,8 +47,8 @@ func (n *Node) onReadResp(now time.Duration, m Msg, idx int) {
 		return
 	}
 	rd := r.rd
-	if rec := m.Lease; rec != nil && (rd.last == nil || rd.lastPromise.Less(m.Promised)) {
-		rd.last, rd.lastPromise = rec, m.Promised
+	if rec := m.Lease; rec != nil && (!rd.seenRecord || rd.lastPromise.Less(m.Promised)) {
+		rd.lastServer, rd.seenRecord, rd.lastPromise = rec.Server, true, m.Promised
 	}
 	rd.samples = append(rd.samples, sampleOf(m.Lease))
 	r.heard = max(r.heard, rd.heard.count())
@@ -88,15 +92,12 @@ func (n *Node) answerCheck(now time.Duration, r *request, holder string) {
 			margin = 0
 		}
 		left := floorMs(rd.sentAt + ms(rem) - now - margin)
-		// The answer gets a string of its own: the round is kept for
-		// reuse once the request is answered (dropAnswered).
-		primary := holder
-		n.reply(r, "lease_check_ok", CheckOK{Primary: &primary, RemainingMs: left})
+		n.reply(r, "lease_check_ok", CheckOK{Primary: n.primaryRef(holder), RemainingMs: left})
 		return
 	}
 	body := CheckOK{Expired: true}
-	if rd.last != nil {
-		body.Primary = &rd.last.Server
+	if rd.seenRecord {
+		body.Primary = n.primaryRef(rd.lastServer)
 	}
 	n.reply(r, "lease_check_ok", body)
 }
@@ -123,3 +124,24 @@ func (n *Node) expireCheck(now time.Duration, r *request) {
 	delete(n.byReq, r.rd.id)
 	n.fail(r, n.noMajority(r, "could not read a consistent majority"))
 }
+
+// primaryRef is a pointer to server's name for a check's answer. The
+// answer may not point into the read round, which is kept for reuse once
+// the request is answered (dropAnswered); the names pointed to are never
+// written after, so answers share them instead of each allocating its
+// own (the node keeps up to maxPrimaryRefs, then starts afresh).
+func (n *Node) primaryRef(server string) *string {
+	if p, ok := n.primaryRefs[server]; ok {
+		return p
+	}
+	if n.primaryRefs == nil || len(n.primaryRefs) >= maxPrimaryRefs {
+		n.primaryRefs = make(map[string]*string)
+	}
+	p := new(string)
+	*p = server
+	n.primaryRefs[server] = p
+	return p
+}
+
+// maxPrimaryRefs bounds the names primaryRef keeps.
+const maxPrimaryRefs = 1024

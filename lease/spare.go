@@ -99,3 +99,18 @@ func takeSpare[T any](spares *[]*T) *T {
 	*spares = (*spares)[:k-1]
 	return x
 }
+
+// reuseSelfRecords empties selfRecords for the next call, once finish
+// delivered every answer that points into it (and the core kept no
+// pointer: Msg.Lease). A burst that needed more than maxSelfRecords
+// gives its buffer back.
+func (n *Node) reuseSelfRecords() {
+	clear(n.selfRecords) // the server names they hold
+	n.selfRecords = n.selfRecords[:0]
+	if cap(n.selfRecords) > maxSelfRecords {
+		n.selfRecords = nil
+	}
+}
+
+// maxSelfRecords bounds the room selfRecords keeps between calls.
+const maxSelfRecords = 1024

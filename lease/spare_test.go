@@ -11,7 +11,8 @@ import (
 // grant, renew, check and release takes with two silent acceptors (their
 // quorum timeouts) and with answers; and the check that the simulation
 // runs after every step (SpareReachable) finds one that is planted while
-// still in use (its negative control).
+// still in use (its negative control), and an outgoing answer planted
+// with a record of the buffer the node reuses (attachRecord).
 func TestKeptRequestsAndAttemptsAreUnreferenced(t *testing.T) {
 	n, err := NewNode(Config{ID: "n1", Acceptors: []string{"n1", "n2", "n3"}, Incarnation: 1, Nonce: 1, MaxLeaseMs: 60000,
 		QuorumTimeoutMs: 100, BootWaitMs: 1, Rand: rand.New(rand.NewPCG(1, 1))}, 0)
@@ -95,5 +96,23 @@ func TestKeptRequestsAndAttemptsAreUnreferenced(t *testing.T) {
 	}
 	if len(n.spareReads) == 0 || n.SpareReachable() == "" {
 		t.Error("SpareReachable did not find the read round of a pending check among the kept ones")
+	}
+	n.spareReads = n.spareReads[:0]
+
+	// An answer that leaves the node with a Record of the reused buffer
+	// (the answers to its own proposer take one, attachRecord): found.
+	if cap(n.selfRecords) == 0 {
+		t.Fatal("the node's own acceptor answered without a reused record")
+	}
+	out := ask(OpCheck, "", 0)
+	if len(out.Msgs) == 0 {
+		t.Fatal("a check sent nothing")
+	}
+	if s := n.SpareReachable(); s != "" {
+		t.Fatalf("before the plant: %s", s)
+	}
+	out.Msgs[0].Lease = &n.selfRecords[:1][0]
+	if n.SpareReachable() == "" {
+		t.Error("SpareReachable did not find a message leaving the node with a record the node reuses")
 	}
 }

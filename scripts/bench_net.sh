@@ -32,8 +32,8 @@
 # cores     one member's cores without sockets (server's
 #           BenchmarkMemberCores: fake peers, 64 clients renewing or
 #           checking their own chunks) at GOMAXPROCS 1 and 2, alternating,
-#           -rounds (5) of -benchtime (2s) each; the median ops/s of each
-#           and their ratio, goal >= 1.7x. About 1 minute.
+#           -rounds (7) of -benchtime (3s) each; the median ops/s of each
+#           and their ratio, goal >= 1.7x. About 2 minutes.
 # memory    heap and VmRSS of each member at 1 000 000 chunks: live, idle,
 #           reclaimed; bytes per chunk. About 8 minutes; only when named.
 #
@@ -164,7 +164,7 @@ wait_quiet() {
 # GOMAXPROCS 1 and 2, alternating (the order flips each round, so that
 # a drift of the machine falls on both alike); medians and their ratio.
 cores_part() {
-  local rounds=5 benchtime=2s
+  local rounds=7 benchtime=3s
   while [ $# -gt 0 ]; do
     case "$1" in
       -rounds) rounds=$2; shift 2 ;;

@@ -8,7 +8,8 @@
 // checked at start), conns.go (the client connection budget), http.go
 // (the API: one endpoint per message type, status codes, readiness),
 // batch.go (several calls in one request), loop.go (the cores' event
-// loops, -loops of them, and the calls waiting on them), metrics.go,
+// loops, -loops of them, and the calls waiting on them: a call runs on
+// its handler's goroutine when its loop is free), metrics.go,
 // serve.go (start, signals, drain), certs.go (`lease-node certs`).
 //
 // The module root's main.go dispatches `serve` and `certs` here; the

@@ -24,14 +24,24 @@ type call struct {
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan lease.Reply, 1)} }}
 
 // loopTimer is a loop's one timer (the Driver keeps at most one): f
-// runs on the loop once the clock reaches at.
+// runs on the loop once the clock reaches at. Its fields are the loop's
+// own (mu held); the time.Timer is reset by whoever holds mu (armTimer).
+//
+// The time.Timer runs no later than at, but may run earlier: a wake-up
+// that moved later leaves it as it is, and fire sets it again when it
+// finds the time not come. Resetting a runtime timer locks the timer
+// heap of the core it sits on, and the core's wake-up moves at almost
+// every call (the earliest round timeout of the requests in flight);
+// it moves earlier seldom.
 type loopTimer struct {
-	t      *time.Timer
-	at     time.Duration
-	f      func()
-	set    bool
-	rearm  bool   // at changed, or the clock's rate did: Reset before waiting
-	cancel func() // made once: clears set
+	t       *time.Timer
+	at      time.Duration
+	f       func()
+	set     bool
+	armed   bool          // t runs, at armedAt on the node's clock
+	armedAt time.Duration // when armed
+	rearm   bool          // the clock's rate changed, or t ran early: set t afresh
+	cancel  func()        // made once: clears set
 }
 
 // peerEdge is where a member's loops send peer messages: the TLS
@@ -46,6 +56,7 @@ type peerEdge interface {
 
 // member is a member's cores, each on a loop of its own (lease/doc.go
 // "Cores sharing one member"): a client call goes to its chunk's loop
+// (run on the caller's own goroutine when that loop is free, coreLoop)
 // (lease.CoreOf; the master_* calls, which name no chunk, to loop 0,
 // whose core serves the master lease), a peer message to the loop the
 // transport's Route picks (its chunk's, or every loop for the
@@ -67,6 +78,10 @@ func newMember(cores []*lease.Node, clk *clock.Clock, peers peerEdge, inbox func
 		l := &coreLoop{index: i, clock: clk, peers: peers, log: logger, inbox: inbox(i), stop: m.stopLoop,
 			calls: make(chan *call, 1024), batches: make(chan []*call, 64), queries: make(chan func())}
 		l.drv = shell.New[*call](core, l)
+		// Made before any goroutine runs the core: a caller may run one
+		// before the loop's goroutine starts (member.call).
+		l.timer.t = time.NewTimer(time.Hour)
+		l.timer.t.Stop()
 		l.recoveringNow.Store(core.AwaitingRecovery())
 		m.loops = append(m.loops, l)
 	}
@@ -100,14 +115,30 @@ func (m *member) loopOf(chunk string) *coreLoop {
 // call hands a client call to its chunk's loop; false when the loops
 // have stopped.
 //
+// When no one holds the loop (its goroutine is waiting for input, or
+// busy elsewhere), the caller runs the call on its own goroutine
+// (coreLoop.runCall): no hand-over to the loop's goroutine and back,
+// which on several cores moved the call, the core's state and two
+// wake-ups between cores at every call, and kept a member's cores from
+// adding up (docs/performance.md "A call runs where it arrives").
+// Otherwise the call goes to the loop's buffer, which the holder drains
+// before it lets go (drainReady), or else the loop's goroutine takes.
+//
 // A select of both cases locks both channels, and every call of every
 // loop shares loopDone: its lock's cache line moved between the cores
-// at every call. So the usual case looks at loopDone without a lock (a
-// receive that finds an open channel empty takes none) and puts the call
-// in the loop's buffer with a send that locks only that channel; only a
-// full buffer waits in the select of both.
+// at every call. So the buffered case looks at loopDone without a lock
+// (a receive that finds an open channel empty takes none) and puts the
+// call in the loop's buffer with a send that locks only that channel;
+// only a full buffer waits in the select of both.
 func (m *member) call(c *call) bool {
-	calls := m.loopOf(c.req.Chunk).calls
+	l := m.loopOf(c.req.Chunk)
+	if l.mu.TryLock() {
+		ran := l.runCall(c)
+		l.mu.Unlock()
+		return ran
+	}
+	l.handedOver.Add(1)
+	calls := l.calls
 	select {
 	case <-m.loopDone:
 		return false
@@ -205,6 +236,13 @@ func (m *member) recovering() bool {
 // coreLoop is one loop of a member: one lease core, its Driver, its one
 // timer and its inputs (client calls, batches, peer messages, queries).
 //
+// mu is held by whoever runs the core: the loop's goroutine while it
+// handles an input (turn), or a caller that found the loop free and runs
+// its own call (member.call). Everything under "the loop's own" is
+// touched only with mu held. The loop's goroutine stays the one that
+// waits: for peer messages, the timer, queries, batches, the calls a
+// holder left in the buffer, and the stop.
+//
 // Its fields fall in three parts, each on cache lines of its own: what
 // other goroutines read (the channels) and never write; what only the
 // loop touches, written at every event; and recoveringNow, written by
@@ -219,14 +257,17 @@ type coreLoop struct {
 	batches chan []*call // a batch request's calls for this loop, at once
 	queries chan func()  // read-only questions the loop answers (metrics, onEveryLoop)
 	_       cacheLinePad
-	// The loop's own.
-	clock *clock.Clock
-	peers peerEdge
-	log   *log.Logger
-	drv   *shell.Driver[*call]
-	inbox <-chan lease.Msg
-	stop  <-chan struct{}
-	timer loopTimer
+	mu      sync.Mutex
+	// The loop's own (mu held). stopped: the loop's goroutine returned,
+	// and no caller may run the core any more.
+	stopped bool
+	clock   *clock.Clock
+	peers   peerEdge
+	log     *log.Logger
+	drv     *shell.Driver[*call]
+	inbox   <-chan lease.Msg
+	stop    <-chan struct{}
+	timer   loopTimer
 	// replies are the burst's replies, not yet handed out (deliver).
 	replies []pendingReply
 	sending lease.Msg // Send's scratch
@@ -238,6 +279,10 @@ type coreLoop struct {
 	// after an event that changed it, for readiness.
 	recoveringNow atomic.Bool
 	_             cacheLinePad
+	// handedOver counts the calls that found the loop held and went to
+	// its buffer (member.call).
+	handedOver atomic.Uint64
+	_          cacheLinePad
 }
 
 // cacheLinePad keeps what precedes it and what follows it off one cache
@@ -253,50 +298,133 @@ func (l *coreLoop) publishRecovering() {
 	}
 }
 
-// loop owns the core: every event reads the clock once and goes through
-// the Driver, which carries the output to the peers' queues, the waiting
-// handlers and the timer. The peers' writers are woken, and the burst's
-// replies handed out, only when no other input is ready, so that the
-// frames of a burst leave together and its handlers wake together.
+// loop waits for the core's input: every event reads the clock once and
+// goes through the Driver, which carries the output to the peers' queues,
+// the waiting handlers and the timer. The peers' writers are woken, and
+// the burst's replies handed out, only when no other input is ready, so
+// that the frames of a burst leave together and its handlers wake
+// together.
 func (l *coreLoop) loop() {
-	l.timer.t = time.NewTimer(time.Hour)
-	l.timer.t.Stop()
 	defer l.timer.t.Stop()
 	// The core's first wake-up, as the Maelstrom shell schedules it at
 	// init: a restarted member starts its recovery (sync) and its boot
 	// wait's bookkeeping at once, not at the first request or peer
 	// message, which an idle cluster may never send while /readyz waits
 	// for the recovery.
+	l.acquire()
 	l.drv.Schedule(l.clock.Now())
-	l.publishRecovering()
+	l.endBurst()
+	l.mu.Unlock()
 	for l.turn() {
-		l.peers.Flush()
-		l.publishRecovering()
-		l.deliver()
 	}
 }
 
-// turn waits for one event, handles it and the input already waiting
-// after it; false once the loop is told to stop.
+// The kinds of input turn waits for.
+const (
+	inCall = iota
+	inBatch
+	inPeer
+	inTimer
+	inRate
+	inQuery
+)
+
+// turn waits for one input, and then, holding mu, handles it and the
+// input already waiting after it; false once the loop is told to stop.
+// A burst that answered calls yields once after it lets go (deliver).
 func (l *coreLoop) turn() bool {
+	var (
+		kind int
+		c    *call
+		cs   []*call
+		m    lease.Msg
+		q    func()
+	)
 	select {
-	case c := <-l.calls:
-		l.drv.Request(l.clock.Now(), c.req, c)
-	case cs := <-l.batches:
-		l.requestAll(cs)
-	case m := <-l.inbox:
-		l.drv.Receive(l.clock.Now(), m)
-	case <-l.wakeC():
-		l.fireAfterInput()
+	case c = <-l.calls:
+		kind = inCall
+	case cs = <-l.batches:
+		kind = inBatch
+	case m = <-l.inbox:
+		kind = inPeer
+	case <-l.timer.t.C:
+		kind = inTimer
+		// (armed is cleared under mu, below: fire)
 	case <-l.clock.Changed():
-		l.timer.rearm = true // the rate changed: the real delay did too
-	case q := <-l.queries:
-		q()
+		kind = inRate
+	case q = <-l.queries:
+		kind = inQuery
 	case <-l.stop:
+		l.acquire()
+		l.stopped = true
+		l.mu.Unlock()
 		return false
 	}
+	l.acquire()
+	switch kind {
+	case inCall:
+		l.drv.Request(l.clock.Now(), c.req, c)
+	case inBatch:
+		l.requestAll(cs)
+	case inPeer:
+		l.drv.Receive(l.clock.Now(), m)
+	case inTimer:
+		l.fireAfterInput()
+	case inRate:
+		l.timer.rearm = true // the rate changed: the real delay did too
+	case inQuery:
+		q()
+	}
 	l.drainReady()
+	answered := l.endBurst()
+	l.mu.Unlock()
+	if answered {
+		// The handlers just woken run while the loop yields, and their
+		// next calls are likely waiting (or run by themselves) when it
+		// looks again, so it need not park and be woken for each (on
+		// several cores, every park and wake-up is a trip through the
+		// scheduler and often a futex).
+		runtime.Gosched()
+	}
 	return true
+}
+
+// acquire takes mu for the loop's goroutine. It does not wait in
+// mu.Lock: callers take mu with TryLock, one after another, so a Lock
+// that waits would soon put the mutex in its starvation mode, which
+// hands it to the waiter and refuses every TryLock until the waiter,
+// parked, is woken and runs; a wake-up costs tens of microseconds on a
+// virtual machine, and the member then served a call per wake-up (in
+// BenchmarkMemberCores at two cores, runs that kept less than one core
+// busy). So the loop's goroutine yields until mu is free; a holder lets
+// go within a call's work, and it drains the input waiting meanwhile.
+func (l *coreLoop) acquire() {
+	for !l.mu.TryLock() {
+		runtime.Gosched()
+	}
+}
+
+// runCall runs call c on the caller's goroutine (mu held), and the input
+// already waiting after it, as turn would; false when the loop stopped.
+func (l *coreLoop) runCall(c *call) bool {
+	if l.stopped {
+		return false
+	}
+	l.drv.Request(l.clock.Now(), c.req, c)
+	l.drainReady()
+	l.endBurst()
+	return true
+}
+
+// endBurst (mu held) ends a burst of input: the peers' writers are woken
+// for its frames, readiness learns whether the core still recovers, the
+// timer is set to the core's next wake-up, and the burst's replies are
+// handed out, after its peer messages left. It reports whether any were.
+func (l *coreLoop) endBurst() bool {
+	l.peers.Flush()
+	l.publishRecovering()
+	l.armTimer()
+	return l.deliver()
 }
 
 // fireAfterInput runs a due timer after the input already waiting. A
@@ -308,15 +436,12 @@ func (l *coreLoop) fireAfterInput() {
 	l.fire()
 }
 
-// deliver hands out the replies of the burst just handled, together and
-// after its peer messages left: the handlers they wake then run while
-// the loop yields once (runtime.Gosched), and their next calls are
-// likely waiting when the loop looks again, so the loop need not park
-// and be woken for each (on several cores, every park and wake-up is a
-// trip through the scheduler and often a futex).
-func (l *coreLoop) deliver() {
+// deliver hands out the replies of the burst just handled, together; it
+// reports whether there were any. A reply's channel has room for it, so
+// this never waits for a handler.
+func (l *coreLoop) deliver() bool {
 	if len(l.replies) == 0 {
-		return
+		return false
 	}
 	for i := range l.replies {
 		r := &l.replies[i]
@@ -327,7 +452,7 @@ func (l *coreLoop) deliver() {
 	if cap(l.replies) > maxKeptReplies {
 		l.replies = nil // a huge batch's burst: give the memory back
 	}
-	runtime.Gosched()
+	return true
 }
 
 // maxKeptReplies is the most replies' room a loop keeps between bursts.
@@ -381,24 +506,30 @@ func (l *coreLoop) requestAll(cs []*call) {
 	}
 }
 
-// wakeC arms the timer for the next wake-up when it changed and returns
-// its channel (nil, never ready, when none is set).
-func (l *coreLoop) wakeC() <-chan time.Time {
+// armTimer (mu held) sets the timer when the core's next wake-up comes
+// before the time it runs at (or it runs not at all), or it must be set
+// afresh. The loop's goroutine waits on the timer's channel all along,
+// so a caller that moved the wake-up earlier resets the timer it waits
+// on. A cancelled wake-up leaves the timer running: fire drops it.
+func (l *coreLoop) armTimer() {
 	t := &l.timer
-	if !t.set {
-		return nil
+	if !t.set || !t.rearm && t.armed && t.armedAt <= t.at {
+		return
 	}
-	if t.rearm {
-		t.t.Reset(l.clock.RealDelay(t.at - l.clock.Now()))
-		t.rearm = false
-	}
-	return t.t.C
+	t.rearm, t.armed, t.armedAt = false, true, t.at
+	t.t.Reset(l.clock.RealDelay(t.at - l.clock.Now()))
 }
 
-// fire runs the timer's callback if its time has come on the node's
-// clock (a timer armed before a rate change may fire early).
+// fire (mu held; the timer just ran) runs the callback if one is set and
+// its time has come on the node's clock; when it has not (the wake-up
+// moved later, or the clock's rate changed since the timer was set),
+// the timer is set again.
 func (l *coreLoop) fire() {
 	t := &l.timer
+	t.armed = false
+	if !t.set {
+		return
+	}
 	if l.clock.Now() < t.at {
 		t.rearm = true
 		return
@@ -412,7 +543,7 @@ func (l *coreLoop) Now() time.Duration { return l.clock.Now() }
 
 func (l *coreLoop) After(d time.Duration, f func()) func() {
 	t := &l.timer
-	t.at, t.f, t.set, t.rearm = l.clock.Now()+d, f, true, true
+	t.at, t.f, t.set = l.clock.Now()+d, f, true
 	if t.cancel == nil {
 		t.cancel = func() { t.set = false }
 	}
