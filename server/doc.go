@@ -9,7 +9,8 @@
 // (the API: one endpoint per message type, status codes, readiness),
 // batch.go (several calls in one request), loop.go (the cores' event
 // loops, -loops of them, and the calls waiting on them: a call runs on
-// its handler's goroutine when its loop is free), metrics.go,
+// its handler's goroutine when its loop is free, and input that finds
+// its loop held is posted for the holder; nobody waits for a loop), metrics.go,
 // serve.go (start, signals, drain), certs.go (`lease-node certs`).
 //
 // The module root's main.go dispatches `serve` and `certs` here; the

@@ -25,7 +25,7 @@ var callPool = sync.Pool{New: func() any { return &call{done: make(chan lease.Re
 
 // loopTimer is a loop's one timer (the Driver keeps at most one): f
 // runs on the loop once the clock reaches at. Its fields are the loop's
-// own (mu held); the time.Timer is reset by whoever holds mu (armTimer).
+// own (held); the time.Timer is reset by whoever holds the loop (armTimer).
 //
 // The time.Timer runs no later than at, but may run earlier: a wake-up
 // that moved later leaves it as it is, and fire sets it again when it
@@ -76,7 +76,7 @@ func newMember(cores []*lease.Node, clk *clock.Clock, peers peerEdge, inbox func
 	m := &member{stopLoop: make(chan struct{}), loopDone: make(chan struct{})}
 	for i, core := range cores {
 		l := &coreLoop{index: i, clock: clk, peers: peers, log: logger, inbox: inbox(i), stop: m.stopLoop,
-			calls: make(chan *call, 1024), batches: make(chan []*call, 64), queries: make(chan func())}
+			nudge: make(chan struct{}, 1), batches: make(chan []*call, 64), queries: make(chan func())}
 		l.drv = shell.New[*call](core, l)
 		// Made before any goroutine runs the core: a caller may run one
 		// before the loop's goroutine starts (member.call).
@@ -121,40 +121,26 @@ func (m *member) loopOf(chunk string) *coreLoop {
 // which on several cores moved the call, the core's state and two
 // wake-ups between cores at every call, and kept a member's cores from
 // adding up (docs/performance.md "A call runs where it arrives").
-// Otherwise the call goes to the loop's buffer, which the holder drains
-// before it lets go (drainReady), or else the loop's goroutine takes.
+// Otherwise the call is posted for the holder, which runs it before it
+// lets go (coreLoop.post). Either way the caller waits for no one.
 //
-// A select of both cases locks both channels, and every call of every
-// loop shares loopDone: its lock's cache line moved between the cores
-// at every call. So the buffered case looks at loopDone without a lock
-// (a receive that finds an open channel empty takes none) and puts the
-// call in the loop's buffer with a send that locks only that channel;
-// only a full buffer waits in the select of both.
+// loopDone is looked at without a lock (a receive that finds an open
+// channel empty takes none): every call of every loop reads it.
 func (m *member) call(c *call) bool {
 	l := m.loopOf(c.req.Chunk)
-	if l.mu.TryLock() {
+	if l.tryHold() {
 		ran := l.runCall(c)
-		l.mu.Unlock()
+		l.release()
 		return ran
 	}
+	select {
+	case <-m.loopDone:
+		return false
+	default:
+	}
 	l.handedOver.Add(1)
-	calls := l.calls
-	select {
-	case <-m.loopDone:
-		return false
-	default:
-	}
-	select {
-	case calls <- c:
-		return true
-	default:
-	}
-	select {
-	case calls <- c:
-		return true
-	case <-m.loopDone:
-		return false
-	}
+	l.post(input{kind: inCall, c: c})
+	return true
 }
 
 // submit hands the calls of a batch to their loops, each loop's share as
@@ -189,8 +175,8 @@ func (m *member) send(l *coreLoop, cs []*call) bool {
 	}
 }
 
-// onEveryLoop runs f on every loop, on that loop's goroutine between two
-// events (so f may read its core), and returns once each ran: false if a
+// onEveryLoop runs f on every loop, by whoever holds that loop between
+// two events (so f may read its core), and returns once each ran: false if a
 // loop did not get to it within limit or had stopped. It is the one way
 // a node-level question or event reaches every core of the member from
 // outside the loops: the metrics read each core's figures through it,
@@ -236,12 +222,24 @@ func (m *member) recovering() bool {
 // coreLoop is one loop of a member: one lease core, its Driver, its one
 // timer and its inputs (client calls, batches, peer messages, queries).
 //
-// mu is held by whoever runs the core: the loop's goroutine while it
-// handles an input (turn), or a caller that found the loop free and runs
-// its own call (member.call). Everything under "the loop's own" is
-// touched only with mu held. The loop's goroutine stays the one that
-// waits: for peer messages, the timer, queries, batches, the calls a
-// holder left in the buffer, and the stop.
+// The loop is held (held) by whoever runs the core: the loop's
+// goroutine while it handles an input (turn), or a caller that found the
+// loop free and runs its own call (member.call). Everything under "the
+// loop's own" is touched only by the holder. The loop's goroutine stays
+// the one that waits: for peer messages, the timer, queries, batches, a
+// nudge, and the stop.
+//
+// Nobody waits for the loop to be free (but the loop's goroutine, at
+// the stop and while maxPosted inputs wait). An input that finds it held is
+// posted (post) and run by the holder before it lets go (drainReady), or
+// else, when it arrived just as the holder let go, by the loop's
+// goroutine, which the holder then nudges (release). A goroutine that
+// waited would take a core from the work while the holder runs, and a
+// holder the scheduler preempted may not run again for a time slice or
+// more; the loop's goroutine, which once yielded until the loop was
+// free, kept a core busy at about one yield per call in
+// BenchmarkMemberCores at two cores (docs/performance.md "Nobody waits
+// for the loop").
 //
 // Its fields fall in three parts, each on cache lines of its own: what
 // other goroutines read (the channels) and never write; what only the
@@ -253,21 +251,40 @@ type coreLoop struct {
 	_ cacheLinePad
 	// Read by the clients' goroutines, written once by newMember.
 	index   int
-	calls   chan *call   // client requests for this loop's chunks
-	batches chan []*call // a batch request's calls for this loop, at once
-	queries chan func()  // read-only questions the loop answers (metrics, onEveryLoop)
+	batches chan []*call  // a batch request's calls for this loop, at once
+	queries chan func()   // read-only questions the loop answers (metrics, onEveryLoop)
+	nudge   chan struct{} // input was posted as the holder let go (release)
 	_       cacheLinePad
-	mu      sync.Mutex
-	// The loop's own (mu held). stopped: the loop's goroutine returned,
+	// held: someone runs the core (tryHold, release); stopping: the loop
+	// is stopping, and callers no longer take it. pending: input was
+	// posted and not yet taken. Written at every call, read by every
+	// caller of this loop.
+	held     atomic.Bool
+	stopping atomic.Bool
+	pending  atomic.Bool
+	_        cacheLinePad
+	// backlog is how many posted inputs the holder has not taken yet.
+	backlog atomic.Int32
+	_       cacheLinePad
+	// posted is the input that found the loop held (post), for the
+	// holder; postMu guards it.
+	postMu sync.Mutex
+	posted []input
+	_      cacheLinePad
+	// The loop's own (held). stopped: the loop's goroutine returned,
 	// and no caller may run the core any more.
 	stopped bool
-	clock   *clock.Clock
-	peers   peerEdge
-	log     *log.Logger
-	drv     *shell.Driver[*call]
-	inbox   <-chan lease.Msg
-	stop    <-chan struct{}
-	timer   loopTimer
+	// taking is posted's other buffer: the input the holder is running.
+	taking []input
+	// timerDue: the timer ran, and fires after the input waiting (burst).
+	timerDue bool
+	clock    *clock.Clock
+	peers    peerEdge
+	log      *log.Logger
+	drv      *shell.Driver[*call]
+	inbox    <-chan lease.Msg
+	stop     <-chan struct{}
+	timer    loopTimer
 	// replies are the burst's replies, not yet handed out (deliver).
 	replies []pendingReply
 	sending lease.Msg // Send's scratch
@@ -279,8 +296,8 @@ type coreLoop struct {
 	// after an event that changed it, for readiness.
 	recoveringNow atomic.Bool
 	_             cacheLinePad
-	// handedOver counts the calls that found the loop held and went to
-	// its buffer (member.call).
+	// handedOver counts the calls that found the loop held and were
+	// posted for the holder (member.call).
 	handedOver atomic.Uint64
 	_          cacheLinePad
 }
@@ -311,15 +328,12 @@ func (l *coreLoop) loop() {
 	// wait's bookkeeping at once, not at the first request or peer
 	// message, which an idle cluster may never send while /readyz waits
 	// for the recovery.
-	l.acquire()
-	l.drv.Schedule(l.clock.Now())
-	l.endBurst()
-	l.mu.Unlock()
+	l.run(input{kind: inStart})
 	for l.turn() {
 	}
 }
 
-// The kinds of input turn waits for.
+// The kinds of input a loop runs.
 const (
 	inCall = iota
 	inBatch
@@ -327,58 +341,44 @@ const (
 	inTimer
 	inRate
 	inQuery
+	inStart
+	inNudge
 )
 
-// turn waits for one input, and then, holding mu, handles it and the
-// input already waiting after it; false once the loop is told to stop.
-// A burst that answered calls yields once after it lets go (deliver).
+// input is one input for the core: a call, a batch's share, a peer
+// message, a query, or one of the loop's own events.
+type input struct {
+	kind int
+	c    *call
+	cs   []*call
+	m    lease.Msg
+	q    func()
+}
+
+// turn waits for one input, and runs it (run); false once the loop is
+// told to stop. A burst that answered calls yields once after it lets
+// go (deliver).
 func (l *coreLoop) turn() bool {
-	var (
-		kind int
-		c    *call
-		cs   []*call
-		m    lease.Msg
-		q    func()
-	)
+	var in input
 	select {
-	case c = <-l.calls:
-		kind = inCall
-	case cs = <-l.batches:
-		kind = inBatch
-	case m = <-l.inbox:
-		kind = inPeer
+	case in.cs = <-l.batches:
+		in.kind = inBatch
+	case in.m = <-l.inbox:
+		in.kind = inPeer
 	case <-l.timer.t.C:
-		kind = inTimer
-		// (armed is cleared under mu, below: fire)
+		in.kind = inTimer
+		// (armed is cleared by the holder: fire)
 	case <-l.clock.Changed():
-		kind = inRate
-	case q = <-l.queries:
-		kind = inQuery
+		in.kind = inRate
+	case in.q = <-l.queries:
+		in.kind = inQuery
+	case <-l.nudge:
+		in.kind = inNudge
 	case <-l.stop:
-		l.acquire()
-		l.stopped = true
-		l.mu.Unlock()
+		l.halt()
 		return false
 	}
-	l.acquire()
-	switch kind {
-	case inCall:
-		l.drv.Request(l.clock.Now(), c.req, c)
-	case inBatch:
-		l.requestAll(cs)
-	case inPeer:
-		l.drv.Receive(l.clock.Now(), m)
-	case inTimer:
-		l.fireAfterInput()
-	case inRate:
-		l.timer.rearm = true // the rate changed: the real delay did too
-	case inQuery:
-		q()
-	}
-	l.drainReady()
-	answered := l.endBurst()
-	l.mu.Unlock()
-	if answered {
+	if l.run(in) {
 		// The handlers just woken run while the loop yields, and their
 		// next calls are likely waiting (or run by themselves) when it
 		// looks again, so it need not park and be woken for each (on
@@ -389,34 +389,160 @@ func (l *coreLoop) turn() bool {
 	return true
 }
 
-// acquire takes mu for the loop's goroutine. It does not wait in
-// mu.Lock: callers take mu with TryLock, one after another, so a Lock
-// that waits would soon put the mutex in its starvation mode, which
-// hands it to the waiter and refuses every TryLock until the waiter,
-// parked, is woken and runs; a wake-up costs tens of microseconds on a
-// virtual machine, and the member then served a call per wake-up (in
-// BenchmarkMemberCores at two cores, runs that kept less than one core
-// busy). So the loop's goroutine yields until mu is free; a holder lets
-// go within a call's work, and it drains the input waiting meanwhile.
-func (l *coreLoop) acquire() {
-	for !l.mu.TryLock() {
+// run runs in and the input waiting after it, or posts in for the
+// holder when the loop is held; it reports whether the burst answered
+// calls.
+func (l *coreLoop) run(in input) bool {
+	if !l.tryHold() {
+		if in.kind != inNudge {
+			l.post(in)
+			l.awaitBacklog()
+		}
+		return false
+	}
+	l.handle(&in)
+	l.burst()
+	answered := l.endBurst()
+	l.release()
+	return answered
+}
+
+// awaitBacklog holds the loop's goroutine back while maxPosted inputs
+// wait for the holder, so that peer messages wait in the inbox, whose
+// bound backs pressure up to the transport's readers (internal/peer), not
+// in posted, which has none. It runs the backlog itself when the loop
+// is free.
+func (l *coreLoop) awaitBacklog() {
+	for l.backlog.Load() >= maxPosted && !l.stopping.Load() {
+		if l.tryHold() {
+			l.burst()
+			l.endBurst()
+			l.release()
+			return
+		}
 		runtime.Gosched()
 	}
 }
 
-// runCall runs call c on the caller's goroutine (mu held), and the input
+// maxPosted is the most posted input the loop's goroutine adds to
+// before it waits (awaitBacklog): a burst's worth (drainReady).
+const maxPosted = 256
+
+// halt marks the loop stopped for good. New callers no longer take it
+// (stopping), so the loop's goroutine gets it once the holder lets go:
+// it waits here (yielding), the only place it does, once.
+func (l *coreLoop) halt() {
+	l.stopping.Store(true)
+	for !l.held.CompareAndSwap(false, true) {
+		runtime.Gosched()
+	}
+	l.stopped = true
+	l.held.Store(false)
+}
+
+// tryHold takes the loop if no one holds it and it is not stopping.
+func (l *coreLoop) tryHold() bool {
+	return !l.stopping.Load() && l.held.CompareAndSwap(false, true)
+}
+
+// release lets the loop go. Input posted after the holder last looked
+// (drainReady) and before it let go found the loop held and was left
+// for it: the loop's goroutine is nudged to run it. The order matters:
+// a poster sets pending and then tries to hold (post); the holder lets
+// go and then reads pending. Go's atomics are sequentially consistent,
+// so at least one of the two sees the other: the poster holds the loop,
+// or the holder sees pending.
+func (l *coreLoop) release() {
+	l.held.Store(false)
+	if l.pending.Load() {
+		select {
+		case l.nudge <- struct{}{}:
+		default: // a nudge is already waiting
+		}
+	}
+}
+
+// post leaves in for the loop's holder, and runs it (with whatever else
+// was posted) if the holder let go meanwhile.
+func (l *coreLoop) post(in input) {
+	l.postMu.Lock()
+	l.posted = append(l.posted, in)
+	l.postMu.Unlock()
+	l.backlog.Add(1)
+	l.pending.Store(true)
+	if l.tryHold() { // not after the stop: halt sets stopping first
+		l.burst()
+		l.endBurst()
+		l.release()
+	}
+}
+
+// takePosted (held) runs the input posted so far; it returns how many.
+func (l *coreLoop) takePosted() int {
+	l.pending.Store(false)
+	l.postMu.Lock()
+	l.taking, l.posted = l.posted, l.taking[:0]
+	l.postMu.Unlock()
+	n := len(l.taking)
+	l.backlog.Add(-int32(n))
+	for i := range l.taking {
+		l.handle(&l.taking[i])
+		l.taking[i] = input{}
+	}
+	if cap(l.taking) > maxKeptPosted {
+		l.taking = nil // a flood's burst: give the memory back
+	}
+	return n
+}
+
+// handle (held) runs one input through the Driver.
+func (l *coreLoop) handle(in *input) {
+	switch in.kind {
+	case inCall:
+		l.drv.Request(l.clock.Now(), in.c.req, in.c)
+	case inBatch:
+		l.requestAll(in.cs)
+	case inPeer:
+		l.drv.Receive(l.clock.Now(), in.m)
+	case inTimer:
+		l.timerDue = true // fired after the input waiting: burst
+	case inRate:
+		l.timer.rearm = true // the rate changed: the real delay did too
+	case inQuery:
+		in.q()
+	case inStart:
+		l.drv.Schedule(l.clock.Now())
+	case inNudge: // only the posted input
+	}
+}
+
+// burst (held) runs the input waiting, then a timer that ran, then
+// the input its firing left waiting. A process starved of CPU wakes with
+// its timer due and the peers' answers that arrived meanwhile waiting; a
+// round timeout that runs first gives up the round those answers
+// complete.
+func (l *coreLoop) burst() {
+	l.drainReady()
+	if l.timerDue {
+		l.timerDue = false
+		l.fire()
+		l.drainReady()
+	}
+}
+
+// runCall runs call c on the caller's goroutine (held), and the input
 // already waiting after it, as turn would; false when the loop stopped.
 func (l *coreLoop) runCall(c *call) bool {
 	if l.stopped {
 		return false
 	}
 	l.drv.Request(l.clock.Now(), c.req, c)
-	l.drainReady()
+	l.burst()
 	l.endBurst()
 	return true
 }
 
-// endBurst (mu held) ends a burst of input: the peers' writers are woken
+// endBurst (held) ends a burst of input: the peers' writers are woken
 // for its frames, readiness learns whether the core still recovers, the
 // timer is set to the core's next wake-up, and the burst's replies are
 // handed out, after its peer messages left. It reports whether any were.
@@ -425,15 +551,6 @@ func (l *coreLoop) endBurst() bool {
 	l.publishRecovering()
 	l.armTimer()
 	return l.deliver()
-}
-
-// fireAfterInput runs a due timer after the input already waiting. A
-// process starved of CPU wakes with its timer due and the peers' answers
-// that arrived meanwhile waiting; select picks either, and a round
-// timeout that runs first gives up the round those answers complete.
-func (l *coreLoop) fireAfterInput() {
-	l.drainReady()
-	l.fire()
 }
 
 // deliver hands out the replies of the burst just handled, together; it
@@ -455,8 +572,12 @@ func (l *coreLoop) deliver() bool {
 	return true
 }
 
-// maxKeptReplies is the most replies' room a loop keeps between bursts.
-const maxKeptReplies = 1024
+// maxKeptReplies and maxKeptPosted are the most room for replies and
+// for posted input a loop keeps between bursts.
+const (
+	maxKeptReplies = 1024
+	maxKeptPosted  = 1024
+)
 
 // pendingReply is a reply the loop holds until the end of its burst.
 type pendingReply struct {
@@ -464,19 +585,17 @@ type pendingReply struct {
 	r lease.Reply
 }
 
-// drainReady handles the client requests and peer messages that are
-// already waiting (at most a bounded number, so timers are not starved).
-// Each channel is looked at alone: a receive that finds its channel
-// empty takes no lock, where a select over all three would lock each.
+// drainReady handles the posted input and the peer messages and
+// batches that are already waiting (at most a bounded number, so timers
+// are not starved). Each channel is looked at alone: a receive that
+// finds its channel empty takes no lock, where a select over both would
+// lock each.
 func (l *coreLoop) drainReady() {
 	for n := 0; n < 256; {
 		got := false
-		select {
-		case c := <-l.calls:
-			l.drv.Request(l.clock.Now(), c.req, c)
+		if l.pending.Load() {
+			n += l.takePosted()
 			got = true
-			n++
-		default:
 		}
 		select {
 		case m := <-l.inbox:
@@ -506,7 +625,7 @@ func (l *coreLoop) requestAll(cs []*call) {
 	}
 }
 
-// armTimer (mu held) sets the timer when the core's next wake-up comes
+// armTimer (held) sets the timer when the core's next wake-up comes
 // before the time it runs at (or it runs not at all), or it must be set
 // afresh. The loop's goroutine waits on the timer's channel all along,
 // so a caller that moved the wake-up earlier resets the timer it waits
@@ -520,7 +639,7 @@ func (l *coreLoop) armTimer() {
 	t.t.Reset(l.clock.RealDelay(t.at - l.clock.Now()))
 }
 
-// fire (mu held; the timer just ran) runs the callback if one is set and
+// fire (held; the timer just ran) runs the callback if one is set and
 // its time has come on the node's clock; when it has not (the wake-up
 // moved later, or the clock's rate changed since the timer was set),
 // the timer is set again.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"chunklease/internal/apart"
 	"chunklease/internal/clock"
 	"chunklease/lease"
 )
@@ -23,8 +24,11 @@ import (
 // member's side: its cores, its Drivers and its loops.
 
 // fakePeers plays the other two acceptors for one loop of the member.
-// It runs on that loop's goroutine (Send), so it needs no lock. The
-// inbox's buffer must hold every answer of the requests in flight.
+// It runs on whoever holds that loop (Send), so it needs no lock. Its
+// inbox is as large as the transport's (inboxSize), and an answer that
+// finds it full is dropped, as the transport drops a message to a full
+// queue; the requests in flight (64 clients, two answers each) leave it
+// far from full.
 //
 // The Records its answers point to come from a ring, not one allocation
 // each, as a transport that decodes into buffers it reuses would do: a
@@ -38,11 +42,8 @@ type fakePeers struct {
 	next    int
 }
 
-const fakeInboxCap = 1 << 14
-
-func newFakePeers() *fakePeers {
-	return &fakePeers{inbox: make(chan lease.Msg, fakeInboxCap), held: map[string]lease.Record{},
-		records: make([]lease.Record, fakeInboxCap+2)}
+func newFakePeers(inbox chan lease.Msg) *fakePeers {
+	return &fakePeers{inbox: inbox, held: map[string]lease.Record{}, records: make([]lease.Record, cap(inbox)+2)}
 }
 
 // record is a slot of the ring holding rec.
@@ -78,7 +79,10 @@ func (f *fakePeers) Send(m *lease.Msg) {
 	case lease.MsgSync:
 		r = lease.Msg{Type: lease.MsgSyncResp, From: m.To, To: m.From, ReqID: m.ReqID, Nonce: m.Nonce}
 	}
-	f.inbox <- r
+	select {
+	case f.inbox <- r:
+	default: // full: lost, as the transport loses it
+	}
 }
 
 func (f *fakePeers) Flush() {}
@@ -102,9 +106,13 @@ func startFakeMember(tb testing.TB, loops int) *member {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// The inboxes as the transport makes them: each loop writes its own
+	// at every message, so their headers are kept apart (internal/apart).
+	inboxes, spacers := apart.Chans[lease.Msg](loops, inboxSize(loops))
+	tb.Cleanup(func() { runtime.KeepAlive(spacers) })
 	peers := make(loopPeers, loops)
 	for i := range peers {
-		peers[i] = newFakePeers()
+		peers[i] = newFakePeers(inboxes[i])
 	}
 	m := newMember(cores, clock.Real(), peers, func(i int) <-chan lease.Msg { return peers[i].inbox }, log.New(io.Discard, "", 0))
 	m.start()
@@ -258,4 +266,102 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestNoInputIsStranded: callers on many goroutines, and the loop's own
+// goroutine with queries and the peers' answers, all give one loop input
+// at once, so that input often finds the loop held and is posted
+// (coreLoop.post), sometimes just as the holder lets go. Every call must
+// be answered: an input posted after the holder's last look and never
+// run (release's nudge, the order of pending and held) leaves its caller
+// waiting. Each wait is bounded; none may run out.
+func TestNoInputIsStranded(t *testing.T) {
+	const callers, calls = 8, 3000
+	m := startFakeMember(t, 1)
+	for k := range callers {
+		if rep := m.do(t, lease.Request{Op: lease.OpGrant, Chunk: fmt.Sprintf("s-%d", k), Server: "cs"}); rep.Err != nil {
+			t.Fatalf("grant: %+v", rep.Err)
+		}
+	}
+	stop := make(chan struct{})
+	var queries sync.WaitGroup
+	queries.Go(func() {
+		for range 2000 { // questions through the loop's goroutine, bounded
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if !m.onEveryLoop(10*time.Second, func(*coreLoop) {}) {
+				t.Error("a query through the loop's goroutine was not run within 10 s")
+				return
+			}
+		}
+	})
+	var wg sync.WaitGroup
+	for k := range callers {
+		wg.Go(func() {
+			c := &call{done: make(chan lease.Reply, 1)}
+			for i := range calls {
+				c.req = lease.Request{Op: lease.OpRenew, Chunk: fmt.Sprintf("s-%d", k), Server: "cs"}
+				if !m.call(c) {
+					t.Error("the loop stopped")
+					return
+				}
+				select {
+				case rep := <-c.done:
+					if rep.Err != nil {
+						t.Errorf("renew %d of caller %d: %+v", i, k, rep.Err)
+						return
+					}
+				case <-time.After(10 * time.Second):
+					t.Errorf("renew %d of caller %d: no answer within 10 s (a posted call was stranded)", i, k)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	queries.Wait()
+	var posted uint64
+	for _, l := range m.loops {
+		posted += l.handedOver.Load()
+	}
+	t.Logf("%d of %d calls were posted for the holder", posted, callers*calls)
+}
+
+// TestCallPostedAsTheHolderLetsGoIsRun: a call that finds the loop held
+// is posted; the holder has already looked for posted input for the last
+// time and lets go without running it. The loop's goroutine must run it
+// (release nudges it); nothing else comes to run it here.
+func TestCallPostedAsTheHolderLetsGoIsRun(t *testing.T) {
+	m := startFakeMember(t, 1)
+	if rep := m.do(t, lease.Request{Op: lease.OpGrant, Chunk: "late", Server: "cs"}); rep.Err != nil {
+		t.Fatalf("grant: %+v", rep.Err)
+	}
+	// The loop's goroutine has taken every input before this question
+	// (the grant's late answer among them): nothing is left for it to
+	// run, and its timer is QuorumTimeoutMs (2 s) away, beyond the bound
+	// below.
+	if !m.onEveryLoop(10*time.Second, func(*coreLoop) {}) {
+		t.Fatal("the loop did not answer")
+	}
+	l := m.loops[0]
+	for !l.tryHold() { // as a caller running its call would hold it
+		runtime.Gosched()
+	}
+	c := &call{req: lease.Request{Op: lease.OpRenew, Chunk: "late", Server: "cs"}, done: make(chan lease.Reply, 1)}
+	if !m.call(c) { // finds the loop held: posted
+		t.Fatal("the loop stopped")
+	}
+	l.release() // the holder lets go, its last look already taken
+	select {
+	case rep := <-c.done:
+		if rep.Err != nil {
+			t.Fatalf("renew: %+v", rep.Err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("a call posted just before the holder let go was not run within 1 s")
+	}
 }

@@ -137,7 +137,7 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 	n.peers = peer.New(peer.Config{Self: cfg.id, Members: cfg.members, Cert: cfg.peerCert, CAs: cfg.peerCAs,
 		Hello: cfg.clusterHello(), Seed: uint64(seed), Logf: logger.Printf,
 		Booting: func() bool { return n.clock.Now() < n.bootUntil },
-		Inboxes: cfg.loops, InboxSize: max(peer.DefaultInboxSize/cfg.loops, 512), // about as many messages waiting as with one loop
+		Inboxes: cfg.loops, InboxSize: inboxSize(cfg.loops),
 		Route: func(m *lease.Msg) (int, bool) { return lease.Route(m, cfg.loops) }})
 	n.member = newMember(cores, clk, n.peers, n.peers.Inbox, logger)
 	for _, l := range n.loops {
@@ -333,3 +333,7 @@ func startProfile(getenv func(string) string, id string, logger *log.Logger) fun
 	logger.Printf("writing a CPU profile to %s until exit", path)
 	return stop
 }
+
+// inboxSize is each loop's inbox capacity with loops loops: about as many
+// messages waiting in all as with one loop, and at least 512 each.
+func inboxSize(loops int) int { return max(peer.DefaultInboxSize/loops, 512) }

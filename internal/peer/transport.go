@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"chunklease/internal/apart"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -106,8 +107,11 @@ func (c *Config) addrOf(id string) string {
 type Transport struct {
 	cfg     Config
 	inboxes []chan lease.Msg
-	members atomic.Pointer[memberSet] // replaced whole when a member is added (AddMember)
-	addMu   sync.Mutex                // serializes AddMember
+	// inboxSpacers keep the inboxes' headers apart (internal/apart): each
+	// is written at every message by its own loop's core.
+	inboxSpacers []chan lease.Msg
+	members      atomic.Pointer[memberSet] // replaced whole when a member is added (AddMember)
+	addMu        sync.Mutex                // serializes AddMember
 
 	epoch  time.Time // the liveness clock's zero (liveness.go)
 	ctx    context.Context
@@ -151,9 +155,7 @@ func New(cfg Config) *Transport {
 	}
 	t := &Transport{cfg: cfg, in: map[string]*incoming{},
 		epoch: time.Now(), handshakes: handshakeSet{max: cfg.MaxHandshakes}, logged: map[string]*rateLimited{}}
-	for range cfg.Inboxes {
-		t.inboxes = append(t.inboxes, make(chan lease.Msg, cfg.InboxSize))
-	}
+	t.inboxes, t.inboxSpacers = apart.Chans[lease.Msg](cfg.Inboxes, cfg.InboxSize)
 	set := &memberSet{links: map[string]*link{}, ids: cfg.memberIDs()}
 	for i, m := range cfg.Members {
 		if m.ID == cfg.Self {

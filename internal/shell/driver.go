@@ -35,6 +35,10 @@ type Adopter interface {
 
 // Driver carries a lease core's outputs to a shell's edges.
 type Driver[H any] struct {
+	// The pads keep each member loop's Driver, written at every event,
+	// off the lines of the next loop's, made just after it in the same
+	// size class (internal/apart).
+	_       [128]byte
 	core    *lease.Node
 	edges   Edges[H]
 	pending map[uint64]H // client requests the core has not answered, by id
@@ -45,6 +49,7 @@ type Driver[H any] struct {
 	cancel      func()        // cancels the wake-up timer; nil when none is set
 	wakeAt      time.Duration // when that timer fires; lease.Never when none
 	tick        func()        // the timer's callback, made once
+	_           [128]byte
 }
 
 // New drives core through edges.
