@@ -415,9 +415,7 @@ func (l *coreLoop) run(in input) bool {
 func (l *coreLoop) awaitBacklog() {
 	for l.backlog.Load() >= maxPosted && !l.stopping.Load() {
 		if l.tryHold() {
-			l.burst()
-			l.endBurst()
-			l.release()
+			l.runHeld()
 			return
 		}
 		runtime.Gosched()
@@ -470,11 +468,20 @@ func (l *coreLoop) post(in input) {
 	l.postMu.Unlock()
 	l.backlog.Add(1)
 	l.pending.Store(true)
-	if l.tryHold() { // not after the stop: halt sets stopping first
+	if l.tryHold() {
+		l.runHeld()
+	}
+}
+
+// runHeld (held) runs the input waiting and lets the loop go. A poster
+// may take the loop after the stop (tryHold reads stopping, then takes
+// held: halt may run between the two), so nothing runs once stopped.
+func (l *coreLoop) runHeld() {
+	if !l.stopped {
 		l.burst()
 		l.endBurst()
-		l.release()
 	}
+	l.release()
 }
 
 // takePosted (held) runs the input posted so far; it returns how many.
@@ -739,7 +746,12 @@ func (m *member) spread(c lease.Membership) {
 	lead, done := m.loops[0], make(chan struct{})
 	select {
 	case lead.queries <- func() { adopt(lead); close(done) }:
-		<-done
+		// The loop may stop before it runs the query (posted for a
+		// holder, then the stop): do not wait for it then.
+		select {
+		case <-done:
+		case <-m.loopDone:
+		}
 	case <-m.loopDone:
 	}
 }

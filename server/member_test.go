@@ -365,3 +365,31 @@ func TestCallPostedAsTheHolderLetsGoIsRun(t *testing.T) {
 		t.Fatal("a call posted just before the holder let go was not run within 1 s")
 	}
 }
+
+// TestSpreadReturnsWhenTheLoopsStopFirst: spread's last query to the
+// lead is posted for the holder, and the loops stop before anyone runs
+// it; spread must return once the loops stopped, not wait for the query
+// (a goroutine left waiting for ever).
+func TestSpreadReturnsWhenTheLoopsStopFirst(t *testing.T) {
+	m := startFakeMember(t, 2)
+	l := m.loops[0]
+	for !l.tryHold() { // the test holds the lead's loop
+		runtime.Gosched()
+	}
+	returned := make(chan struct{})
+	go func() { m.spread(lease.Membership{}); close(returned) }()
+	posted := func() bool { return l.backlog.Load() > 0 }
+	eventuallyServe(t, "spread's query to every loop is posted", posted)
+	l.burst() // run it, as a holder does
+	l.endBurst()
+	eventuallyServe(t, "spread's query to the lead is posted", posted)
+	m.signalStop()
+	eventuallyServe(t, "the lead's loop is stopping", l.stopping.Load)
+	l.release()
+	<-m.loopDone
+	select {
+	case <-returned:
+	case <-time.After(2 * time.Second):
+		t.Fatal("spread still waits for the lead's query 2 s after every loop stopped")
+	}
+}
