@@ -1,8 +1,11 @@
 package server
 
 import (
+	"fmt"
 	"log"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"chunklease/internal/clock"
 	"chunklease/internal/peer"
 	"chunklease/internal/shell"
+	"chunklease/internal/shrink"
 	"chunklease/lease"
 )
 
@@ -117,7 +121,7 @@ func (m *member) loopOf(chunk string) *coreLoop {
 //
 // When no one holds the loop (its goroutine is waiting for input, or
 // busy elsewhere), the caller runs the call on its own goroutine
-// (coreLoop.runCall): no hand-over to the loop's goroutine and back,
+// (coreLoop.runAndLetGo): no hand-over to the loop's goroutine and back,
 // which on several cores moved the call, the core's state and two
 // wake-ups between cores at every call, and kept a member's cores from
 // adding up (docs/performance.md "A call runs where it arrives").
@@ -129,8 +133,7 @@ func (m *member) loopOf(chunk string) *coreLoop {
 func (m *member) call(c *call) bool {
 	l := m.loopOf(c.req.Chunk)
 	if l.tryHold() {
-		ran := l.runCall(c)
-		l.release()
+		ran, _ := l.runAndLetGo(input{kind: inCall, c: c})
 		return ran
 	}
 	select {
@@ -400,10 +403,7 @@ func (l *coreLoop) run(in input) bool {
 		}
 		return false
 	}
-	l.handle(&in)
-	l.burst()
-	answered := l.endBurst()
-	l.release()
+	_, answered := l.runAndLetGo(in)
 	return answered
 }
 
@@ -411,11 +411,12 @@ func (l *coreLoop) run(in input) bool {
 // wait for the holder, so that peer messages wait in the inbox, whose
 // bound backs pressure up to the transport's readers (internal/peer), not
 // in posted, which has none. It runs the backlog itself when the loop
-// is free.
+// is free. (The loop cannot be stopping here: only the loop's goroutine,
+// the one waiting, stops it.)
 func (l *coreLoop) awaitBacklog() {
-	for l.backlog.Load() >= maxPosted && !l.stopping.Load() {
+	for l.backlog.Load() >= maxPosted {
 		if l.tryHold() {
-			l.runHeld()
+			l.runAndLetGo(input{kind: inNudge})
 			return
 		}
 		runtime.Gosched()
@@ -469,19 +470,46 @@ func (l *coreLoop) post(in input) {
 	l.backlog.Add(1)
 	l.pending.Store(true)
 	if l.tryHold() {
-		l.runHeld()
+		l.runAndLetGo(input{kind: inNudge})
 	}
 }
 
-// runHeld (held) runs the input waiting and lets the loop go. A poster
-// may take the loop after the stop (tryHold reads stopping, then takes
-// held: halt may run between the two), so nothing runs once stopped.
-func (l *coreLoop) runHeld() {
+// runAndLetGo (held) runs in and the input waiting after it (burst),
+// ends the burst and lets the loop go: what every holder does, the
+// loop's goroutine (run), a caller (member.call) and a poster that found
+// the loop free after all (post, awaitBacklog). It reports whether in
+// ran and whether the burst answered calls.
+//
+// Nothing runs once the loop stopped: a poster may take the loop after
+// the stop (tryHold reads stopping, then takes held: halt may run
+// between the two).
+//
+// A panic in the core ends the process (dieOnPanic): the holder may be
+// an HTTP handler, whose panic net/http recovers, and the loop would
+// stay held for ever, its member alive to its peers and its clients but
+// serving nothing.
+func (l *coreLoop) runAndLetGo(in input) (ran, answered bool) {
+	defer dieOnPanic()
 	if !l.stopped {
+		l.handle(&in)
 		l.burst()
-		l.endBurst()
+		answered, ran = l.endBurst(), true
 	}
 	l.release()
+	return ran, answered
+}
+
+// dieOnPanic, deferred by a holder, ends the process on a panic, with the
+// panic and its stack on standard error, as the runtime does for a panic
+// nobody recovers (exit status 2). A core that panicked stopped half way
+// through an event, its state no longer what the rules of the core
+// promise: serving on from it could break them, and only a restart,
+// which forgets it all (diskless), is safe.
+func dieOnPanic() {
+	if r := recover(); r != nil {
+		fmt.Fprintf(os.Stderr, "panic in a member's loop: %v\n\n%s", r, debug.Stack())
+		os.Exit(2)
+	}
 }
 
 // takePosted (held) runs the input posted so far; it returns how many.
@@ -494,11 +522,8 @@ func (l *coreLoop) takePosted() int {
 	l.backlog.Add(-int32(n))
 	for i := range l.taking {
 		l.handle(&l.taking[i])
-		l.taking[i] = input{}
 	}
-	if cap(l.taking) > maxKeptPosted {
-		l.taking = nil // a flood's burst: give the memory back
-	}
+	l.taking = shrink.Slice(l.taking, maxKept) // a flood's burst gives its memory back
 	return n
 }
 
@@ -537,18 +562,6 @@ func (l *coreLoop) burst() {
 	}
 }
 
-// runCall runs call c on the caller's goroutine (held), and the input
-// already waiting after it, as turn would; false when the loop stopped.
-func (l *coreLoop) runCall(c *call) bool {
-	if l.stopped {
-		return false
-	}
-	l.drv.Request(l.clock.Now(), c.req, c)
-	l.burst()
-	l.endBurst()
-	return true
-}
-
 // endBurst (held) ends a burst of input: the peers' writers are woken
 // for its frames, readiness learns whether the core still recovers, the
 // timer is set to the core's next wake-up, and the burst's replies are
@@ -570,21 +583,14 @@ func (l *coreLoop) deliver() bool {
 	for i := range l.replies {
 		r := &l.replies[i]
 		r.c.done <- r.r
-		*r = pendingReply{}
 	}
-	l.replies = l.replies[:0]
-	if cap(l.replies) > maxKeptReplies {
-		l.replies = nil // a huge batch's burst: give the memory back
-	}
+	l.replies = shrink.Slice(l.replies, maxKept) // a huge batch's burst gives its memory back
 	return true
 }
 
-// maxKeptReplies and maxKeptPosted are the most room for replies and
-// for posted input a loop keeps between bursts.
-const (
-	maxKeptReplies = 1024
-	maxKeptPosted  = 1024
-)
+// maxKept is the most room for replies, and for posted input, a loop
+// keeps between bursts.
+const maxKept = 1024
 
 // pendingReply is a reply the loop holds until the end of its burst.
 type pendingReply struct {

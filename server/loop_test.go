@@ -1,9 +1,15 @@
 package server
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"io"
 	"log"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,4 +70,52 @@ func loopOnly(t *testing.T, inbox <-chan lease.Msg) *coreLoop {
 	l := m.loops[0]
 	t.Cleanup(func() { l.timer.t.Stop() })
 	return l
+}
+
+// panicChildEnv marks the child process of TestAPanicInTheCoreEndsTheProcess.
+const panicChildEnv = "LEASE_TEST_PANIC_CHILD"
+
+// TestAPanicInTheCoreEndsTheProcess: a caller that runs its call on the
+// loop (an HTTP handler: member.call) panics half way through the burst.
+// net/http recovers a handler's panic; had the process gone on, the loop
+// would stay held for ever and the member serve nothing while it looks
+// alive. The process must end instead, with status 2 and the panic on
+// standard error (dieOnPanic). The test runs itself as a child process
+// that makes the panic, its handler recovering as net/http would.
+func TestAPanicInTheCoreEndsTheProcess(t *testing.T) {
+	if os.Getenv(panicChildEnv) != "" {
+		panicInAHandler(t)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", "^TestAPanicInTheCoreEndsTheProcess$", "-test.v")
+	cmd.Env = append(os.Environ(), panicChildEnv+"=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(out.String(), "panic in a member's loop: send on closed channel") {
+		t.Fatalf("the child should end with status 2 and the panic; it ended with %v:\n%s", err, out.String())
+	}
+}
+
+// panicInAHandler (the child) makes a call whose reply channel is closed:
+// the holder panics as it hands the reply out (deliver). What follows the
+// recovery runs only when the panic did not end the process.
+func panicInAHandler(t *testing.T) {
+	m := startFakeMember(t, 1)
+	c := &call{req: lease.Request{Op: lease.OpGrant, Chunk: "p", Server: "cs"}, done: make(chan lease.Reply, 1)}
+	close(c.done)
+	recovered := make(chan any, 1)
+	go func() {
+		defer func() { recovered <- recover() }() // as net/http does for a handler
+		m.call(c)
+	}()
+	select {
+	case r := <-recovered:
+		t.Logf("the handler recovered from %v and the process goes on, the loop held: %v", r, m.loops[0].held.Load())
+	case <-time.After(30 * time.Second):
+		t.Log("the call neither panicked nor returned within 30 s")
+	}
 }

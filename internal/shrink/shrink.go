@@ -1,4 +1,5 @@
-// Package shrink gives a Go map's memory back after a burst. A Go map
+// Package shrink gives a Go map's or a reused slice's memory back after
+// a burst. A Go map
 // never shrinks: one that held a million entries keeps the buckets for a
 // million when it holds ten, so a map of requests in flight would keep the
 // size of the largest burst for the life of the process. Map copies a map
@@ -10,7 +11,11 @@
 // It is not for maps that are ranged over while entries are deleted (the
 // copy would be ranged over instead of the original), nor for maps shared
 // by reference: the caller stores the result in the one place that holds
-// the map. Tests: shrink_test.go.
+// the map.
+//
+// A slice reused as a buffer (appended to, then emptied with s[:0]) keeps
+// the capacity of its largest burst in the same way; Slice empties it and
+// drops it once that capacity is above a bound. Tests: shrink_test.go.
 package shrink
 
 // MinPeak is the smallest peak worth a copy: below it the map's memory is
@@ -36,4 +41,15 @@ func Map[K comparable, V any](m map[K]V, peak *int) map[K]V {
 	}
 	*peak = n
 	return c
+}
+
+// Slice empties s for reuse: it clears its elements, so that the collector
+// drops what they point to, and returns s[:0], or nil when s can hold more
+// than maxCap elements (the next append starts small).
+func Slice[T any](s []T, maxCap int) []T {
+	clear(s)
+	if cap(s) > maxCap {
+		return nil
+	}
+	return s[:0]
 }

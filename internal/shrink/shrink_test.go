@@ -72,3 +72,28 @@ func TestMapGivesMemoryBack(t *testing.T) {
 		runtime.KeepAlive(m)
 	}
 }
+
+// TestSliceEmptiesAndDropsTheLarge: Slice clears what s held (a pointer
+// left in the buffer would keep its object alive), keeps the buffer up to
+// maxCap, and drops one above it.
+func TestSliceEmptiesAndDropsTheLarge(t *testing.T) {
+	x := 1
+	s := make([]*int, 0, 8)
+	s = append(s, &x, &x, &x)
+	kept := Slice(s, 8)
+	if len(kept) != 0 || cap(kept) != 8 {
+		t.Fatalf("a buffer within the bound: len %d cap %d, want 0 and 8", len(kept), cap(kept))
+	}
+	for i, p := range s {
+		if p != nil {
+			t.Fatalf("element %d still points to its object after Slice", i)
+		}
+	}
+	big := append(make([]*int, 0, 9), &x)
+	if got := Slice(big, 8); got != nil {
+		t.Fatalf("a buffer above the bound was kept (cap %d)", cap(got))
+	}
+	if big[0] != nil {
+		t.Fatal("a dropped buffer's element still points to its object")
+	}
+}
