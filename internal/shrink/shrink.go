@@ -1,12 +1,11 @@
 // Package shrink gives a Go map's or a reused slice's memory back after
-// a burst. A Go map
-// never shrinks: one that held a million entries keeps the buckets for a
-// million when it holds ten, so a map of requests in flight would keep the
-// size of the largest burst for the life of the process. Map copies a map
-// into a fresh one of the right size once it holds under a quarter of the
-// most it held since the last copy; each copy costs O(entries), paid for
-// by the three quarters deleted since, so the cost per insert or delete
-// stays O(1).
+// a burst. A Go map never shrinks: one that held a million entries keeps
+// the buckets for a million when it holds ten, so a map of requests in
+// flight would keep the size of the largest burst for the life of the
+// process. Map copies a map into a fresh one of the right size once it
+// holds under a quarter of the most it held since the last copy; each
+// copy costs O(entries), paid for by the three quarters deleted since, so
+// the cost per insert or delete stays O(1).
 //
 // It is not for maps that are ranged over while entries are deleted (the
 // copy would be ranged over instead of the original), nor for maps shared
