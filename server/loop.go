@@ -80,7 +80,7 @@ func newMember(cores []*lease.Node, clk *clock.Clock, peers peerEdge, inbox func
 	m := &member{stopLoop: make(chan struct{}), loopDone: make(chan struct{})}
 	for i, core := range cores {
 		l := &coreLoop{index: i, clock: clk, peers: peers, log: logger, inbox: inbox(i), stop: m.stopLoop,
-			nudge: make(chan struct{}, 1), batches: make(chan []*call, 64), queries: make(chan func())}
+			nudge: make(chan struct{}, 1), queries: make(chan func())}
 		l.drv = shell.New[*call](core, l)
 		// Made before any goroutine runs the core: a caller may run one
 		// before the loop's goroutine starts (member.call).
@@ -116,24 +116,29 @@ func (m *member) loopOf(chunk string) *coreLoop {
 	return m.loops[lease.CoreOf(chunk, len(m.loops))]
 }
 
-// call hands a client call to its chunk's loop; false when the loops
-// have stopped.
+// call hands a client call to its chunk's loop (give); false when the
+// loops have stopped.
+func (m *member) call(c *call) bool {
+	return m.give(m.loopOf(c.req.Chunk), input{kind: inCall, c: c})
+}
+
+// give hands a caller's input (a call, or a batch's share) to loop l;
+// false when the loops have stopped.
 //
 // When no one holds the loop (its goroutine is waiting for input, or
-// busy elsewhere), the caller runs the call on its own goroutine
+// busy elsewhere), the caller runs the input on its own goroutine
 // (coreLoop.runAndLetGo): no hand-over to the loop's goroutine and back,
 // which on several cores moved the call, the core's state and two
 // wake-ups between cores at every call, and kept a member's cores from
 // adding up (docs/performance.md "A call runs where it arrives").
-// Otherwise the call is posted for the holder, which runs it before it
+// Otherwise the input is posted for the holder, which runs it before it
 // lets go (coreLoop.post). Either way the caller waits for no one.
 //
 // loopDone is looked at without a lock (a receive that finds an open
 // channel empty takes none): every call of every loop reads it.
-func (m *member) call(c *call) bool {
-	l := m.loopOf(c.req.Chunk)
+func (m *member) give(l *coreLoop, in input) bool {
 	if l.tryHold() {
-		ran, _ := l.runAndLetGo(input{kind: inCall, c: c})
+		ran, _ := l.runAndLetGo(in)
 		return ran
 	}
 	select {
@@ -142,16 +147,18 @@ func (m *member) call(c *call) bool {
 	default:
 	}
 	l.handedOver.Add(1)
-	l.post(input{kind: inCall, c: c})
+	l.post(in)
 	return true
 }
 
-// submit hands the calls of a batch to their loops, each loop's share as
-// one event, so that their peer messages leave together. It returns the
-// calls no loop took because the loops had stopped (none otherwise).
+// submit hands the calls of a batch to their loops (give), each loop's
+// share as one event, so that their peer messages leave together. It
+// returns the calls no loop took because the loops had stopped (none
+// otherwise). The loops keep each share until they ran it: cs is not
+// changed after.
 func (m *member) submit(cs []*call) (refused []*call) {
 	if len(m.loops) == 1 {
-		if !m.send(m.loops[0], cs) {
+		if !m.give(m.loops[0], input{kind: inBatch, cs: cs}) {
 			return cs
 		}
 		return nil
@@ -162,20 +169,11 @@ func (m *member) submit(cs []*call) (refused []*call) {
 		shares[k] = append(shares[k], c)
 	}
 	for k, share := range shares {
-		if len(share) > 0 && !m.send(m.loops[k], share) {
+		if len(share) > 0 && !m.give(m.loops[k], input{kind: inBatch, cs: share}) {
 			refused = append(refused, share...)
 		}
 	}
 	return refused
-}
-
-func (m *member) send(l *coreLoop, cs []*call) bool {
-	select {
-	case l.batches <- cs:
-		return true
-	case <-m.loopDone:
-		return false
-	}
 }
 
 // onEveryLoop runs f on every loop, by whoever holds that loop between
@@ -227,10 +225,10 @@ func (m *member) recovering() bool {
 //
 // The loop is held (held) by whoever runs the core: the loop's
 // goroutine while it handles an input (turn), or a caller that found the
-// loop free and runs its own call (member.call). Everything under "the
-// loop's own" is touched only by the holder. The loop's goroutine stays
-// the one that waits: for peer messages, the timer, queries, batches, a
-// nudge, and the stop.
+// loop free and runs its own call or batch share (member.give).
+// Everything under "the loop's own" is touched only by the holder. The
+// loop's goroutine stays the one that waits: for peer messages, the
+// timer, queries, a nudge, and the stop.
 //
 // Nobody waits for the loop to be free (but the loop's goroutine, at
 // the stop and while maxPosted inputs wait). An input that finds it held is
@@ -254,7 +252,6 @@ type coreLoop struct {
 	_ cacheLinePad
 	// Read by the clients' goroutines, written once by newMember.
 	index   int
-	batches chan []*call  // a batch request's calls for this loop, at once
 	queries chan func()   // read-only questions the loop answers (metrics, onEveryLoop)
 	nudge   chan struct{} // input was posted as the holder let go (release)
 	_       cacheLinePad
@@ -299,8 +296,8 @@ type coreLoop struct {
 	// after an event that changed it, for readiness.
 	recoveringNow atomic.Bool
 	_             cacheLinePad
-	// handedOver counts the calls that found the loop held and were
-	// posted for the holder (member.call).
+	// handedOver counts the calls and batch shares that found the loop
+	// held and were posted for the holder (member.give).
 	handedOver atomic.Uint64
 	_          cacheLinePad
 }
@@ -364,8 +361,6 @@ type input struct {
 func (l *coreLoop) turn() bool {
 	var in input
 	select {
-	case in.cs = <-l.batches:
-		in.kind = inBatch
 	case in.m = <-l.inbox:
 		in.kind = inPeer
 	case <-l.timer.t.C:
@@ -598,11 +593,9 @@ type pendingReply struct {
 	r lease.Reply
 }
 
-// drainReady handles the posted input and the peer messages and
-// batches that are already waiting (at most a bounded number, so timers
-// are not starved). Each channel is looked at alone: a receive that
-// finds its channel empty takes no lock, where a select over both would
-// lock each.
+// drainReady handles the posted input and the peer messages that are
+// already waiting (at most a bounded number, so timers are not starved).
+// A receive that finds the inbox empty takes no lock.
 func (l *coreLoop) drainReady() {
 	for n := 0; n < 256; {
 		got := false
@@ -613,13 +606,6 @@ func (l *coreLoop) drainReady() {
 		select {
 		case m := <-l.inbox:
 			l.drv.Receive(l.clock.Now(), m)
-			got = true
-			n++
-		default:
-		}
-		select {
-		case cs := <-l.batches:
-			l.requestAll(cs)
 			got = true
 			n++
 		default:

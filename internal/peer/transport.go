@@ -1,7 +1,6 @@
 package peer
 
 import (
-	"chunklease/internal/apart"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -14,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"chunklease/internal/apart"
 	"chunklease/lease"
 )
 
