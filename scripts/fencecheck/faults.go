@@ -119,23 +119,31 @@ func (r *runner) stopHolder(p *phase) (string, error) {
 // pauseInAct asks the holder that wrote last to pause between its next
 // check and its write (SIGUSR1; it says "paused TOKEN" and waits), stops
 // it (SIGSTOP) until another holder's newer token was accepted, then
-// continues it and lets it write: its write is then certainly late.
+// continues it and lets it write: its write is then certainly late. A
+// holder whose session ends before its next act (its holding time was
+// up just then) drops the request (holder.maybePause); the holder that
+// wrote last after it is asked instead.
 func (r *runner) pauseInAct(p *phase) (string, error) {
-	h, _, err := r.writer(p)
-	if err != nil {
-		return "", err
-	}
-	for len(h.paused) > 0 {
-		<-h.paused
-	}
-	h.cmd.Process.Signal(syscall.SIGUSR1)
+	deadline := time.Now().Add(30 * time.Second)
+	var h *holderProc
 	var token int64
-	select {
-	case token = <-h.paused:
-	case <-time.After(15 * time.Second):
-		return "", fmt.Errorf("%s did not pause within 15 s of SIGUSR1", h.id)
-	case <-r.ctx.Done():
-		return "", r.stopped()
+	for {
+		var last int64
+		var err error
+		if h, last, err = r.writer(p); err != nil {
+			return "", err
+		}
+		for len(h.paused) > 0 {
+			<-h.paused
+		}
+		h.cmd.Process.Signal(syscall.SIGUSR1)
+		var paused bool
+		if token, paused, err = r.awaitPause(p, h, last, deadline); err != nil {
+			return "", err
+		}
+		if paused {
+			break
+		}
 	}
 	defer fmt.Fprintln(h.stdin, "continue")
 	h.cmd.Process.Signal(syscall.SIGSTOP)
@@ -150,6 +158,32 @@ func (r *runner) pauseInAct(p *phase) (string, error) {
 	}
 	return fmt.Sprintf("%s stopped between its check and its write for %.2f s (its token %d; token %d accepted meanwhile)",
 		h.id, time.Since(start).Seconds(), token, newer), nil
+}
+
+// awaitPause waits until h says it paused (true, and the token it
+// holds), or until a token above last was accepted before it did (false:
+// h no longer holds the session it was asked in, so it will not pause).
+func (r *runner) awaitPause(p *phase, h *holderProc, last int64, deadline time.Time) (int64, bool, error) {
+	for {
+		select {
+		case token := <-h.paused:
+			return token, true, nil
+		case <-r.ctx.Done():
+			return 0, false, r.stopped()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if _, t, err := lastWrite(p.store, p.chunk); err == nil && t > last {
+			select {
+			case token := <-h.paused: // paused just before the newer write
+				return token, true, nil
+			default:
+				return 0, false, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return 0, false, fmt.Errorf("%s did not pause, and no holder took the lease from it, within 30 s of the first SIGUSR1", h.id)
+		}
+	}
 }
 
 // awaitStopped waits (5 s at most) until pid is in the stopped state.

@@ -52,9 +52,15 @@ type holder struct {
 	clock            monoClock
 	log              *json.Encoder
 	rng              *rand.Rand
-	pauseAsked       atomic.Bool   // SIGUSR1: stop between the next check and its write
-	resume           chan struct{} // a line on stdin: the pause is over
-	sessions, seq    int
+	// live is the number of the session held now (0 between sessions);
+	// pauseIn is the session SIGUSR1 came in: the holder stops between
+	// its next check and its write only within that session. A request
+	// lapses with the session it came in: a holder that gave the lease
+	// back (its holding time was up) just as it was asked does not stop
+	// at some act of a later session, which no one waits for.
+	live, pauseIn atomic.Int64
+	resume        chan struct{} // a line on stdin: the pause is over
+	sessions, seq int
 }
 
 // holderCommand runs `fencecheck holder`: compete for the chunk until
@@ -91,7 +97,7 @@ func holderCommand(args []string) error {
 	signal.Notify(usr1, syscall.SIGUSR1)
 	go func() {
 		for range usr1 {
-			h.pauseAsked.Store(true)
+			h.pauseIn.Store(h.live.Load())
 		}
 	}()
 	go func() {
@@ -120,6 +126,7 @@ func (h *holder) holdOnce(ctx context.Context) {
 		return
 	}
 	h.sessions++
+	h.live.Store(int64(h.sessions))
 	h.log.Encode(sessionRecord{Holder: h.id, Session: h.sessions, Token: s.Token(), Event: "session"})
 	until := time.Now().Add(time.Duration(1000+h.rng.IntN(2000)) * time.Millisecond)
 	for ctx.Err() == nil && time.Now().Before(until) {
@@ -134,6 +141,7 @@ func (h *holder) holdOnce(ctx context.Context) {
 		}
 		sleepCtx(ctx, 20*time.Millisecond)
 	}
+	h.live.Store(0)
 	closeCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	s.Close(closeCtx)
 	cancel()
@@ -181,14 +189,15 @@ func (h *holder) record(token int64, from, to time.Time, held bool, write string
 }
 
 // maybePause holds this act between its check and its write when
-// SIGUSR1 asked for it: the worst moment a pause can hit a holder. It
+// SIGUSR1 asked for it in this session: the worst moment a pause can hit
+// a holder. It
 // says so on stdout ("paused TOKEN") and waits for a line on stdin; the
 // orchestrator SIGSTOPs the process meanwhile and continues it once
 // another holder's newer token was accepted. (A process cannot stop
 // itself at an exact point: kill(self, SIGSTOP) returns before every
 // thread has stopped, and the write could go out first.)
 func (h *holder) maybePause(ctx context.Context, token int64) {
-	if !h.pauseAsked.CompareAndSwap(true, false) {
+	if live := h.live.Load(); live == 0 || !h.pauseIn.CompareAndSwap(live, 0) {
 		return
 	}
 	h.log.Encode(pauseRecord{Holder: h.id, Event: "paused", Token: token, AtNs: monoNow()})

@@ -18,7 +18,8 @@
 // effect (bounded): a holder SIGSTOPped until another holder's newer
 // token was accepted (and at least twice the lease); a holder paused
 // between its check and its write (SIGUSR1 asks it to wait there for a
-// line on stdin; it is SIGSTOPped meanwhile) and continued only once a
+// line on stdin; it is SIGSTOPped meanwhile; a request lapses with the
+// session it came in, and the next writer is asked) and continued only once a
 // newer token was accepted, so that its write is certainly late; a
 // member SIGSTOPped for 2.5 leases; a member killed (SIGKILL) and
 // restarted with its boot wait; a holder cut off from every member for
