@@ -18,20 +18,46 @@ func TestCoreOfPartitionsChunks(t *testing.T) {
 		if CoreOf("", cores) != 0 {
 			t.Fatalf("the master lease's instance is on core %d of %d, not the lead's", CoreOf("", cores), cores)
 		}
-		count := make([]int, cores)
-		const chunks = 20_000
-		for i := range chunks {
-			c := fmt.Sprintf("ch_%d", i)
-			k := CoreOf(c, cores)
-			if k < 0 || k >= cores || k != CoreOf(strings.Clone(c), cores) {
-				t.Fatalf("chunk %s: core %d of %d, then %d", c, k, cores, CoreOf(c, cores))
+		for _, shape := range chunkShapes {
+			count := make([]int, cores)
+			const chunks = 20_000
+			for i := range chunks {
+				c := fmt.Sprintf(shape, i)
+				k := CoreOf(c, cores)
+				if k < 0 || k >= cores || k != CoreOf(strings.Clone(c), cores) {
+					t.Fatalf("chunk %s: core %d of %d, then %d", c, k, cores, CoreOf(c, cores))
+				}
+				count[k]++
 			}
-			count[k]++
+			fair := chunks / cores
+			if lo, hi := slices.Min(count), slices.Max(count); cores > 1 && cores <= 16 && (lo < fair*9/10 || hi > fair*11/10) {
+				t.Errorf("%d cores, chunks %q: between %d and %d of %d chunks a core, a fair share is %d", cores, shape, lo, hi, chunks, fair)
+			}
 		}
-		fair := chunks / cores
-		if lo, hi := slices.Min(count), slices.Max(count); cores > 1 && cores <= 16 && (lo < fair*9/10 || hi > fair*11/10) {
-			t.Errorf("%d cores: between %d and %d of %d chunks a core, a fair share is %d", cores, lo, hi, chunks, fair)
+	}
+}
+
+// chunkShapes are handles as users name them: short and long, numbered
+// at the end, padded, and numbered in the middle of a path.
+var chunkShapes = []string{"ch_%d", "bench-%d", "chunk-%08d", "%d", "tenant-7/volume-%d/chunk-0000", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa%d"}
+
+// BenchmarkCoreOf: the hash every input of a member of several cores
+// takes at least twice (the shell's routing, the core's owns).
+func BenchmarkCoreOf(b *testing.B) {
+	for _, shape := range []string{"bench-%d", "tenant-7/volume-%04d/chunk-00000001"} {
+		names := make([]string, 64)
+		for i := range names {
+			names[i] = fmt.Sprintf(shape, i)
 		}
+		b.Run(fmt.Sprintf("bytes=%d", len(names[10])), func(b *testing.B) {
+			sum := 0
+			for i := range b.N {
+				sum += CoreOf(names[i&63], 3)
+			}
+			if sum < 0 {
+				b.Fatal(sum)
+			}
+		})
 	}
 }
 

@@ -411,7 +411,7 @@
 // and admission slots, and each is as pure and deterministic as a Node
 // always was. What makes them one member:
 //
-//   - Partition. Core CoreOf(h, Cores) (FNV-1a of the handle) serves
+//   - Partition. Core CoreOf(h, Cores) (a hash of the handle) serves
 //     chunk h; the lead, core 0, also serves the master lease (the empty
 //     handle) and the master_* requests. The shell hands a client
 //     request to its chunk's core and a peer message to the core Route
