@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -102,9 +103,10 @@ var (
 	descConnLimit  = prometheus.NewDesc("chunklease_client_connections_closed_total", "Client connections closed at the connection limits (-max-client-conns, -max-client-conns-per-addr), by reason: shed (a quiet one, to make room for a new one), overloaded (a new one answered 503 with Retry-After, none being quiet), refused (a new one closed at once, beyond the overload answers running at once).", []string{"reason"}, nil)
 	descEpoch      = prometheus.NewDesc("chunklease_membership_epoch", "The epoch of this node's configuration of the acceptor set (0: the start set; each membership change adds one).", nil, nil)
 	descMembers    = prometheus.NewDesc("chunklease_membership_members", "The members of this node's configuration, one series each, value 1 (member=\"<id>\").", []string{"member"}, nil)
+	descPosted     = prometheus.NewDesc("chunklease_loop_calls_posted_total", "Client calls and batch shares that found their loop busy and were left for the goroutine running it, by loop (the others ran at once on their handler's goroutine); a large share of the requests means the loop is the bottleneck (more -loops, or more members).", []string{"loop"}, nil)
 	descIsMember   = prometheus.NewDesc("chunklease_membership_is_member", "1 when this node is a member of its configuration (it votes once past its boot wait and recovery), 0 for a learner.", nil, nil)
 	nodeCollectors = []*prometheus.Desc{descPeerUp, descPeersUp, descSent, descWrites, descReceived, descDropped, descRefused, descMalformed, descLive, descChunks, descPending, descInflight, descReady,
-		descPeerAnswer, descClientConn, descConnLimit, descEpoch, descMembers, descIsMember}
+		descPeerAnswer, descClientConn, descConnLimit, descEpoch, descMembers, descIsMember, descPosted}
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -145,6 +147,9 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descLive, prometheus.GaugeValue, float64(cs.LiveLeases))
 		ch <- prometheus.MustNewConstMetric(descChunks, prometheus.GaugeValue, float64(cs.Chunks))
 		ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(cs.Pending))
+	}
+	for _, l := range n.loops {
+		ch <- prometheus.MustNewConstMetric(descPosted, prometheus.CounterValue, float64(l.handedOver.Load()), strconv.Itoa(l.index))
 	}
 	ch <- prometheus.MustNewConstMetric(descInflight, prometheus.GaugeValue, float64(n.inflight.count()))
 	ready, _, _ := n.readiness()
