@@ -656,12 +656,17 @@ func (l *coreLoop) fire() {
 	t.f()
 }
 
-// Now, After, Send, Reply and Log are the loop's edges for its Driver.
+// Now, After, At, Send, Reply and Log are the loop's edges for its Driver.
 func (l *coreLoop) Now() time.Duration { return l.clock.Now() }
 
-func (l *coreLoop) After(d time.Duration, f func()) func() {
+func (l *coreLoop) After(d time.Duration, f func()) func() { return l.At(l.clock.Now()+d, f) }
+
+// At is the Driver's shell.Timer: the core's wake-up as it is, on the
+// node's clock, with no clock read (armTimer sets the real timer when the
+// burst ends).
+func (l *coreLoop) At(at time.Duration, f func()) func() {
 	t := &l.timer
-	t.at, t.f, t.set = l.clock.Now()+d, f, true
+	t.at, t.f, t.set = at, f, true
 	if t.cancel == nil {
 		t.cancel = func() { t.set = false }
 	}

@@ -9,8 +9,9 @@
 // id, and that timer. What it is not: it reads no clock of its own, sends
 // nothing itself and starts no goroutine. The shell passes `now` into
 // every call (read once per event, lease/doc.go) and supplies its edges:
-// Now and After for the wake-up timer, Send for peer messages and Reply
-// for answers. Every method must be called on the shell's one event loop;
+// Now and After for the wake-up timer (or At, Timer, which takes the
+// wake-up as a time and spares two clock reads), Send for peer messages
+// and Reply for answers. Every method must be called on the shell's one event loop;
 // nothing is locked.
 //
 // Guarantees: every reply the core produces for a pending request reaches

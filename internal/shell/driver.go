@@ -33,6 +33,20 @@ type Adopter interface {
 	Adopted(c lease.Membership)
 }
 
+// Timer is what Edges may also implement: a timer set at a time on the
+// shell's clock (the one Now reads), not after a delay. The Driver then
+// hands it the core's wake-up as it is. Through After it reads the clock
+// to turn the wake-up into a delay, which the edges turn back into a time
+// by reading it again: two clock reads at almost every event, since the
+// wake-up moves with every request's round timeout. A renew in a member
+// of the network service moves it twice (its round timeout comes, and
+// goes when a majority answers): four of its seven clock reads.
+type Timer interface {
+	// At runs f on the loop once the clock reaches at (at once if it
+	// has) and returns a cancel function, as After does.
+	At(at time.Duration, f func()) (cancel func())
+}
+
 // Driver carries a lease core's outputs to a shell's edges.
 type Driver[H any] struct {
 	// The pads keep each member loop's Driver, written at every event,
@@ -41,6 +55,7 @@ type Driver[H any] struct {
 	_       [128]byte
 	core    *lease.Node
 	edges   Edges[H]
+	timer   Timer        // edges as a Timer; nil when they are not
 	pending map[uint64]H // client requests the core has not answered, by id
 	// pendingPeak lets pending give its memory back after a burst
 	// (internal/shrink).
@@ -55,6 +70,7 @@ type Driver[H any] struct {
 // New drives core through edges.
 func New[H any](core *lease.Node, edges Edges[H]) *Driver[H] {
 	d := &Driver[H]{core: core, edges: edges, pending: make(map[uint64]H), wakeAt: lease.Never}
+	d.timer, _ = edges.(Timer)
 	d.tick = d.onTimer
 	return d
 }
@@ -114,6 +130,10 @@ func (d *Driver[H]) Schedule(at time.Duration) {
 	}
 	d.wakeAt = at
 	if at == lease.Never {
+		return
+	}
+	if d.timer != nil {
+		d.cancel = d.timer.At(at, d.tick)
 		return
 	}
 	d.cancel = d.edges.After(max(at-d.edges.Now(), 0), d.tick)

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -84,6 +85,51 @@ func TestOneTimerAtTheCoresWake(t *testing.T) {
 	}
 	if r := e.replies["h"]; r.Err == nil || r.Err.Code != lease.CodeTemporarilyUnavailable || e.now != 500*time.Millisecond {
 		t.Fatalf("at %v the request got %+v, want error 11 at the 500 ms quorum timeout", e.now, r)
+	}
+}
+
+// timedEdges set their timers at a time (Timer), and count clock reads.
+type timedEdges struct {
+	fakeEdges
+	reads int
+	at    []time.Duration // the times asked for through At
+}
+
+func (e *timedEdges) Now() time.Duration { e.reads++; return e.now }
+func (e *timedEdges) At(at time.Duration, f func()) func() {
+	e.at = append(e.at, at)
+	return e.After(at-e.now, f)
+}
+
+// TestATimerEdgeGetsTheWakeUpAsItIs: Edges that implement Timer get each
+// of the core's wake-ups through At, at the very times Edges without it
+// get through After (the same core, the same inputs), and the Driver
+// reads the clock only when a timer fires (Tick's now), never to set
+// one; the request is answered at its quorum timeout either way.
+func TestATimerEdgeGetsTheWakeUpAsItIs(t *testing.T) {
+	plain := &fakeEdges{replies: map[string]lease.Reply{}}
+	timed := &timedEdges{fakeEdges: fakeEdges{replies: map[string]lease.Reply{}}}
+	dp, dt := New[string](newCore(t, "n1", "n2", "n3"), plain), New[string](newCore(t, "n1", "n2", "n3"), timed)
+	plain.now, timed.now = 7*time.Millisecond, 7*time.Millisecond
+	req := lease.Request{Op: lease.OpGrant, Chunk: "c", Server: "s"}
+	dp.Request(plain.now, req, "h")
+	dt.Request(timed.now, req, "h")
+	fires := 0
+	for ; dt.Pending() > 0 && fires < 100; fires++ {
+		if timed.live != 1 || !slices.Equal(timed.at, plain.timers) {
+			t.Fatalf("%d timers live; At asked for %v, After for %v: want one timer, at the same times", timed.live, timed.at, plain.timers)
+		}
+		plain.now, timed.now = plain.timers[len(plain.timers)-1], timed.at[len(timed.at)-1]
+		plain.live--
+		timed.live--
+		plain.fire()
+		timed.fire()
+	}
+	if timed.reads != fires {
+		t.Fatalf("%d clock reads for %d timers fired: the Driver read the clock to set a timer", timed.reads, fires)
+	}
+	if r := timed.replies["h"]; r.Err == nil || r.Err.Code != lease.CodeTemporarilyUnavailable || timed.now != 507*time.Millisecond {
+		t.Fatalf("at %v the request got %+v, want error 11 at the 500 ms quorum timeout", timed.now, r)
 	}
 }
 
