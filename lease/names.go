@@ -116,8 +116,11 @@ func (t *nameTable) swap(old, new uint32) {
 }
 
 // sparse reports whether fewer than half the ids of the table's peak are
-// in use: then compact gives memory back (Go maps never shrink).
-func (t *nameTable) sparse() bool { return len(t.index) < t.peak/2 }
+// in use: then compact gives memory back (Go maps never shrink). Half is
+// exact, not rounded down: with peak/2, a table compacted at one name
+// that then lost it (0 < 1/2 is false) kept that id for ever
+// (TestAnEmptiedNameTableGivesItsIdsBack).
+func (t *nameTable) sparse() bool { return 2*len(t.index) < t.peak }
 
 // compact rebuilds the table with the names in use numbered densely from
 // 1, and returns the renumbering (old id -> new id; noServer and free ids

@@ -84,6 +84,35 @@ func checkNameTable(t *testing.T, where string, tab *nameTable, refs map[string]
 	}
 }
 
+// TestAnEmptiedNameTableGivesItsIdsBack: a table compacted at one name
+// (peak 1) that then loses that name is sparse, and compacting leaves
+// only noServer. (Found by TestServerNamesFollowRecords with seed
+// 10727798660565687947: "0 names, 2 ids kept" after every lease ended.)
+func TestAnEmptiedNameTableGivesItsIdsBack(t *testing.T) {
+	tab := newNameTable()
+	for _, s := range []string{"cs1", "cs2", "cs3"} {
+		tab.retain(tab.hold(s))
+	}
+	tab.endCall()
+	for _, s := range []string{"cs1", "cs2"} {
+		id, _ := tab.lookup(s)
+		tab.release(id)
+	}
+	if !tab.sparse() {
+		t.Fatalf("1 name in use of a peak of 3 is not sparse")
+	}
+	tab.compact() // peak 1 now
+	id, _ := tab.lookup("cs3")
+	tab.release(id)
+	if !tab.sparse() {
+		t.Fatalf("no name in use of a peak of 1 is not sparse: the last id would be kept for ever")
+	}
+	tab.compact()
+	if len(tab.names) != 1 || tab.len() != 0 || len(tab.free) != 0 {
+		t.Fatalf("after the last name went: %d ids kept, %d names, %d free ids; want noServer alone", len(tab.names), tab.len(), len(tab.free))
+	}
+}
+
 // TestServerNamesFollowRecords runs a 3-node cluster through random
 // grants, renews, releases and checks of many chunks by many servers,
 // with lost and duplicated messages and time passing; after every call
