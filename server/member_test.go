@@ -182,6 +182,23 @@ func TestMemberServesEachChunkOnItsLoop(t *testing.T) {
 	}
 }
 
+// holdForTest takes loop l for the test, as a holder would, and returns
+// the test's release. If the test ends (a Fatal) before it let l go, the
+// loop is let go before the member stops: the loop's goroutine waits at
+// the stop for its holder to let go, and would wait for ever.
+func holdForTest(t *testing.T, l *coreLoop) (release func()) {
+	for !l.tryHold() {
+		runtime.Gosched()
+	}
+	released := false
+	t.Cleanup(func() {
+		if !released {
+			l.release()
+		}
+	})
+	return func() { released = true; l.release() }
+}
+
 // eventuallyServe polls cond every 5 ms until it holds, within 10 s (the
 // loops run on their own goroutines and the real clock).
 func eventuallyServe(t *testing.T, what string, cond func() bool) {
@@ -361,14 +378,12 @@ func TestCallPostedAsTheHolderLetsGoIsRun(t *testing.T) {
 		t.Fatal("the loop did not answer")
 	}
 	l := m.loops[0]
-	for !l.tryHold() { // as a caller running its call would hold it
-		runtime.Gosched()
-	}
+	release := holdForTest(t, l) // as a caller running its call would hold it
 	c := &call{req: lease.Request{Op: lease.OpRenew, Chunk: "late", Server: "cs"}, done: make(chan lease.Reply, 1)}
 	if !m.call(c) { // finds the loop held: posted
 		t.Fatal("the loop stopped")
 	}
-	l.release() // the holder lets go, its last look already taken
+	release() // the holder lets go, its last look already taken
 	select {
 	case rep := <-c.done:
 		if rep.Err != nil {
@@ -386,19 +401,21 @@ func TestCallPostedAsTheHolderLetsGoIsRun(t *testing.T) {
 func TestSpreadReturnsWhenTheLoopsStopFirst(t *testing.T) {
 	m := startFakeMember(t, 2)
 	l := m.loops[0]
-	for !l.tryHold() { // the test holds the lead's loop
-		runtime.Gosched()
-	}
+	release := holdForTest(t, l) // the test holds the lead's loop
 	returned := make(chan struct{})
 	go func() { m.spread(lease.Membership{}); close(returned) }()
 	posted := func() bool { return l.backlog.Load() > 0 }
 	eventuallyServe(t, "spread's query to every loop is posted", posted)
-	l.burst() // run it, as a holder does
+	// Run what is posted now, once, as a holder does. Not burst: its
+	// drainReady goes on while input keeps arriving, and would run the
+	// lead's query too when spread sends it at once (a run under -race
+	// waited 10 s for that query to be posted: it had been run).
+	l.takePosted()
 	l.endBurst()
 	eventuallyServe(t, "spread's query to the lead is posted", posted)
 	m.signalStop()
 	eventuallyServe(t, "the lead's loop is stopping", l.stopping.Load)
-	l.release()
+	release()
 	<-m.loopDone
 	select {
 	case <-returned:
