@@ -116,11 +116,14 @@ func (t *nameTable) swap(old, new uint32) {
 }
 
 // sparse reports whether fewer than half the ids of the table's peak are
-// in use: then compact gives memory back (Go maps never shrink). Half is
-// exact, not rounded down: with peak/2, a table compacted at one name
-// that then lost it (0 < 1/2 is false) kept that id for ever
-// (TestAnEmptiedNameTableGivesItsIdsBack).
-func (t *nameTable) sparse() bool { return 2*len(t.index) < t.peak }
+// in use: then compact gives memory back (Go maps never shrink).
+func (t *nameTable) sparse() bool { return belowHalf(len(t.index), t.peak) }
+
+// belowHalf reports whether n is fewer than half of peak, exactly: the
+// rule by which the name and chunk tables give memory back. Rounded down
+// (n < peak/2), a table that peaked at one entry and then lost it (0 <
+// 0) kept it for ever (TestAnEmptiedNameTableGivesItsIdsBack).
+func belowHalf(n, peak int) bool { return 2*n < peak }
 
 // compact rebuilds the table with the names in use numbered densely from
 // 1, and returns the renumbering (old id -> new id; noServer and free ids

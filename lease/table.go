@@ -67,7 +67,7 @@ func (t *chunkTable) each(f func(chunk string, a *acceptor) bool) {
 		}
 	}
 	switch {
-	case 2*len(t.index) < t.peak: // fewer than half, exactly (nameTable.sparse)
+	case belowHalf(len(t.index), t.peak):
 		t.rebuild()
 	case t.names.sparse():
 		t.renumber()
