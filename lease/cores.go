@@ -92,18 +92,36 @@ func (t MsgType) namesCore() bool { return t == MsgSyncResp || t == MsgChangePre
 // nonce included (the cores are one process start, one identity on the
 // wire). cores 1 builds the one Node NewNode would.
 func NewCores(cfg Config, cores int, now time.Duration, rnd func(core int) *rand.Rand) ([]*Node, error) {
+	return BuildCores(cfg, cores, now, rnd, func(n int, build func(i int)) {
+		for i := range n {
+			build(i)
+		}
+	})
+}
+
+// BuildCores is NewCores with the builds run by each, which calls
+// build(i) once for every i < n and returns once all have returned. A
+// shell that runs its cores on several CPUs may run the builds at once,
+// on goroutines of its own, so that each core's memory comes from
+// another CPU's allocation cache and no two cores' objects share a
+// cache line (internal/apart.Each); rnd is then called from all of
+// them at once. The core starts no goroutine of its own: it stays a
+// state machine.
+func BuildCores(cfg Config, cores int, now time.Duration, rnd func(core int) *rand.Rand, each func(n int, build func(i int))) ([]*Node, error) {
 	if cores < 1 || cores > MaxCores {
 		return nil, fmt.Errorf("%d cores; a member runs 1..%d", cores, MaxCores)
 	}
 	nodes := make([]*Node, cores)
-	for i := range nodes {
+	errs := make([]error, cores)
+	each(cores, func(i int) {
 		c := cfg
 		c.Core, c.Cores, c.Rand = i, cores, rnd(i)
-		n, err := NewNode(c, now)
+		nodes[i], errs[i] = NewNode(c, now)
+	})
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		nodes[i] = n
 	}
 	return nodes, nil
 }

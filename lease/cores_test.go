@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -472,5 +473,50 @@ func TestSelfMessagesStayOnTheirCore(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestBuildCoresAtOnceBuildsWhatNewCoresDoes: cores built all at once
+// on goroutines of their own (as lease-node serve builds them, with
+// internal/apart.Each) are the cores NewCores builds one after another:
+// each its index, the member's count and identity, and the same answers
+// to the same requests. Run under -race (scripts/run_tests.sh), it also
+// holds that building cores at once shares nothing they write.
+func TestBuildCoresAtOnceBuildsWhatNewCoresDoes(t *testing.T) {
+	const cores = 4
+	cfg := Config{ID: "n1", Acceptors: []string{"n3", "n1", "n2"}, Nodes: []string{"n3", "n1", "n2"}, MaxLeaseMs: 1000, Incarnation: 9, Nonce: 9}
+	rnd := func(i int) *rand.Rand { return rand.New(rand.NewPCG(1, uint64(i))) }
+	inOrder, err := NewCores(cfg, cores, 0, rnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	builds := 0
+	atOnce, err := BuildCores(cfg, cores, 0, rnd, func(n int, build func(i int)) {
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { build(i) })
+		}
+		wg.Wait()
+		builds = n
+	})
+	if err != nil || builds != cores {
+		t.Fatalf("BuildCores: %v, %d builds", err, builds)
+	}
+	for i := range cores {
+		if atOnce[i].cfg.Core != i || atOnce[i].cfg.Cores != cores || atOnce[i].cfg.ID != "n1" || atOnce[i].cfg.Incarnation != 9 {
+			t.Fatalf("core %d built at once has core %d of %d, id %s, incarnation %d", i, atOnce[i].cfg.Core, atOnce[i].cfg.Cores, atOnce[i].cfg.ID, atOnce[i].cfg.Incarnation)
+		}
+	}
+	for k := range 16 {
+		chunk := fmt.Sprint("c", k)
+		c := CoreOf(chunk, cores)
+		req := Request{ID: uint64(k + 1), Op: OpGrant, Chunk: chunk, Server: "s"}
+		a, b := inOrder[c].Request(0, req), atOnce[c].Request(0, req)
+		if fmt.Sprint(a.Msgs) != fmt.Sprint(b.Msgs) || fmt.Sprint(a.Replies) != fmt.Sprint(b.Replies) {
+			t.Fatalf("a grant of %s: built in order %+v, at once %+v", chunk, a, b)
+		}
+	}
+	if _, err := BuildCores(cfg, 0, 0, rnd, func(int, func(int)) { t.Fatal("built 0 cores") }); err == nil {
+		t.Fatal("BuildCores of 0 cores: no error")
 	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"log"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"chunklease/internal/apart"
 	"chunklease/internal/clock"
 	"chunklease/internal/peer"
 	"chunklease/internal/shell"
@@ -72,24 +74,39 @@ type member struct {
 	stopLoop chan struct{}
 	stopOnce sync.Once
 	loopDone chan struct{} // closed once every loop has returned
+	// fences keep the loops' memory apart (internal/apart.Each): kept
+	// for as long as the loops.
+	fences [][]any
 }
 
 // newMember puts each core on a loop of its own; inbox(i) is loop i's
-// peer messages. Nothing runs until start.
+// peer messages. Nothing runs until start. Each loop is built on a
+// goroutine of its own, all at once (internal/apart.Each), as the cores
+// are (buildCores): what one loop writes at every call lies on other
+// cache lines than what another does.
 func newMember(cores []*lease.Node, clk *clock.Clock, peers peerEdge, inbox func(i int) <-chan lease.Msg, logger *log.Logger) *member {
-	m := &member{stopLoop: make(chan struct{}), loopDone: make(chan struct{})}
-	for i, core := range cores {
+	m := &member{stopLoop: make(chan struct{}), loopDone: make(chan struct{}), loops: make([]*coreLoop, len(cores))}
+	m.fences = apart.Each(len(cores), func(i int) {
 		l := &coreLoop{index: i, clock: clk, peers: peers, log: logger, inbox: inbox(i), stop: m.stopLoop,
 			nudge: make(chan struct{}, 1), queries: make(chan func())}
-		l.drv = shell.New[*call](core, l)
+		l.drv = shell.New[*call](cores[i], l)
 		// Made before any goroutine runs the core: a caller may run one
 		// before the loop's goroutine starts (member.call).
 		l.timer.t = time.NewTimer(time.Hour)
 		l.timer.t.Stop()
-		l.recoveringNow.Store(core.AwaitingRecovery())
-		m.loops = append(m.loops, l)
-	}
+		l.recoveringNow.Store(cores[i].AwaitingRecovery())
+		m.loops[i] = l
+	})
 	return m
+}
+
+// buildCores builds a member's cores (lease.BuildCores), each on a
+// goroutine of its own, all at once (internal/apart.Each), and returns
+// the fences to keep with them.
+func buildCores(cfg lease.Config, cores int, now time.Duration, rnd func(core int) *rand.Rand) ([]*lease.Node, [][]any, error) {
+	var fences [][]any
+	nodes, err := lease.BuildCores(cfg, cores, now, rnd, func(n int, build func(i int)) { fences = apart.Each(n, build) })
+	return nodes, fences, err
 }
 
 // start runs every loop; loopDone closes once all have returned.

@@ -102,7 +102,9 @@ func (p loopPeers) Flush() {}
 // startFakeMember runs member n1 on loops loops with fake peers.
 func startFakeMember(tb testing.TB, loops int) *member {
 	tb.Helper()
-	cores, err := lease.NewCores(lease.Config{ID: "n1", Acceptors: []string{"n1", "n2", "n3"}, Incarnation: 1, Nonce: 1,
+	// The cores as lease-node serve builds them (buildCores: each
+	// loop's memory apart from the others').
+	cores, fences, err := buildCores(lease.Config{ID: "n1", Acceptors: []string{"n1", "n2", "n3"}, Incarnation: 1, Nonce: 1,
 		MaxLeaseMs: 60000, QuorumTimeoutMs: 2000}, loops, clock.Real().Now(), func(i int) *rand.Rand { return rand.New(rand.NewPCG(1, uint64(i))) })
 	if err != nil {
 		tb.Fatal(err)
@@ -110,11 +112,11 @@ func startFakeMember(tb testing.TB, loops int) *member {
 	// The inboxes as the transport makes them: each loop writes its own
 	// at every message, so their headers are kept apart (internal/apart).
 	inboxes, spacers := apart.Chans[lease.Msg](loops, inboxSize(loops))
-	tb.Cleanup(func() { runtime.KeepAlive(spacers) })
+	// The fake peers stand for other processes: each loop's are built
+	// apart from the others', as the loops are.
 	peers := make(loopPeers, loops)
-	for i := range peers {
-		peers[i] = newFakePeers(inboxes[i])
-	}
+	peerFences := apart.Each(loops, func(i int) { peers[i] = newFakePeers(inboxes[i]) })
+	tb.Cleanup(func() { runtime.KeepAlive(spacers); runtime.KeepAlive(fences); runtime.KeepAlive(peerFences) })
 	m := newMember(cores, clock.Real(), peers, func(i int) <-chan lease.Msg { return peers[i].inbox }, log.New(io.Discard, "", 0))
 	m.start()
 	tb.Cleanup(m.stopLoops)
@@ -123,14 +125,24 @@ func startFakeMember(tb testing.TB, loops int) *member {
 
 // do runs one call through the member and waits for its reply.
 func (m *member) do(tb testing.TB, r lease.Request) lease.Reply {
+	rep, ok := m.try(r)
+	if !ok {
+		tb.Fatal("the loops stopped")
+	}
+	return rep
+}
+
+// try runs one call through the member and waits for its reply; false
+// when the loops have stopped. It may run on any goroutine.
+func (m *member) try(r lease.Request) (lease.Reply, bool) {
 	c := callPool.Get().(*call)
 	c.req = r
 	if !m.call(c) {
-		tb.Fatal("the loops stopped")
+		return lease.Reply{}, false
 	}
 	rep := <-c.done
 	callPool.Put(c)
-	return rep
+	return rep, true
 }
 
 // TestMemberServesEachChunkOnItsLoop: a member of three loops answers
@@ -231,9 +243,36 @@ func BenchmarkMemberCores(b *testing.B) {
 func benchMember(b *testing.B, op lease.Op, clients int) {
 	loops := runtime.GOMAXPROCS(0)
 	m := startFakeMember(b, loops)
-	for k := range clients {
-		if rep := m.do(b, lease.Request{Op: lease.OpGrant, Chunk: fmt.Sprintf("bench-%d", k), Server: fmt.Sprintf("cs%d", k)}); rep.Err != nil {
-			b.Fatalf("grant: %+v", rep.Err)
+	// Each loop's chunks are granted by a goroutine of its own, all at
+	// once (internal/apart.Each), as clients on several CPUs would: what
+	// the grants allocate for one loop (its slab, its maps' tables, the
+	// fake peers' records) comes from another CPU's spans than
+	// another loop's. Granted from one goroutine, the loops' objects lie
+	// side by side, and the member's throughput at two cores varied by
+	// 1.8x from one build to the next (docs/performance.md "Where each
+	// loop's memory comes from").
+	// A client's call (its reply channel, written at every call by the
+	// holder and read by the client) is made there too, as a handler's
+	// comes from the pool of the CPU it runs on.
+	errs := make([]error, loops)
+	calls := make([]*call, clients)
+	grantFences := apart.Each(loops, func(loop int) {
+		for k := range clients {
+			chunk := fmt.Sprintf("bench-%d", k)
+			if lease.CoreOf(chunk, loops) != loop {
+				continue
+			}
+			calls[k] = &call{done: make(chan lease.Reply, 1)}
+			rep, ok := m.try(lease.Request{Op: lease.OpGrant, Chunk: chunk, Server: fmt.Sprintf("cs%d", k)})
+			if (!ok || rep.Err != nil) && errs[loop] == nil {
+				errs[loop] = fmt.Errorf("grant of %s: %+v (loops running: %v)", chunk, rep.Err, ok)
+			}
+		}
+	})
+	defer runtime.KeepAlive(grantFences)
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
 		}
 	}
 	b.ReportAllocs()
@@ -253,7 +292,7 @@ func benchMember(b *testing.B, op lease.Op, clients int) {
 	for k := range clients {
 		req := lease.Request{Op: op, Chunk: fmt.Sprintf("bench-%d", k), Server: fmt.Sprintf("cs%d", k)}
 		wg.Go(func() {
-			c := &call{done: make(chan lease.Reply, 1)}
+			c := calls[k]
 			for {
 				first := taken.Add(grainOps) - grainOps
 				if first >= int64(b.N) {

@@ -122,7 +122,7 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 	if seed == 0 {
 		seed = inc
 	}
-	cores, err := lease.NewCores(lease.Config{
+	cores, fences, err := buildCores(lease.Config{
 		ID: cfg.id, Acceptors: cfg.coreAcceptors(), Nodes: cfg.memberIDs(), Incarnation: inc, Nonce: shell.NewNonce(), WallMs: wall.UnixMilli(),
 		DefaultLeaseMs: cfg.node.LeaseMs, MaxLeaseMs: cfg.node.MaxLeaseMs, BootWaitMs: cfg.node.BootWaitMs,
 		DriftMarginMs: cfg.node.DriftMarginMs, DriftPPM: cfg.node.DriftPPM, QuorumTimeoutMs: cfg.node.QuorumTimeoutMs, MaxInFlight: int(cfg.node.MaxInFlight),
@@ -140,6 +140,7 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 		Inboxes: cfg.loops, InboxSize: inboxSize(cfg.loops),
 		Route: func(m *lease.Msg) (int, bool) { return lease.Route(m, cfg.loops) }})
 	n.member = newMember(cores, clk, n.peers, n.peers.Inbox, logger)
+	n.member.fences = append(n.member.fences, fences...)
 	for _, l := range n.loops {
 		l.adopted = n.adopted
 	}
