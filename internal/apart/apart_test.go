@@ -47,8 +47,8 @@ func TestChansAreUsableAndApart(t *testing.T) {
 	}
 }
 
-// TestEachRunsEveryBuildOnce at fewer builds than Ps, as many, and more
-// (one after another then).
+// TestEachRunsEveryBuildOnce for one build (unfenced), as many as Ps,
+// and more (one after another then), each fenced when there are several.
 func TestEachRunsEveryBuildOnce(t *testing.T) {
 	for _, n := range []int{1, runtime.GOMAXPROCS(0), runtime.GOMAXPROCS(0) + 3} {
 		ran := make([]atomic.Int32, n)
@@ -60,7 +60,7 @@ func TestEachRunsEveryBuildOnce(t *testing.T) {
 			if got := ran[i].Load(); got != 1 {
 				t.Fatalf("n=%d: build %d ran %d times", n, i, got)
 			}
-			if len(fences[i]) == 0 {
+			if n > 1 && len(fences[i]) == 0 {
 				t.Fatalf("n=%d: build %d has no fence", n, i)
 			}
 		}
