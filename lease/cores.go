@@ -103,7 +103,7 @@ func NewCores(cfg Config, cores int, now time.Duration, rnd func(core int) *rand
 // build(i) once for every i < n and returns once all have returned. A
 // shell that runs its cores on several CPUs may run the builds at once,
 // on goroutines of its own, so that each core's memory comes from
-// another CPU's allocation cache and no two cores' objects share a
+// another CPU's allocation cache and two cores' objects seldom share a
 // cache line (internal/apart.Each); rnd is then called from all of
 // them at once. The core starts no goroutine of its own: it stays a
 // state machine.

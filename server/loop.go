@@ -82,8 +82,9 @@ type member struct {
 // newMember puts each core on a loop of its own; inbox(i) is loop i's
 // peer messages. Nothing runs until start. Each loop is built on a
 // goroutine of its own, all at once (internal/apart.Each), as the cores
-// are (buildCores): what one loop writes at every call lies on other
-// cache lines than what another does.
+// are (buildCores), so that what one loop writes at every call lies,
+// as far as Go's allocator lets it be placed, on other cache lines than
+// what another does.
 func newMember(cores []*lease.Node, clk *clock.Clock, peers peerEdge, inbox func(i int) <-chan lease.Msg, logger *log.Logger) *member {
 	m := &member{stopLoop: make(chan struct{}), loopDone: make(chan struct{}), loops: make([]*coreLoop, len(cores))}
 	m.fences = apart.Each(len(cores), func(i int) {
