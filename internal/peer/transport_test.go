@@ -5,7 +5,10 @@ import (
 	"crypto/x509"
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -35,12 +38,7 @@ func newTestCluster(t *testing.T, n int) *testCluster {
 	c := &testCluster{t: t, ca: ca, pool: x509.NewCertPool(), ts: map[string]*Transport{}, logs: map[string]*strings.Builder{}}
 	c.pool.AddCert(ca.Cert)
 	for i := 1; i <= n; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.members = append(c.members, Member{ID: fmt.Sprintf("n%d", i), Addr: ln.Addr().String()})
-		ln.Close()
+		c.members = append(c.members, Member{ID: fmt.Sprintf("n%d", i), Addr: freeAddr(t)})
 	}
 	t.Cleanup(func() {
 		for _, tr := range c.ts {
@@ -48,6 +46,40 @@ func newTestCluster(t *testing.T, n int) *testCluster {
 		}
 	})
 	return c
+}
+
+// freeAddr is a free loopback address on a port below the kernel's
+// ephemeral range. A port from the range (":0", then closed) may be
+// taken before the member listens on it: by another process's outgoing
+// connection, or by this test's own. A member dialling a peer that does
+// not listen yet may be given the peer's port as its source port, and
+// then connects to itself (TCP's simultaneous open) and holds the port:
+// the peer's listen failed with "address already in use" in a
+// fresh-clone run of scripts/run_tests.sh. No source port is chosen
+// below the range.
+func freeAddr(t *testing.T) string {
+	low := ephemeralLow()
+	for range 1000 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(low-10000))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
+	}
+	t.Fatal("no free loopback port below the ephemeral range in 1000 tries")
+	return ""
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range.
+func ephemeralLow() int {
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			if v, err := strconv.Atoi(f[0]); err == nil && v > 11000 {
+				return v
+			}
+		}
+	}
+	return 32768
 }
 
 func (c *testCluster) cert(names ...string) tls.Certificate {
