@@ -2,16 +2,15 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"chunklease/internal/loopport"
 )
 
 // Processes and ports. Every process this program starts is stopped by
@@ -41,48 +40,11 @@ func loadAverage() float64 {
 // ports hands out loopback ports below the kernel's ephemeral range (so
 // no outgoing connection takes one meanwhile), each free when handed out
 // and never handed out twice, as scripts/cluster.sh picks its own.
-type ports struct {
-	mu    sync.Mutex
-	taken map[int]bool
-	rng   *rand.Rand
-}
+type ports struct{ *loopport.Picker }
 
-func newPorts(seed uint64) *ports {
-	return &ports{taken: map[int]bool{}, rng: rand.New(rand.NewPCG(seed, 0x706f7274))}
-}
+func newPorts(seed uint64) *ports { return &ports{loopport.New(seed)} }
 
-func (p *ports) next() (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	low := ephemeralLow()
-	for range 1000 {
-		port := 10000 + p.rng.IntN(low-10000)
-		if p.taken[port] {
-			continue
-		}
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			continue
-		}
-		ln.Close()
-		p.taken[port] = true
-		return port, nil
-	}
-	return 0, errors.New("no free loopback port found below the ephemeral range in 1000 tries")
-}
-
-// ephemeralLow is the first port of the kernel's ephemeral range.
-func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err == nil {
-		if f := strings.Fields(string(b)); len(f) > 0 {
-			if v, err := strconv.Atoi(f[0]); err == nil && v > 11000 {
-				return v
-			}
-		}
-	}
-	return 32768
-}
+func (p *ports) next() (int, error) { return p.Next() }
 
 // pidFile records the PIDs of started processes, one "PID NAME" a line.
 type pidFile struct {

@@ -7,12 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +20,7 @@ import (
 	"chunklease/internal/certs"
 	"chunklease/internal/cpuprof"
 	"chunklease/internal/histtest"
+	"chunklease/internal/loopport"
 	"chunklease/internal/proctest"
 )
 
@@ -86,40 +85,22 @@ func newServeCluster(t testing.TB, n int, extra ...string) *serveCluster {
 }
 
 // freeAddr is a loopback address with a free port below Linux's
-// ephemeral range (32768 up): members are killed and started again on
-// the same ports, and a port the kernel handed out for listening goes
-// back to the pool it takes outgoing connections' ports from, so under a
-// busy test run a restarted member found its port taken ("address
-// already in use"). Each test binary walks the range from its own
-// starting point (by pid, so that two binaries rarely meet) and never
-// hands out a port twice.
+// ephemeral range: members are killed and started again on the same
+// ports, and a port the kernel handed out for listening goes back to the
+// pool it takes outgoing connections' ports from, so under a busy test
+// run a restarted member found its port taken ("address already in
+// use"). The picker never hands out a port twice (internal/loopport).
 func freeAddr(t testing.TB) string {
-	nextPort.Lock()
-	defer nextPort.Unlock()
-	for range portRange {
-		if nextPort.n == 0 {
-			nextPort.n = os.Getpid() * 97
-		}
-		port := lowPort + nextPort.n%portRange
-		nextPort.n++
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		if ln, err := net.Listen("tcp", addr); err == nil { // else in use by someone else
-			ln.Close()
-			return addr
-		}
+	addr, err := testPorts.NextAddr()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no free port in %d-%d", lowPort, lowPort+portRange-1)
-	return ""
+	return addr
 }
 
-// The ports freeAddr hands out: below the ephemeral range.
-const lowPort, portRange = 20000, 12768
-
-// nextPort is where freeAddr's walk goes on.
-var nextPort struct {
-	sync.Mutex
-	n int
-}
+// testPorts walks from a seed of its own per process, so that test
+// binaries running at once rarely meet.
+var testPorts = loopport.New(uint64(os.Getpid()) * 97)
 
 func (c *serveCluster) clusterFlag() string {
 	var parts []string

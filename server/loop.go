@@ -84,10 +84,11 @@ type member struct {
 // goroutine of its own, all at once (internal/apart.Each), as the cores
 // are (buildCores), so that what one loop writes at every call lies,
 // as far as Go's allocator lets it be placed, on other cache lines than
-// what another does.
-func newMember(cores []*lease.Node, clk *clock.Clock, peers peerEdge, inbox func(i int) <-chan lease.Msg, logger *log.Logger) *member {
+// what another does. coreFences are buildCores' fences, kept with the
+// loops' own.
+func newMember(cores []*lease.Node, coreFences [][]any, clk *clock.Clock, peers peerEdge, inbox func(i int) <-chan lease.Msg, logger *log.Logger) *member {
 	m := &member{stopLoop: make(chan struct{}), loopDone: make(chan struct{}), loops: make([]*coreLoop, len(cores))}
-	m.fences = apart.Each(len(cores), func(i int) {
+	loopFences := apart.Each(len(cores), func(i int) {
 		l := &coreLoop{index: i, clock: clk, peers: peers, log: logger, inbox: inbox(i), stop: m.stopLoop,
 			nudge: make(chan struct{}, 1), queries: make(chan func())}
 		l.drv = shell.New[*call](cores[i], l)
@@ -98,6 +99,7 @@ func newMember(cores []*lease.Node, clk *clock.Clock, peers peerEdge, inbox func
 		l.recoveringNow.Store(cores[i].AwaitingRecovery())
 		m.loops[i] = l
 	})
+	m.fences = append(coreFences, loopFences...)
 	return m
 }
 

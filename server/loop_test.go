@@ -66,7 +66,7 @@ func loopOnly(t *testing.T, inbox <-chan lease.Msg) *coreLoop {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newMember([]*lease.Node{core}, clk, noPeers{}, func(int) <-chan lease.Msg { return inbox }, log.New(io.Discard, "", 0))
+	m := newMember([]*lease.Node{core}, nil, clk, noPeers{}, func(int) <-chan lease.Msg { return inbox }, log.New(io.Discard, "", 0))
 	l := m.loops[0]
 	t.Cleanup(func() { l.timer.t.Stop() })
 	return l

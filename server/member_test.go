@@ -116,8 +116,8 @@ func startFakeMember(tb testing.TB, loops int) *member {
 	// apart from the others', as the loops are.
 	peers := make(loopPeers, loops)
 	peerFences := apart.Each(loops, func(i int) { peers[i] = newFakePeers(inboxes[i]) })
-	tb.Cleanup(func() { runtime.KeepAlive(spacers); runtime.KeepAlive(fences); runtime.KeepAlive(peerFences) })
-	m := newMember(cores, clock.Real(), peers, func(i int) <-chan lease.Msg { return peers[i].inbox }, log.New(io.Discard, "", 0))
+	tb.Cleanup(func() { runtime.KeepAlive(spacers); runtime.KeepAlive(peerFences) })
+	m := newMember(cores, fences, clock.Real(), peers, func(i int) <-chan lease.Msg { return peers[i].inbox }, log.New(io.Discard, "", 0))
 	m.start()
 	tb.Cleanup(m.stopLoops)
 	return m

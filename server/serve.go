@@ -139,8 +139,7 @@ func newServeNode(cfg serveConfig, clk *clock.Clock, logger *log.Logger) (*serve
 		Booting: func() bool { return n.clock.Now() < n.bootUntil },
 		Inboxes: cfg.loops, InboxSize: inboxSize(cfg.loops),
 		Route: func(m *lease.Msg) (int, bool) { return lease.Route(m, cfg.loops) }})
-	n.member = newMember(cores, clk, n.peers, n.peers.Inbox, logger)
-	n.member.fences = append(n.member.fences, fences...)
+	n.member = newMember(cores, fences, clk, n.peers, n.peers.Inbox, logger)
 	for _, l := range n.loops {
 		l.adopted = n.adopted
 	}

@@ -60,11 +60,17 @@ func header[T any](v T) uintptr {
 // from each of chans'.
 func farFromAll[T any](a uintptr, chans []chan T) bool {
 	for _, c := range chans {
-		if b := header(c); a-b < Distance || b-a < Distance {
+		if !far(a, header(c)) {
 			return false
 		}
 	}
 	return true
+}
+
+// far reports whether addresses a and b lie Distance or more apart.
+// (Unsigned: one of a-b and b-a wraps around and is huge.)
+func far(a, b uintptr) bool {
+	return a-b >= Distance && b-a >= Distance
 }
 
 // Fence returns objects for the caller to keep that take the next free

@@ -33,7 +33,7 @@ func TestChansAreUsableAndApart(t *testing.T) {
 				t.Fatalf("channel %d gave %+v", i, got)
 			}
 			for j := range i {
-				if a, b := header(c), header(chans[j]); a-b < Distance || b-a < Distance {
+				if a, b := header(c), header(chans[j]); !far(a, b) {
 					t.Fatalf("trial %d: the headers of channels %d and %d start %d bytes apart, want %d or more", trial, j, i, int64(a-b), Distance)
 				}
 			}
@@ -101,7 +101,7 @@ func count(trials int, pair func() (a, b *[6]*byte)) int {
 		a, b := pair()
 		keep = append(keep, a, b)
 		pa, pb := header(a), header(b)
-		if pa-pb >= Distance && pb-pa >= Distance {
+		if far(pa, pb) {
 			apart++
 		}
 	}

@@ -7,14 +7,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"chunklease/internal/certs"
+	"chunklease/internal/loopport"
 	"chunklease/lease"
 )
 
@@ -48,39 +47,20 @@ func newTestCluster(t *testing.T, n int) *testCluster {
 	return c
 }
 
-// freeAddr is a free loopback address on a port below the kernel's
-// ephemeral range. A port from the range (":0", then closed) may be
-// taken before the member listens on it: by another process's outgoing
-// connection, or by this test's own. A member dialling a peer that does
-// not listen yet may be given the peer's port as its source port, and
-// then connects to itself (TCP's simultaneous open) and holds the port:
-// the peer's listen failed with "address already in use" in a
-// fresh-clone run of scripts/run_tests.sh. No source port is chosen
-// below the range.
+// freeAddr is a free loopback address below the kernel's ephemeral
+// range (internal/loopport says why: a port reserved with ":0" was taken
+// by a member's own dial before it listened).
 func freeAddr(t *testing.T) string {
-	low := ephemeralLow()
-	for range 1000 {
-		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(low-10000))
-		if ln, err := net.Listen("tcp", addr); err == nil {
-			ln.Close()
-			return addr
-		}
+	addr, err := testPorts.NextAddr()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free loopback port below the ephemeral range in 1000 tries")
-	return ""
+	return addr
 }
 
-// ephemeralLow is the first port of the kernel's ephemeral range.
-func ephemeralLow() int {
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) > 0 {
-			if v, err := strconv.Atoi(f[0]); err == nil && v > 11000 {
-				return v
-			}
-		}
-	}
-	return 32768
-}
+// testPorts walks from a seed of its own per process, so that test
+// binaries running at once rarely meet.
+var testPorts = loopport.New(rand.Uint64())
 
 func (c *testCluster) cert(names ...string) tls.Certificate {
 	crt, key, err := c.ca.Issue(names, nil, time.Now(), time.Hour)
