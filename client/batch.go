@@ -3,7 +3,6 @@ package client
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -309,14 +308,8 @@ func (c *Client) postBatch(ep *endpoint, batch []*queued, written func()) []batc
 		// each call was refused alike.
 		return all(batchAnswer{sent: sent, status: resp.StatusCode, retryAfter: parseRetryAfter(resp.Header.Get("Retry-After")), body: b})
 	}
-	var res struct {
-		Results []struct {
-			Status      int             `json:"status"`
-			RetryAfterS int             `json:"retry_after_s"`
-			Body        json.RawMessage `json:"body"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(b, &res); err != nil || len(res.Results) != len(batch) {
+	var res batchResults
+	if err := res.decode(b); err != nil || len(res.Results) != len(batch) {
 		return all(batchAnswer{sent: sent, broken: true, err: fmt.Errorf("the batch's answer is not %d results: %q", len(batch), truncate(string(b), 200))})
 	}
 	answers := make([]batchAnswer, len(batch))

@@ -136,6 +136,10 @@ type reply struct {
 
 func (r *reply) decode(b []byte) error {
 	*r = reply{}
+	if r.decodeFlat(b) {
+		return nil
+	}
+	*r = reply{}
 	return json.Unmarshal(b, r)
 }
 

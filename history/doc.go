@@ -26,8 +26,9 @@
 // op, without keeping them. Lines in the Writer's own subset (string
 // values printable ASCII without escapes, integers, a value that is a
 // scalar or a flat object of scalars) are decoded by hand, ten times
-// faster than encoding/json (opline.go, flatjson.go: ScanFlat serves the
-// workloads' flat values too); any other line falls back to
+// faster than encoding/json (opline.go, on internal/flatjson, which
+// serves the workloads' values, the client's replies and the member's
+// requests too); any other line falls back to
 // encoding/json, whose meaning and errors are the reference (FuzzOpLine).
 // A reader shares the strings a history repeats (types, fs, node names)
 // among its ops, up to a few thousand distinct ones.

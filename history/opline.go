@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+
+	"chunklease/internal/flatjson"
 )
 
 // Reading history.jsonl back is the first thing the harness's analysis
@@ -87,15 +88,15 @@ func (f opFields) validate(want int) (Op, error) {
 // scanOpLine decodes a line inside the fast subset into f; false means
 // the caller must fall back (f may then hold part of the line).
 func scanOpLine(b []byte, f *opFields) bool {
-	return scanWhole(b, scanOpValue, f.set)
+	return flatjson.Whole(b, scanOpValue, f.set)
 }
 
 // scanOpValue returns the end of a scalar or of a flat object of scalars.
 func scanOpValue(b []byte, i int) (int, bool) {
 	if i < len(b) && b[i] == '{' {
-		return scanMembers(b, i, scanScalar, nil)
+		return flatjson.Object(b, i)
 	}
-	return scanScalar(b, i)
+	return flatjson.Scalar(b, i)
 }
 
 // set stores one field the way encoding/json would, or reports that it
@@ -104,11 +105,11 @@ func scanOpValue(b []byte, i int) (int, bool) {
 func (f *opFields) set(key, val []byte) bool {
 	switch string(key) {
 	case "index":
-		n, ok := opInt(val)
+		n, ok := flatjson.Int(val)
 		f.op.Index, f.hasIndex = int(n), true
 		return ok && int64(int(n)) == n
 	case "time":
-		n, ok := opInt(val)
+		n, ok := flatjson.Int(val)
 		f.op.Time, f.hasTime = n, true
 		return ok
 	case "process":
@@ -116,7 +117,7 @@ func (f *opFields) set(key, val []byte) bool {
 			f.op.Process, f.hasProcess = NemesisProcess, true
 			return true
 		}
-		n, ok := opInt(val)
+		n, ok := flatjson.Int(val)
 		f.op.Process, f.hasProcess = Process{ID: int(n)}, true
 		return ok && int64(int(n)) == n
 	case "type":
@@ -133,16 +134,7 @@ func (f *opFields) set(key, val []byte) bool {
 		f.op.Value = append(json.RawMessage(nil), val...)
 		return true
 	}
-	return !FoldsToOneOf(key, opLineKeys)
-}
-
-// opInt reads an integer token (scanScalar vouched for its syntax).
-func opInt(val []byte) (int64, bool) {
-	if len(val) == 0 || (val[0] != '-' && (val[0] < '0' || val[0] > '9')) {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(string(val), 10, 64)
-	return n, err == nil
+	return !flatjson.FoldsToOneOf(key, opLineKeys)
 }
 
 // interner shares the strings a history repeats (types, fs, node names,
@@ -171,7 +163,7 @@ func (in *interner) intern(b []byte) string {
 	return s
 }
 
-// str reads a string token (ScanFlat vouched for its syntax) into dst.
+// str reads a string token (flatjson.Whole vouched for its syntax) into dst.
 func (in *interner) str(val []byte, dst *string) bool {
 	if len(val) < 2 || val[0] != '"' {
 		return false

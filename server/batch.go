@@ -66,8 +66,8 @@ func (n *serveNode) serveBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
-	var calls []batchCall
-	if err := json.Unmarshal(body.bytes(), &calls); err != nil || len(calls) == 0 || len(calls) > maxBatchCalls {
+	calls, err := decodeBatchCalls(body.bytes())
+	if err != nil || len(calls) == 0 || len(calls) > maxBatchCalls {
 		text := fmt.Sprintf("%s takes a JSON array of 1 to %d calls, each {\"op\": \"lease_grant\", \"body\": {...}}", batchPath, maxBatchCalls)
 		if err != nil {
 			text += ": " + err.Error()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"chunklease/history"
+	"chunklease/internal/flatjson"
 )
 
 // errorCode is one row of Maelstrom's error table (maelstrom-spec A.6).
@@ -169,7 +170,7 @@ func OrMissing(raw json.RawMessage) string {
 // RawString decodes a raw JSON string value; null, absent or another type
 // is not a string.
 func RawString(raw json.RawMessage) (string, bool) {
-	if tok, end, ok := history.ScanString(raw, 0); ok && end == len(raw) {
+	if tok, end, ok := flatjson.String(raw, 0); ok && end == len(raw) {
 		return string(tok[1 : len(tok)-1]), true
 	}
 	var s string

@@ -2,9 +2,8 @@ package lease
 
 import (
 	"encoding/json"
-	"strconv"
 
-	"chunklease/history"
+	"chunklease/internal/flatjson"
 )
 
 // leaseValueKeys and leaseReplyKeys are the field names encoding/json
@@ -26,7 +25,7 @@ type flatDecodable[T any] interface {
 // field is one setField knows, encoding/json otherwise.
 func decodeFlat[T any, P flatDecodable[T]](b []byte) (T, error) {
 	var v T
-	if history.ScanFlat(b, P(&v).setField) {
+	if flatjson.Flat(b, P(&v).setField) {
 		return v, nil
 	}
 	var fresh T
@@ -75,7 +74,7 @@ func (v *LeaseValue) setField(key, val []byte) bool {
 		v.Expired = &t
 		return true
 	}
-	return !history.FoldsToOneOf(key, leaseValueKeys)
+	return !flatjson.FoldsToOneOf(key, leaseValueKeys)
 }
 
 func flatString(val []byte, dst *string) bool {
@@ -91,11 +90,8 @@ func flatIntPtr(val []byte, dst **int64) bool {
 	if string(val) == "null" {
 		return true
 	}
-	if len(val) == 0 || (val[0] != '-' && (val[0] < '0' || val[0] > '9')) {
-		return false
-	}
-	n, err := strconv.ParseInt(string(val), 10, 64)
-	if err != nil {
+	n, ok := flatjson.Int(val)
+	if !ok {
 		return false
 	}
 	*dst = &n
@@ -125,7 +121,7 @@ func (r *leaseReply) setField(key, val []byte) bool {
 	case "token":
 		r.Token = raw
 	default:
-		return !history.FoldsToOneOf(key, leaseReplyKeys)
+		return !flatjson.FoldsToOneOf(key, leaseReplyKeys)
 	}
 	return true
 }

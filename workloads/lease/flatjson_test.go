@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"chunklease/history"
+	"chunklease/internal/flatjson"
 )
 
 var flatSeeds = []string{
@@ -51,7 +51,7 @@ func TestFlatFastPathIsTaken(t *testing.T) {
 	for _, s := range flatSeeds[:5] {
 		var v LeaseValue
 		var r leaseReply
-		if !history.ScanFlat([]byte(s), v.setField) || !history.ScanFlat([]byte(s), r.setField) {
+		if !flatjson.Flat([]byte(s), v.setField) || !flatjson.Flat([]byte(s), r.setField) {
 			t.Errorf("%s fell back to encoding/json", s)
 		}
 	}
