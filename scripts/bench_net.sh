@@ -35,7 +35,8 @@
 #           -rounds (7) of -benchtime (3s) each; the median ops/s of each
 #           and their ratio, goal >= 1.7x; and beside it what two
 #           GOMAXPROCS=1 processes at once give (the machine's own
-#           scaling for work that shares nothing). About 4 minutes.
+#           scaling for work that shares nothing). Each round starts
+#           once the machine is idle (90 %, 60 s at most). About 4 minutes.
 # memory    heap and VmRSS of each member at 1 000 000 chunks: live, idle,
 #           reclaimed; bytes per chunk. About 8 minutes; only when named.
 #
@@ -162,6 +163,32 @@ wait_quiet() {
   done
 }
 
+# settle: until this machine's CPUs were 90 % idle or more over one
+# second (steal counts as busy), 60 s at most; prints how long it took.
+# A cores round at two cores needs both cores, one at one core has the
+# second to absorb what else runs, so a busy minute lowers the ratio:
+# the first rounds after the failover part once ran while its processes
+# wound down (docs/performance.md).
+settle() {
+  local started=$SECONDS a b busy total
+  while :; do
+    read -r -a a < <(head -1 /proc/stat)
+    sleep 1
+    read -r -a b < <(head -1 /proc/stat)
+    # cpu user nice system idle iowait irq softirq steal
+    total=$(( (b[1]+b[2]+b[3]+b[4]+b[5]+b[6]+b[7]+b[8]) - (a[1]+a[2]+a[3]+a[4]+a[5]+a[6]+a[7]+a[8]) ))
+    busy=$(( total - (b[4]+b[5]) + (a[4]+a[5]) ))
+    if [ $((busy * 10)) -le "$total" ]; then
+      echo "cores: the machine was idle ($((100 - 100 * busy / (total > 0 ? total : 1))) %) after $((SECONDS - started)) s"
+      return 0
+    fi
+    if [ $((SECONDS - started)) -ge 60 ]; then
+      echo "cores: the machine stayed busy ($((100 * busy / (total > 0 ? total : 1))) % in the last second) for 60 s; measuring anyway" >&2
+      return 0
+    fi
+  done
+}
+
 # cores_part [-rounds N] [-benchtime D]: BenchmarkMemberCores at
 # GOMAXPROCS 1 and 2, alternating (the order flips each round, so that
 # a drift of the machine falls on both alike); medians and their ratio.
@@ -183,6 +210,7 @@ cores_part() {
   : >"$out"
   : >"$pairs"
   for r in $(seq "$rounds"); do
+    settle
     for cpu in $([ $((r % 2)) -eq 1 ] && echo 1 2 || echo 2 1); do
       "$work/server.test" -test.run '^$' -test.bench MemberCores -test.cpu "$cpu" \
         -test.benchtime "$benchtime" -test.count 1 | grep '^BenchmarkMemberCores' | tee -a "$out"
