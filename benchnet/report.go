@@ -53,6 +53,9 @@ func aggregate(results []result) map[rowKey]row {
 			if rw.FirstErr == "" {
 				rw.FirstErr = s.FirstErr
 			}
+			if rw.FirstErr == "" && r.Exhausted > 0 {
+				rw.FirstErr = fmt.Sprintf("%d of %d clients used up their pools of leases to release before the run's end (table.go pool)", r.Exhausted, r.Clients)
+			}
 		}
 		rw.OpsPerS, rw.P50Ms, rw.P90Ms, rw.P99Ms, rw.MaxMs = median(ops), median(p50), median(p90), median(p99), median(mx)
 		rw.OK, rw.done = int(median(ok)), int(median(done))

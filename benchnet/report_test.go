@@ -68,6 +68,10 @@ func TestGoalsMissIncompleteOrMissingRuns(t *testing.T) {
 	if !strings.Contains(gs[0].text, "64 clients: a run is missing or incomplete") {
 		t.Errorf("line %q", gs[0])
 	}
+	// The table's note says why: the pool, not an error.
+	if n := note(aggregate(rs)[rowKey{"ours", "grant", 64, "all"}]); !strings.Contains(n, "used up their pools") {
+		t.Errorf("note %q: want the pool named", n)
+	}
 }
 
 // TestSpreadIsTheRoundsRange: the table shows each figure's median over

@@ -110,12 +110,14 @@ func (t *tablePart) runRow(ctx context.Context, env *benchEnv, sys system, op st
 }
 
 // pool is how many leases each of n release clients of sys needs for d:
-// twice the grant rate measured (a release costs a round as a grant's
-// second does), or half again the last release rate, whichever is more;
+// three times the grant rate measured (a release costs one round, a
+// grant two or more; at twice, ours used up its pools at 1 and 16
+// clients in a first round, its release 2.2x its grant), or half again
+// the last release rate, whichever is more;
 // before either was measured, 20 000 ops/s. A pool used up ends the
 // client early, and the run counts as incomplete.
 func (t *tablePart) pool(sys string, n int, d time.Duration) int {
-	rate := max(2*t.rates[rateKey(sys, "grant", n)], 1.5*t.rates[rateKey(sys, "release", n)])
+	rate := max(3*t.rates[rateKey(sys, "grant", n)], 1.5*t.rates[rateKey(sys, "release", n)])
 	if rate == 0 {
 		rate = 20000
 	}
