@@ -99,8 +99,16 @@ func (p loopPeers) Send(m *lease.Msg) {
 
 func (p loopPeers) Flush() {}
 
-// startFakeMember runs member n1 on loops loops with fake peers.
+// startFakeMember runs member n1 on loops loops with fake peers, until
+// the test ends.
 func startFakeMember(tb testing.TB, loops int) *member {
+	tb.Helper()
+	return startFakeMemberUntil(tb, loops, tb.Cleanup)
+}
+
+// startFakeMemberUntil is startFakeMember whose stop, and the end of
+// what it keeps alive, go to cleanup.
+func startFakeMemberUntil(tb testing.TB, loops int, cleanup func(func())) *member {
 	tb.Helper()
 	// The cores as lease-node serve builds them (buildCores: each
 	// loop's memory apart from the others').
@@ -116,10 +124,10 @@ func startFakeMember(tb testing.TB, loops int) *member {
 	// apart from the others', as the loops are.
 	peers := make(loopPeers, loops)
 	peerFences := apart.Each(loops, func(i int) { peers[i] = newFakePeers(inboxes[i]) })
-	tb.Cleanup(func() { runtime.KeepAlive(spacers); runtime.KeepAlive(peerFences) })
+	cleanup(func() { runtime.KeepAlive(spacers); runtime.KeepAlive(peerFences) })
 	m := newMember(cores, fences, clock.Real(), peers, func(i int) <-chan lease.Msg { return peers[i].inbox }, log.New(io.Discard, "", 0))
 	m.start()
-	tb.Cleanup(m.stopLoops)
+	cleanup(m.stopLoops)
 	return m
 }
 
@@ -242,39 +250,9 @@ func BenchmarkMemberCores(b *testing.B) {
 
 func benchMember(b *testing.B, op lease.Op, clients int) {
 	loops := runtime.GOMAXPROCS(0)
-	m := startFakeMember(b, loops)
-	// Each loop's chunks are granted by a goroutine of its own, all at
-	// once (internal/apart.Each), as clients on several CPUs would: what
-	// the grants allocate for one loop (its slab, its maps' tables, the
-	// fake peers' records) comes from another CPU's spans than
-	// another loop's. Granted from one goroutine, the loops' objects lie
-	// side by side, and the member's throughput at two cores varied by
-	// 1.8x from one build to the next (docs/performance.md "Where each
-	// loop's memory comes from").
-	// A client's call (its reply channel, written at every call by the
-	// holder and read by the client) is made there too, as a handler's
-	// comes from the pool of the CPU it runs on.
-	errs := make([]error, loops)
-	calls := make([]*call, clients)
-	grantFences := apart.Each(loops, func(loop int) {
-		for k := range clients {
-			chunk := fmt.Sprintf("bench-%d", k)
-			if lease.CoreOf(chunk, loops) != loop {
-				continue
-			}
-			calls[k] = &call{done: make(chan lease.Reply, 1)}
-			rep, ok := m.try(lease.Request{Op: lease.OpGrant, Chunk: chunk, Server: fmt.Sprintf("cs%d", k)})
-			if (!ok || rep.Err != nil) && errs[loop] == nil {
-				errs[loop] = fmt.Errorf("grant of %s: %+v (loops running: %v)", chunk, rep.Err, ok)
-			}
-		}
-	})
-	defer runtime.KeepAlive(grantFences)
-	for _, err := range errs {
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
+	bm := benchMemberFor(b, op, loops, clients)
+	m, calls := bm.m, bm.calls
+	handed0 := handedOver(m)
 	b.ReportAllocs()
 	b.ResetTimer()
 	start, cpu0 := time.Now(), processCPU()
@@ -313,11 +291,7 @@ func benchMember(b *testing.B, op lease.Op, clients int) {
 	}
 	wg.Wait()
 	wall, cpu := time.Since(start), processCPU()-cpu0
-	var handed uint64
-	for _, l := range m.loops {
-		handed += l.handedOver.Load()
-	}
-	b.ReportMetric(float64(handed)/float64(b.N), "handed-over/op")
+	b.ReportMetric(float64(handedOver(m)-handed0)/float64(b.N), "handed-over/op")
 	b.ReportMetric(float64(b.N)/wall.Seconds(), "ops/s")
 	b.ReportMetric(float64(loops), "loops")
 	// What the process spent (every goroutine, the collector's too): with
@@ -326,6 +300,103 @@ func benchMember(b *testing.B, op lease.Op, clients int) {
 	// cpus says how much of it the run got.
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
 	b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cpus")
+}
+
+// benchMembers are the members BenchmarkMemberCores measures, one per
+// op, loop count and client count, each built and granted once in the
+// process and then serving every run of that benchmark, as lease-node
+// serve builds its member once, at the start, into a fresh heap. Built
+// afresh for each run (the testing package runs a benchmark several
+// times to size b.N, and -count more), the measured member came from a
+// heap that the earlier runs' members had left behind, whatever
+// internal/apart placed, and its two-core figure varied between runs of
+// one process (checks: 1.24 to 1.58 million a second in one
+// scripts/bench_net.sh run). TestMain stops them at the end.
+var benchMembers struct {
+	sync.Mutex
+	built map[benchKey]*benchState
+	stops []func()
+}
+
+type benchKey struct {
+	op             lease.Op
+	loops, clients int
+}
+
+// benchState is a built member, its clients' calls, and what must stay
+// alive with them.
+type benchState struct {
+	m      *member
+	calls  []*call
+	fences [][]any
+}
+
+// benchMemberFor is the member for op, loops and clients: built, its
+// chunks granted, on the first call in this process.
+func benchMemberFor(b *testing.B, op lease.Op, loops, clients int) *benchState {
+	benchMembers.Lock()
+	defer benchMembers.Unlock()
+	key := benchKey{op, loops, clients}
+	if bm := benchMembers.built[key]; bm != nil {
+		return bm
+	}
+	keep := func(stop func()) { benchMembers.stops = append(benchMembers.stops, stop) }
+	m := startFakeMemberUntil(b, loops, keep)
+	// Each loop's chunks are granted by a goroutine of its own, all at
+	// once (internal/apart.Each), as clients on several CPUs would: what
+	// the grants allocate for one loop (its slab, its maps' tables, the
+	// fake peers' records) comes from another CPU's spans than
+	// another loop's. Granted from one goroutine, the loops' objects lie
+	// side by side, and the member's throughput at two cores varied by
+	// 1.8x from one build to the next (docs/performance.md "Where each
+	// loop's memory comes from").
+	// A client's call (its reply channel, written at every call by the
+	// holder and read by the client) is made there too, as a handler's
+	// comes from the pool of the CPU it runs on.
+	errs := make([]error, loops)
+	bm := &benchState{m: m, calls: make([]*call, clients)}
+	bm.fences = apart.Each(loops, func(loop int) {
+		for k := range clients {
+			chunk := fmt.Sprintf("bench-%d", k)
+			if lease.CoreOf(chunk, loops) != loop {
+				continue
+			}
+			bm.calls[k] = &call{done: make(chan lease.Reply, 1)}
+			rep, ok := m.try(lease.Request{Op: lease.OpGrant, Chunk: chunk, Server: fmt.Sprintf("cs%d", k)})
+			if (!ok || rep.Err != nil) && errs[loop] == nil {
+				errs[loop] = fmt.Errorf("grant of %s: %+v (loops running: %v)", chunk, rep.Err, ok)
+			}
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			m.stopLoops()
+			b.Fatal(err)
+		}
+	}
+	if benchMembers.built == nil {
+		benchMembers.built = map[benchKey]*benchState{}
+	}
+	benchMembers.built[key] = bm
+	return bm
+}
+
+// handedOver is how many calls m's loops have handed over so far.
+func handedOver(m *member) (n uint64) {
+	for _, l := range m.loops {
+		n += l.handedOver.Load()
+	}
+	return n
+}
+
+// stopBenchMembers stops every member benchMemberFor built.
+func stopBenchMembers() {
+	benchMembers.Lock()
+	defer benchMembers.Unlock()
+	for i := len(benchMembers.stops) - 1; i >= 0; i-- {
+		benchMembers.stops[i]()
+	}
+	benchMembers.stops, benchMembers.built = nil, nil
 }
 
 // processCPU is the CPU time this process used so far, user and system.
