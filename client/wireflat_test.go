@@ -1,6 +1,9 @@
 package client
 
 import (
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"chunklease/internal/flatjson/flatjsontest"
@@ -83,15 +86,39 @@ func TestFlatDecoderChecksBite(t *testing.T) {
 	if !flatjsontest.Caught(replySeeds, keepsNull) {
 		t.Error("a reply decoder that never leaves primary nil passed")
 	}
-	// a key matched only up to case, read as if absent
+	// a key matched only up to case, skipped as an unknown one: the
+	// decoder itself, with its list of names emptied
 	ignoresCase := func(r *batchResults, b []byte) bool {
-		if string(b) == `{"results":[{"Status":200,"body":{}}]}` {
-			r.Results = []batchResult{{Body: []byte("{}")}}
-			return true
-		}
+		saved := batchResultKeys
+		batchResultKeys = nil
+		defer func() { batchResultKeys = saved }()
 		return r.decodeFlat(b)
 	}
 	if !flatjsontest.Caught(batchSeeds, ignoresCase) {
 		t.Error("a batch decoder that ignores a key up to case passed")
 	}
+}
+
+// The fast paths' lists of names are the types' JSON names: a field
+// added to reply without its name in replyKeys would be skipped by the
+// fast path when a member sends it up to case.
+func TestKeyListsAreTheJSONNames(t *testing.T) {
+	for _, c := range []struct {
+		typ  any
+		keys []string
+	}{{reply{}, replyKeys}, {batchResult{}, batchResultKeys}} {
+		if got := jsonNames(c.typ); !slices.Equal(got, slices.Sorted(slices.Values(c.keys))) {
+			t.Errorf("%T: JSON names %v, the fast path's list %v", c.typ, got, c.keys)
+		}
+	}
+}
+
+// jsonNames are the sorted JSON names of v's fields.
+func jsonNames(v any) []string {
+	var names []string
+	for f := range reflect.TypeOf(v).Fields() {
+		names = append(names, strings.Split(f.Tag.Get("json"), ",")[0])
+	}
+	slices.Sort(names)
+	return names
 }

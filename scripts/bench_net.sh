@@ -82,7 +82,10 @@ done
 etcd_version=v3.7.3
 cache=${BENCH_NET_CACHE:-$HOME/.cache/chunklease}
 etcd37=$cache/etcd-$etcd_version/etcd
-if ! "$etcd37" --version 2>/dev/null | grep -q "^etcd Version: ${etcd_version#v}\$"; then
+# (grep reads all the output: with -q it could stop at the first line,
+# etcd then dies of SIGPIPE, pipefail fails the test, and etcd was
+# rebuilt at every run.)
+if ! "$etcd37" --version 2>/dev/null | grep "^etcd Version: ${etcd_version#v}\$" >/dev/null; then
   echo "bench_net: building etcd $etcd_version (go.etcd.io/etcd/server/v3 from the module proxy, its replace lines dropped)" >&2
   build=$(mktemp -d)
   # From the empty build directory: no module of ours is touched.
@@ -102,7 +105,7 @@ fi
 # etcd 3.4 from Debian's package, for the second column (it starts no
 # service here: no systemd). Without it the tables have no 3.4 column.
 etcd34=/usr/bin/etcd
-if ! "$etcd34" --version 2>/dev/null | grep -q '^etcd Version: 3\.4\.'; then
+if ! "$etcd34" --version 2>/dev/null | grep '^etcd Version: 3\.4\.' >/dev/null; then
   echo "bench_net: installing etcd 3.4 (Debian's etcd-server) for the second column" >&2
   if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; }; then
     echo "bench_net: etcd-server could not be installed: no etcd 3.4 column" >&2

@@ -60,7 +60,9 @@ free_port() {
     port=$((10000 + RANDOM % (low - 10000)))
     hex=$(printf ':%04X' "$port")
     case "$taken" in *" $port "*) continue ;; esac
-    if ! awk 'NR > 1 {print $2}' /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -q -- "$hex\$"; then
+    # grep reads to the end (no -q): stopping at a match would kill awk
+    # with SIGPIPE, and under pipefail a port in use would pass as free.
+    if ! awk 'NR > 1 {print $2}' /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -- "$hex\$" >/dev/null; then
       taken="$taken$port "
       echo "$port"
       return

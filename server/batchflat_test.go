@@ -1,6 +1,9 @@
 package server
 
 import (
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"chunklease/internal/flatjson/flatjsontest"
@@ -46,5 +49,17 @@ func TestFlatBatchCallsCheckBites(t *testing.T) {
 	}
 	if !flatjsontest.Caught(batchCallSeeds, dropsEmpty) {
 		t.Error("a batch decoder that reads [] as null passed")
+	}
+}
+
+// batchCallKeys are batchCall's JSON names (a field added without its
+// name there would be skipped by the fast path when sent up to case).
+func TestBatchCallKeysAreTheJSONNames(t *testing.T) {
+	var names []string
+	for f := range reflect.TypeFor[batchCall]().Fields() {
+		names = append(names, strings.Split(f.Tag.Get("json"), ",")[0])
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(batchCallKeys))) {
+		t.Errorf("batchCall's JSON names %v, the fast path's list %v", names, batchCallKeys)
 	}
 }

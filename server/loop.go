@@ -74,8 +74,8 @@ type member struct {
 	stopLoop chan struct{}
 	stopOnce sync.Once
 	loopDone chan struct{} // closed once every loop has returned
-	// fences keep the loops' memory apart (internal/apart.Each): kept
-	// for as long as the loops.
+	// fences keep the cores' and the loops' memory apart
+	// (internal/apart.Each): kept for as long as the loops.
 	fences [][]any
 }
 
