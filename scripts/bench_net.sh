@@ -36,7 +36,10 @@
 #           and their ratio, goal >= 1.7x; and beside it what two
 #           GOMAXPROCS=1 processes at once give (the machine's own
 #           scaling for work that shares nothing). Each round starts
-#           once the machine is idle (90 %, 60 s at most). About 4 minutes.
+#           once the machine is idle (90 %, 60 s at most); runs whose CPU
+#           per op was 1.3x the least of their core count (a slower
+#           machine) are counted, and the ratio without them printed
+#           beside the goal, which keeps all runs. About 4 minutes.
 # memory    heap and VmRSS of each member at 1 000 000 chunks: live, idle,
 #           reclaimed; bytes per chunk. About 8 minutes; only when named.
 #
