@@ -167,15 +167,7 @@ func (r *batchResults) decodeFlat(b []byte) bool {
 func (r *batchResults) result(b []byte, i int) (int, bool) {
 	r.Results = append(r.Results, batchResult{})
 	res := &r.Results[len(r.Results)-1]
-	return flatjson.Members(b, i, objectOrScalar, res.setField)
-}
-
-// objectOrScalar is the extent of a flat object or a scalar at i.
-func objectOrScalar(b []byte, i int) (int, bool) {
-	if i < len(b) && b[i] == '{' {
-		return flatjson.Object(b, i)
-	}
-	return flatjson.Scalar(b, i)
+	return flatjson.Members(b, i, flatjson.Value, res.setField)
 }
 
 func (res *batchResult) setField(key, val []byte) bool {

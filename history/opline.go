@@ -88,15 +88,7 @@ func (f opFields) validate(want int) (Op, error) {
 // scanOpLine decodes a line inside the fast subset into f; false means
 // the caller must fall back (f may then hold part of the line).
 func scanOpLine(b []byte, f *opFields) bool {
-	return flatjson.Whole(b, scanOpValue, f.set)
-}
-
-// scanOpValue returns the end of a scalar or of a flat object of scalars.
-func scanOpValue(b []byte, i int) (int, bool) {
-	if i < len(b) && b[i] == '{' {
-		return flatjson.Object(b, i)
-	}
-	return flatjson.Scalar(b, i)
+	return flatjson.Whole(b, flatjson.Value, f.set)
 }
 
 // set stores one field the way encoding/json would, or reports that it

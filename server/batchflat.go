@@ -30,17 +30,9 @@ func flatBatchCalls(calls *[]batchCall, b []byte) bool {
 	*calls = make([]batchCall, 0, 8)
 	end, ok := flatjson.Elements(b, flatjson.Space(b, 0), func(b []byte, i int) (int, bool) {
 		*calls = append(*calls, batchCall{})
-		return flatjson.Members(b, i, objectOrScalar, (&(*calls)[len(*calls)-1]).setField)
+		return flatjson.Members(b, i, flatjson.Value, (&(*calls)[len(*calls)-1]).setField)
 	})
 	return ok && flatjson.Space(b, end) == len(b)
-}
-
-// objectOrScalar is the extent of a flat object or a scalar at i.
-func objectOrScalar(b []byte, i int) (int, bool) {
-	if i < len(b) && b[i] == '{' {
-		return flatjson.Object(b, i)
-	}
-	return flatjson.Scalar(b, i)
 }
 
 // setField stores one raw value as encoding/json would, or returns false.

@@ -156,6 +156,15 @@ func Scalar(b []byte, i int) (int, bool) {
 // Scalar.
 func Object(b []byte, i int) (int, bool) { return Members(b, i, Scalar, nil) }
 
+// Value returns the end of a value starting at i that is a flat object
+// (Object) or a Scalar.
+func Value(b []byte, i int) (int, bool) {
+	if i < len(b) && b[i] == '{' {
+		return Object(b, i)
+	}
+	return Scalar(b, i)
+}
+
 // Int is the value of an integer token (Scalar vouched for its syntax);
 // false for another token or one that does not fit an int64.
 func Int(val []byte) (int64, bool) {
