@@ -31,15 +31,14 @@
 #           renewal succeeds again, p50 and max. About 2 minutes.
 # cores     one member's cores without sockets (server's
 #           BenchmarkMemberCores: fake peers, 64 clients renewing or
-#           checking their own chunks) at GOMAXPROCS 1 and 2, alternating,
-#           -rounds (7) of -benchtime (3s) each; the median ops/s of each
-#           and their ratio, goal >= 1.7x; and beside it what two
-#           GOMAXPROCS=1 processes at once give (the machine's own
-#           scaling for work that shares nothing). Each round starts
-#           once the machine is idle (90 %, 60 s at most); runs whose CPU
-#           per op was 1.3x the least of their core count (a slower
-#           machine) are counted, and the ratio without them printed
-#           beside the goal, which keeps all runs. About 4 minutes.
+#           checking their own chunks) at GOMAXPROCS 1 and 2 in adjacent
+#           pairs, -rounds (7) of two pairs per op, -benchtime (2s) a
+#           run; the goal (>= 1.7x) is the median of the pairs' ratios,
+#           leaving out a pair whose run did not get its cores
+#           (scripts/cores_goal.awk); beside it what two GOMAXPROCS=1
+#           processes at once give (the machine's own scaling for work
+#           that shares nothing). Each round starts once the machine is
+#           idle (90 %, 60 s at most). About 4 minutes.
 # memory    heap and VmRSS of each member at 1 000 000 chunks: live, idle,
 #           reclaimed; bytes per chunk. About 8 minutes; only when named.
 #
@@ -196,14 +195,21 @@ settle() {
 }
 
 # cores_part [-rounds N] [-benchtime D]: BenchmarkMemberCores at
-# GOMAXPROCS 1 and 2, alternating (the order flips each round, so that
-# a drift of the machine falls on both alike); medians and their ratio.
+# GOMAXPROCS 1 and 2, in adjacent pairs: each round is one process that
+# runs each op at 1, 2, 2, 1 cores (2, 1, 1, 2 in even rounds), one
+# -benchtime each, so that the two runs of a pair lie seconds apart and
+# a change of the machine's speed (this virtual machine's CPUs slow
+# down by up to 1.7x for tens of seconds at a time) falls on both runs
+# of most pairs alike. The goal is the median over the pairs of the
+# two-core run's ops/s over the one-core run's. A pair counts only when
+# both runs got their cores (CPU time over wall time at least 0.95 of
+# GOMAXPROCS): a run that another process shared measures the sharing.
 # Each round also runs two GOMAXPROCS=1 processes at once: what this
 # machine gives two cores' worth of the same work that shares nothing
 # (a virtual machine's second CPU may give less than its first), printed
 # beside the goal, which stays 1.7x.
 cores_part() {
-  local rounds=7 benchtime=3s
+  local rounds=7 benchtime=2s
   while [ $# -gt 0 ]; do
     case "$1" in
       -rounds) rounds=$2; shift 2 ;;
@@ -212,15 +218,17 @@ cores_part() {
     esac
   done
   go test -c -o "$work/server.test" ./server
-  local out=$store/cores.txt pairs=$store/cores-pairs.txt r cpu k
+  local out=$store/cores.txt pairs=$store/cores-pairs.txt r k
   : >"$out"
   : >"$pairs"
   for r in $(seq "$rounds"); do
     settle
-    for cpu in $([ $((r % 2)) -eq 1 ] && echo 1 2 || echo 2 1); do
-      "$work/server.test" -test.run '^$' -test.bench MemberCores -test.cpu "$cpu" \
-        -test.benchtime "$benchtime" -test.count 1 | grep '^BenchmarkMemberCores' | tee -a "$out"
-    done
+    # One process, both members (one loop and two) built once in it and
+    # kept (benchMemberFor): the testing package runs each op at every
+    # -cpu value in turn.
+    "$work/server.test" -test.run '^$' -test.bench MemberCores \
+      -test.cpu "$([ $((r % 2)) -eq 1 ] && echo 1,2,2,1 || echo 2,1,1,2)" \
+      -test.benchtime "$benchtime" -test.count 1 | grep '^BenchmarkMemberCores' | sed "s/^/$r /" | tee -a "$out"
     for k in a b; do
       "$work/server.test" -test.run '^$' -test.bench MemberCores -test.cpu 1 \
         -test.benchtime "$benchtime" -test.count 1 | grep '^BenchmarkMemberCores' | sed "s/^/$r /" >"$pairs.$k" &
@@ -231,64 +239,13 @@ cores_part() {
   done
   echo "cores: two GOMAXPROCS=1 processes at once, each round:"
   cat "$pairs"
-  # Median ops/s per op and core count; the ratio against 1.7.
-  awk -v goals="$store/goals.txt" -v pairs="$pairs" '
-    # slowRuns: a run whose CPU per op is 1.3x or more the least of its
-    # core count ran on a slower machine (the member did the same work):
-    # another tenant of the host, not the member. The goal keeps the
-    # medians of all runs; this says how many were slow, and the ratio
-    # without them, so that a reader can tell a slow machine from a slow
-    # member (docs/performance.md).
-    function slowRuns(op,   c, k, i, least, n, kept) {
-      for (c = 1; c <= 2; c++) {
-        k = op SUBSEP c; least = 0; n = 0
-        for (i = 1; i <= count[k]; i++) if (least == 0 || us[k, i] < least) least = us[k, i]
-        kept = op SUBSEP c SUBSEP "kept"
-        for (i = 1; i <= count[k]; i++) {
-          if (us[k, i] >= 1.3 * least) n++
-          else val[kept, ++count[kept]] = val[k, i]
-        }
-        slow[c] = n
-      }
-      k1 = op SUBSEP 1 SUBSEP "kept"; k2 = op SUBSEP 2 SUBSEP "kept"
-      printf "cores: %s  slow runs (CPU per op 1.3x the least or more): %d of %d at GOMAXPROCS=1, %d of %d at 2; without them %.0f and %.0f ops/s, %.2fx\n", op, slow[1], count[op SUBSEP 1], slow[2], count[op SUBSEP 2], median(k1), median(k2), (median(k1) > 0 ? median(k2) / median(k1) : 0)
-    }
-    function median(key,   n, i, j, t, v) {
-      n = count[key]
-      for (i = 1; i <= n; i++) v[i] = val[key, i]
-      for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j-1] > v[j]; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
-      return n % 2 ? v[(n+1)/2] : (v[n/2] + v[n/2+1]) / 2
-    }
-    {
-      split($1, name, "/"); op = name[2]; sub(/^op=/, "", op); cpu = 1
-      if (match(op, /-[0-9]+$/)) { cpu = substr(op, RSTART+1); op = substr(op, 1, RSTART-1) }
-      k = op SUBSEP cpu
-      for (i = 2; i < NF; i++) {
-        if ($(i+1) == "ops/s") val[k, ++count[k]] = $i
-        if ($(i+1) == "cpu-us/op") us[k, count[k] + 1] = $i
-      }
-      ops[op] = 1
-    }
-    END {
-      # The pairs: the sum of the two processes of a round, per op.
-      while ((getline l < pairs) > 0) {
-        split(l, f, " "); split(f[2], name, "/"); op = name[2]; sub(/^op=/, "", op)
-        for (i = 3; i < length(f); i++) if (f[i+1] == "ops/s") sum[op, f[1]] += f[i]
-      }
-      for (k in sum) { split(k, kk, SUBSEP); pk = kk[1] SUBSEP "pair"; val[pk, ++count[pk]] = sum[k] }
-      for (op in ops) {
-        one = median(op SUBSEP 1); two = median(op SUBSEP 2)
-        ratio = one > 0 ? two / one : 0
-        pair = count[op SUBSEP "pair"] ? median(op SUBSEP "pair") : 0
-        printf "cores: %s  GOMAXPROCS=1 %.0f ops/s  GOMAXPROCS=2 %.0f ops/s  (medians of %d)  %.2fx\n", op, one, two, count[op SUBSEP 1], ratio
-        slowRuns(op)
-        if (pair > 0 && one > 0)
-          printf "cores: %s  two GOMAXPROCS=1 processes at once %.0f ops/s: the machine gave %.2fx; the member at 2 cores reached %.0f%% of that\n", op, pair, pair / one, 100 * two / pair
-        line = sprintf("%s  member cores: %s 1 -> 2 cores %.2fx (goal >= 1.7x; medians of %d runs each; two 1-core processes at once: %.2fx)", ratio >= 1.7 ? "PASS" : "MISS", op, ratio, count[op SUBSEP 1], one > 0 ? pair / one : 0)
-        print line
-        print line >> goals
-      }
-    }' "$out"
+  cores_goal "$out" "$pairs" "$store/goals.txt"
+}
+
+# cores_goal OUT PAIRS GOALS: the cores part's figures and its goal line
+# (scripts/cores_goal.awk says how).
+cores_goal() {
+  awk -v goals="$3" -v pairs="$2" -f "$repo/scripts/cores_goal.awk" "$1"
 }
 
 for part in "${order[@]}"; do
