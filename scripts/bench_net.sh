@@ -135,7 +135,7 @@ cleanup() {
   if [ -f "$pidfile" ]; then
     while read -r pid name; do
       [ -r "/proc/$pid/cmdline" ] || continue
-      if tr '\0' ' ' <"/proc/$pid/cmdline" | grep -Eq '^(\S*/etcd|\S*/lease-node serve) '; then
+      if tr '\0' ' ' <"/proc/$pid/cmdline" | grep -E '^(\S*/etcd|\S*/lease-node serve) ' >/dev/null; then
         echo "bench_net: stopping $name (pid $pid), left running" >&2
         kill -KILL "$pid" 2>/dev/null || true
       fi

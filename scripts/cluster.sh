@@ -39,7 +39,7 @@ usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # alive PID: the process runs and is our binary.
 alive() {
-  kill -0 "$1" 2>/dev/null && tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -q -- "^$bin serve "
+  kill -0 "$1" 2>/dev/null && tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -- "^$bin serve " >/dev/null
 }
 
 running_pids() {

@@ -48,7 +48,7 @@ leftovers() {
   local left="" cmdline
   left+=$(ip netns list | grep -F "chunklease-$1-" | tr '\n' ' ')
   for cmdline in /proc/[0-9]*/cmdline; do
-    if { tr '\0' ' ' <"$cmdline"; } 2>/dev/null | grep -q "^$bin/lease-node "; then left+="process $cmdline "; fi
+    if { tr '\0' ' ' <"$cmdline"; } 2>/dev/null | grep "^$bin/lease-node " >/dev/null; then left+="process $cmdline "; fi
   done
   [ "$(nft list ruleset; tc qdisc)" = "$root_before" ] || left+="root rules or qdiscs changed"
   echo "${left:-nothing}"

@@ -59,7 +59,7 @@ leftovers() {
   left=$(ip netns list | grep -F "chunklease-$2-" || true)
   [ -z "$left" ] || { echo "netns check '$name' left namespaces behind:" >&2; echo "$left" >&2; exit 1; }
   for cmdline in /proc/[0-9]*/cmdline; do
-    if { tr '\0' ' ' <"$cmdline"; } 2>/dev/null | grep -q "^$bin/lease-node "; then # a process may end meanwhile
+    if { tr '\0' ' ' <"$cmdline"; } 2>/dev/null | grep "^$bin/lease-node " >/dev/null; then # a process may end meanwhile
       echo "netns check '$name' left a node process: $cmdline" >&2; exit 1
     fi
   done
