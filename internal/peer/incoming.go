@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"time"
+
+	"chunklease/lease"
 )
 
 // incoming is the open connection a member uses to send us its frames.
@@ -146,6 +148,11 @@ func (t *Transport) readFrames(c *incoming, r *bufio.Reader) error {
 	var hdr [frameHeaderLen]byte
 	var payload []byte
 	var deadlineAt time.Duration
+	// m is decoded into and handed on from one place for the
+	// connection's life: Route takes a pointer, which made every message
+	// a new heap object; what takes the message takes a copy, so the
+	// next frame may reuse it.
+	m := new(lease.Msg)
 	for {
 		// A member pings every PingInterval: a connection silent for
 		// deadAfter is dead (its member paused, partitioned or gone
@@ -173,7 +180,8 @@ func (t *Transport) readFrames(c *incoming, r *bufio.Reader) error {
 			t.onCtl(c.id, payload)
 			continue
 		}
-		m, err := DecodePayload(payload, c.id, t.cfg.Self)
+		var err error
+		*m, err = DecodePayload(payload, c.id, t.cfg.Self)
 		if err != nil {
 			t.malformed.Add(1)
 			t.cfg.Logf("peer %s: skipped a frame that does not decode: %v", c.id, err)

@@ -235,13 +235,13 @@ func (t *Transport) Addr() net.Addr { return t.ln.Addr() }
 // sender's certified id and To to this node.
 func (t *Transport) Inbox(i int) <-chan lease.Msg { return t.inboxes[i] }
 
-// deliver puts m into its inbox, or every inbox, waiting while one is
-// full (which backs pressure up to the sender); false once the
-// transport is closing.
-func (t *Transport) deliver(m lease.Msg) bool {
+// deliver puts a copy of *m into its inbox, or every inbox, waiting
+// while one is full (which backs pressure up to the sender); false once
+// the transport is closing. The caller may reuse m once it returns.
+func (t *Transport) deliver(m *lease.Msg) bool {
 	i, every := 0, false
 	if t.cfg.Route != nil {
-		i, every = t.cfg.Route(&m)
+		i, every = t.cfg.Route(m)
 	}
 	if !every {
 		return t.put(t.inboxes[i], m)
@@ -273,9 +273,11 @@ func (t *Transport) deliverLocal(m lease.Msg) {
 	}
 }
 
-func (t *Transport) put(in chan<- lease.Msg, m lease.Msg) bool {
+// put sends a copy of *m to in, waiting while in is full; false once
+// the transport is closing.
+func (t *Transport) put(in chan<- lease.Msg, m *lease.Msg) bool {
 	select {
-	case in <- m:
+	case in <- *m:
 		return true
 	case <-t.ctx.Done():
 		return false
