@@ -34,11 +34,12 @@
 #           checking their own chunks) at GOMAXPROCS 1 and 2 in adjacent
 #           pairs, -rounds (7) of two pairs per op, -benchtime (2s) a
 #           run; the goal (>= 1.7x) is the median of the pairs' ratios,
-#           leaving out a pair whose run did not get its cores
-#           (scripts/cores_goal.awk); beside it what two GOMAXPROCS=1
-#           processes at once give (the machine's own scaling for work
-#           that shares nothing). Each round starts once the machine is
-#           idle (90 %, 60 s at most). About 4 minutes.
+#           leaving out a pair whose run did not get its cores or whose
+#           one-core run ran on a slow machine (scripts/cores_goal.awk);
+#           beside it what two GOMAXPROCS=1 processes at once give (the
+#           machine's own scaling for work that shares nothing). Each
+#           round starts once the machine is idle (90 %, 60 s at most).
+#           About 5 minutes.
 # memory    heap and VmRSS of each member at 1 000 000 chunks: live, idle,
 #           reclaimed; bytes per chunk. About 8 minutes; only when named.
 #
@@ -201,9 +202,9 @@ settle() {
 # a change of the machine's speed (this virtual machine's CPUs slow
 # down by up to 1.7x for tens of seconds at a time) falls on both runs
 # of most pairs alike. The goal is the median over the pairs of the
-# two-core run's ops/s over the one-core run's. A pair counts only when
-# both runs got their cores (CPU time over wall time at least 0.95 of
-# GOMAXPROCS): a run that another process shared measures the sharing.
+# two-core run's ops/s over the one-core run's; scripts/cores_goal.awk
+# says which pairs count (both runs got their cores, and the one-core
+# run's CPU per op shows the machine at its usual speed).
 # Each round also runs two GOMAXPROCS=1 processes at once: what this
 # machine gives two cores' worth of the same work that shares nothing
 # (a virtual machine's second CPU may give less than its first), printed
@@ -217,6 +218,10 @@ cores_part() {
       *) echo "bench_net: cores: unknown flag $1 (-rounds N, -benchtime D)" >&2; return 2 ;;
     esac
   done
+  if ! [ "$rounds" -ge 3 ] 2>/dev/null; then
+    echo "bench_net: cores: -rounds must be a number, 3 or more (2 pairs a round; the goal needs 5), got '$rounds'" >&2
+    return 2
+  fi
   go test -c -o "$work/server.test" ./server
   local out=$store/cores.txt pairs=$store/cores-pairs.txt r k
   : >"$out"
@@ -239,13 +244,13 @@ cores_part() {
   done
   echo "cores: two GOMAXPROCS=1 processes at once, each round:"
   cat "$pairs"
-  cores_goal "$out" "$pairs" "$store/goals.txt"
+  cores_goal "$out" "$pairs" "$store/goals.txt" "$rounds"
 }
 
-# cores_goal OUT PAIRS GOALS: the cores part's figures and its goal line
+# cores_goal OUT PAIRS GOALS ROUNDS: the cores part's figures and its goal line
 # (scripts/cores_goal.awk says how).
 cores_goal() {
-  awk -v goals="$3" -v pairs="$2" -f "$repo/scripts/cores_goal.awk" "$1"
+  awk -v rounds="$4" -v want="lease_renew lease_check" -v goals="$3" -v pairs="$2" -f "$repo/scripts/cores_goal.awk" "$1"
 }
 
 for part in "${order[@]}"; do
