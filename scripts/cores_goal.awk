@@ -33,6 +33,8 @@ function median(key,   n, i, j, t, v) {
   return n % 2 ? v[(n+1)/2] : (v[n/2] + v[n/2+1]) / 2
 }
 function add(key, x) { val[key, ++count[key]] = x }
+# goal prints a goal line and appends it to the goals file.
+function goal(line) { print line; print line >> goals }
 # Each line: round, name, then value-unit pairs.
 {
   r = $1; split($2, name, "/"); op = name[2]; sub(/^op=/, "", op); cpu = 1
@@ -56,16 +58,12 @@ END {
   if (want == "") for (op in ops) want = want " " op
   nwant = split(want, wanted, " ")
   if (nwant == 0) {
-    line = "MISS  member cores: no runs"
-    print line
-    print line >> goals
+    goal("MISS  member cores: no runs")
   }
   for (w = 1; w <= nwant; w++) {
     op = wanted[w]
     if (!(op in ops)) {
-      line = sprintf("MISS  member cores: %s: no runs", op)
-      print line
-      print line >> goals
+      goal(sprintf("MISS  member cores: %s: no runs", op))
       continue
     }
     kept = 0; shared = 0; slow = 0; list = ""
@@ -105,7 +103,6 @@ END {
       line = sprintf("MISS  member cores: %s 1 -> 2 cores: %d pairs counted, 5 needed (left out: %d without their cores, %d slow, %d missing)", op, kept, shared, slow, missing)
     else
       line = sprintf("%s  member cores: %s 1 -> 2 cores %.2fx (goal >= 1.7x; median of %d adjacent pairs; left out: %d without their cores, %d slow, %d missing; medians of all runs %.2fx; two 1-core processes at once: %.2fx)", (ratio >= 1.7 ? "PASS" : "MISS"), op, ratio, kept, shared, slow, missing, (one > 0 ? two / one : 0), (one > 0 ? machine / one : 0))
-    print line
-    print line >> goals
+    goal(line)
   }
 }
